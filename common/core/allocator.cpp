@@ -1,0 +1,139 @@
+#include "core/allocator.h"
+
+namespace allot::core {
+
+std::optional<u128> findHolder(const AllocationMap& allocs, std::string_view containerId,
+                               std::string_view ifName) {
+    for (const auto& [offset, owner] : allocs) {
+        if (owner.containerId == containerId && owner.ifName == ifName) return offset;
+    }
+    return std::nullopt;
+}
+
+size_t release(AllocationMap& allocs, std::string_view containerId, std::string_view ifName) {
+    size_t n = 0;
+    for (auto it = allocs.begin(); it != allocs.end();) {
+        if (it->second.containerId == containerId && it->second.ifName == ifName) {
+            it = allocs.erase(it);
+            ++n;
+        } else {
+            ++it;
+        }
+    }
+    return n;
+}
+
+namespace {
+
+bool isGateway(const IpAddress& ip, const std::optional<IpAddress>& gw) { return gw && *gw == ip; }
+
+// If `value` falls inside an exclude, the last address of the (merged) excluded run.
+std::optional<u128> excludeEnd(const IpRange& range, u128 value) {
+    std::optional<u128> end;
+    u128 probe = value;
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (const Cidr& c : range.excludes()) {
+            if (c.first().value() <= probe && probe <= c.last().value()) {
+                end = c.last().value();
+                if (*end >= range.end().value()) return end;
+                probe = *end + 1;
+                moved = true;
+            }
+        }
+    }
+    return end;
+}
+
+}  // namespace
+
+Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest& req) {
+    const Cidr& cidr = range.cidr();
+    const Owner& owner = req.owner;
+
+    if (auto held = findHolder(allocs, owner.containerId, owner.ifName)) {
+        IpAddress ip = cidr.at(*held);
+        if (req.requested && *req.requested != ip) {
+            return makeError(Errc::InvalidConfig,
+                             "container " + owner.containerId + " interface " + owner.ifName +
+                                 " already holds " + ip.str() + ", not the requested " +
+                                 req.requested->str());
+        }
+        return Pick{ip, *held, PickKind::Existing};
+    }
+    if (!owner.podRef.empty()) {
+        for (auto& [offset, o] : allocs) {
+            if (o.podRef == owner.podRef && o.ifName == owner.ifName) {
+                IpAddress ip = cidr.at(offset);
+                if (req.requested && *req.requested != ip) break;
+                // A new sandbox of the same pod keeps its address (StatefulSet semantics).
+                o = owner;
+                return Pick{ip, offset, PickKind::HandedOver};
+            }
+        }
+    }
+
+    auto skipped = [&](u128 off) { return req.skip && req.skip->count(off) != 0; };
+
+    if (req.requested) {
+        const IpAddress& ip = *req.requested;
+        std::string what = "requested IP " + ip.str();
+        if (!cidr.contains(ip)) return makeError(Errc::InvalidConfig, what + " is outside " + cidr.str());
+        if (range.isNetworkOrBroadcast(ip))
+            return makeError(Errc::InvalidConfig, what + " is the network or broadcast address of " + cidr.str());
+        if (ip < range.start() || range.end() < ip)
+            return makeError(Errc::InvalidConfig, what + " is outside range_start..range_end (" +
+                                                      range.start().str() + "-" + range.end().str() + ")");
+        if (range.excluded(ip)) return makeError(Errc::InvalidConfig, what + " is excluded");
+        if (isGateway(ip, req.gateway)) return makeError(Errc::InvalidConfig, what + " is the gateway");
+        u128 off = cidr.offsetOf(ip);
+        if (auto it = allocs.find(off); it != allocs.end()) {
+            return makeError(Errc::InvalidConfig, what + " is already allocated to " +
+                                                      (it->second.podRef.empty() ? it->second.containerId
+                                                                                 : it->second.podRef));
+        }
+        if (skipped(off)) return makeError(Errc::InvalidConfig, what + " is reserved by an overlapping range");
+        allocs.emplace(off, owner);
+        return Pick{ip, off, PickKind::New};
+    }
+
+    // Lowest free: walk candidate offsets upward, jumping over allocations and excludes.
+    const u128 endOff = cidr.offsetOf(range.end());
+    u128 off = cidr.offsetOf(range.start());
+    auto it = allocs.lower_bound(off);
+    while (true) {
+        if (auto ex = excludeEnd(range, cidr.network().value() + off)) {
+            u128 exOff = *ex - cidr.network().value();
+            if (exOff >= endOff) break;
+            off = exOff + 1;
+            it = allocs.lower_bound(off);
+            continue;
+        }
+        while (it != allocs.end() && it->first < off) ++it;
+        bool taken = (it != allocs.end() && it->first == off) || skipped(off) ||
+                     isGateway(cidr.at(off), req.gateway);
+        if (!taken) {
+            allocs.emplace(off, owner);
+            return Pick{cidr.at(off), off, PickKind::New};
+        }
+        if (off >= endOff) break;
+        ++off;
+    }
+    return makeError(Errc::Exhausted, "no free address in " + range.start().str() + "-" +
+                                          range.end().str() + " (" + cidr.str() + ")");
+}
+
+u128 freeCount(const IpRange& range, const AllocationMap& allocs,
+               const std::optional<IpAddress>& gateway) {
+    u128 cap = range.capacity();
+    u128 used = 0;
+    for (const auto& [offset, owner] : allocs) {
+        if (range.allocatable(range.cidr().at(offset))) ++used;
+    }
+    if (gateway && range.allocatable(*gateway) &&
+        allocs.find(range.cidr().offsetOf(*gateway)) == allocs.end())
+        ++used;
+    return used >= cap ? 0 : cap - used;
+}
+
+}  // namespace allot::core

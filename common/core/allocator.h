@@ -1,0 +1,69 @@
+#pragma once
+// Picks addresses from a pool snapshot. Storing the result is the store's job (see
+// store/pool_store.h); this layer decides only which offset an owner gets.
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "core/ip.h"
+#include "core/ip_range.h"
+#include "core/result.h"
+
+namespace allot::core {
+
+// Who holds an address. node and podUid are allot's optional fields: empty when the entry
+// was written by Whereabouts or pruned by its CRD schema.
+struct Owner {
+    std::string containerId;
+    std::string podRef;  // "namespace/name"
+    std::string ifName;
+    std::string node;
+    std::string podUid;
+    std::string network;  // the CNI network name that allocated it (GC scope)
+
+    friend bool operator==(const Owner&, const Owner&) = default;
+};
+
+// Offset from the range's network address -> owner, as in IPPool.spec.allocations.
+using AllocationMap = std::map<u128, Owner>;
+
+enum class PickKind {
+    Existing,    // (containerId, ifName) already held it: idempotent ADD
+    HandedOver,  // the same (podRef, ifName) held it under an older container ID
+    New,
+};
+
+struct Pick {
+    IpAddress ip;
+    u128 offset = 0;
+    PickKind kind = PickKind::New;
+};
+
+struct PickRequest {
+    Owner owner;
+    std::optional<IpAddress> requested;  // a specific address, or the lowest free one
+    std::optional<IpAddress> gateway;    // never handed out
+    const std::set<u128>* skip = nullptr;  // offsets found taken elsewhere (reservations)
+};
+
+// Chooses an address and records it in `allocs`. Errors: Exhausted when nothing is free;
+// InvalidConfig when a requested address is outside the range, excluded, reserved, or held by
+// someone else (the message names it).
+Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest& req);
+
+// Finds the entry held by (containerId, ifName).
+std::optional<u128> findHolder(const AllocationMap& allocs, std::string_view containerId,
+                               std::string_view ifName);
+
+// Removes every entry held by (containerId, ifName); returns how many were removed.
+size_t release(AllocationMap& allocs, std::string_view containerId, std::string_view ifName);
+
+// Free allocatable addresses left (saturated like IpRange::capacity), gateway excluded.
+u128 freeCount(const IpRange& range, const AllocationMap& allocs,
+               const std::optional<IpAddress>& gateway);
+
+}  // namespace allot::core

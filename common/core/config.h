@@ -1,0 +1,61 @@
+#pragma once
+// The IPAM configuration model (Whereabouts' keys, same meanings and defaults) and its
+// validation. Decoding from JSON happens in plugin/; this layer only checks meaning.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ip.h"
+#include "core/ip_range.h"
+#include "core/result.h"
+
+namespace allot::core {
+
+struct StaticAddress {
+    std::string address;  // CIDR, e.g. "10.9.0.5/24"
+    std::string gateway;  // optional
+};
+
+// An address with its prefix length, host bits kept ("10.9.0.5/24").
+struct StaticIp {
+    IpAddress ip;
+    int prefix = 0;
+};
+
+struct IpamConfig {
+    std::string type;                  // "allot" or "whereabouts"
+    std::vector<RangeSpec> ranges;     // top-level range first, then ipRanges, in order
+    bool topLevelRange = false;        // ranges[0] came from the top-level "range" keys
+    std::string gateway;               // optional
+    std::vector<StaticAddress> addresses;
+    std::string networkName;           // network_name: pool name prefix
+    bool enableOverlappingRanges = true;
+    std::string nodeSliceSize;         // node_slice_size, e.g. "/28"; empty = off
+    std::string kubeconfig;            // kubernetes.kubeconfig
+    std::string logFile;
+    std::string logLevel;              // debug, verbose, error, panic (Whereabouts' levels)
+    std::string configurationPath;
+    // allot's own keys (all optional)
+    std::string poolNamespace;         // "namespace"; default from kubeconfig, else kube-system
+    std::string lockDir;               // node-local lock dir
+    std::string journalDir;            // DEL journal dir
+    int deadlineMs = 0;                // overall per-call deadline; 0 = default
+};
+
+struct ValidatedConfig {
+    IpamConfig raw;
+    std::vector<IpRange> ranges;
+    std::optional<IpAddress> gateway;
+    std::vector<std::pair<StaticIp, std::optional<IpAddress>>> staticAddresses;  // with gateway
+    std::optional<int> sliceSize;      // prefix length of node slices
+};
+
+inline constexpr int kMaxRanges = 16;
+inline constexpr int kDefaultDeadlineMs = 60'000;  // well inside kubelet's 4-minute limit
+inline constexpr int kMaxDeadlineMs = 180'000;
+
+// Checks every value; errors are Errc::InvalidConfig naming the key and the value.
+Result<ValidatedConfig> validate(const IpamConfig& cfg);
+
+}  // namespace allot::core

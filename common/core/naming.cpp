@@ -1,0 +1,44 @@
+#include "core/naming.h"
+
+namespace allot::core {
+
+namespace {
+void replaceAll(std::string& s, char from, char to) {
+    for (char& c : s)
+        if (c == from) c = to;
+}
+}  // namespace
+
+std::string normalizeRange(const std::string& cidr) {
+    std::string s = cidr;
+    // Whereabouts appends "0" to a ':'-ending string (only reachable without a "/prefix").
+    if (!s.empty() && s.back() == ':') s += "0";
+    replaceAll(s, ':', '-');
+    replaceAll(s, '/', '-');
+    return s;
+}
+
+std::string poolName(const Cidr& range, const std::string& networkName, const std::string& nodeName) {
+    std::string r = normalizeRange(range.str());
+    if (!nodeName.empty()) {
+        if (networkName.empty()) return nodeName + "-" + r;
+        return networkName + "-" + nodeName + "-" + r;
+    }
+    if (networkName.empty()) return r;
+    return networkName + "-" + r;
+}
+
+std::string reservationName(const IpAddress& ip, const std::string& networkName) {
+    // Go prints an IPv4-mapped IPv6 address as plain IPv4, so Whereabouts names it that way.
+    const u128 mappedPrefix = u128(0xffff) << 32;
+    bool mapped = !ip.isV4() && (ip.value() >> 32) == (mappedPrefix >> 32);
+    std::string s = mapped ? IpAddress::v4(static_cast<uint32_t>(ip.value())).str() : ip.str();
+    if (!ip.isV4() && !mapped) {
+        if (!s.empty() && s.back() == ':') s += "0";
+        replaceAll(s, ':', '-');
+    }
+    if (networkName.empty()) return s;
+    return networkName + "-" + s;
+}
+
+}  // namespace allot::core

@@ -1,0 +1,297 @@
+#include "k8s/client.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "k8s/resources.h"
+#include "k8s/status.h"
+
+namespace allot::k8s {
+
+using core::Errc;
+using core::makeError;
+using core::Result;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kTokenRereadInterval = std::chrono::seconds(60);
+constexpr auto kWatchSlack = std::chrono::seconds(30);
+constexpr int64_t kDefaultPageSize = 500;
+
+class Query {
+public:
+    void add(std::string_view key, std::string_view value) {
+        if (value.empty()) return;
+        q_ += q_.empty() ? '?' : '&';
+        q_ += key;
+        q_ += '=';
+        q_ += urlEscape(value);
+    }
+    std::string appendTo(const std::string& path) const {
+        if (q_.empty()) return path;
+        if (path.find('?') == std::string::npos) return path + q_;
+        return path + "&" + q_.substr(1);
+    }
+
+private:
+    std::string q_;
+};
+
+std::string resourceVersionOf(const json::Value& obj) {
+    const json::Value* md = obj.find("metadata");
+    if (!md || !md->isObject()) return {};
+    const json::Value* rv = md->find("resourceVersion");
+    return rv && rv->isString() ? rv->asString() : std::string();
+}
+
+const char* contentTypeOf(PatchType t) {
+    switch (t) {
+        case PatchType::Merge: return "application/merge-patch+json";
+        case PatchType::Json: return "application/json-patch+json";
+        case PatchType::Strategic: return "application/strategic-merge-patch+json";
+        case PatchType::Apply: return "application/apply-patch+yaml";  // JSON is YAML
+    }
+    return "application/merge-patch+json";
+}
+
+std::string readToken(const std::string& file) {
+    auto t = readSmallFile(file, "token file");
+    if (!t) return {};
+    std::string s = std::move(*t);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+Client::Client(ClusterConfig cfg, Options options, HttpClient http)
+    : cfg_(std::move(cfg)), options_(std::move(options)), http_(std::move(http)),
+      tokenReadAt_(Clock::now()) {}
+
+Result<Client> Client::fromConfig(ClusterConfig cfg, Options options) {
+    if (cfg.server.empty()) return makeError(Errc::InvalidConfig, "no API server address");
+    while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
+    if (!cfg.tokenFile.empty()) {
+        auto t = readSmallFile(cfg.tokenFile, "token file");
+        if (!t) return t.error();
+        cfg.token = std::move(*t);
+        while (!cfg.token.empty() && std::isspace(static_cast<unsigned char>(cfg.token.back())))
+            cfg.token.pop_back();
+        if (cfg.token.empty())
+            return makeError(Errc::InvalidConfig, "token file " + cfg.tokenFile + " is empty");
+    }
+    TlsConfig tls;
+    tls.caData = cfg.caData;
+    tls.caFile = cfg.caFile;
+    tls.insecureSkipVerify = cfg.insecureSkipTlsVerify;
+    tls.clientCertData = cfg.clientCertData;
+    tls.clientCertFile = cfg.clientCertFile;
+    tls.clientKeyData = cfg.clientKeyData;
+    tls.clientKeyFile = cfg.clientKeyFile;
+    auto http = HttpClient::create(std::move(tls), options.userAgent);
+    if (!http) return http.error();
+    http->setBearerToken(cfg.token);
+    return Client(std::move(cfg), std::move(options), std::move(*http));
+}
+
+void Client::refreshToken() {
+    // Projected ServiceAccount tokens rotate; a long-lived client picks up the new one. A
+    // failed read keeps the old token (the server will say 401 if it is really gone).
+    if (cfg_.tokenFile.empty()) return;
+    const auto now = Clock::now();
+    if (now - tokenReadAt_ < kTokenRereadInterval) return;
+    tokenReadAt_ = now;
+    std::string t = readToken(cfg_.tokenFile);
+    if (!t.empty() && t != cfg_.token) {
+        cfg_.token = std::move(t);
+        http_.setBearerToken(cfg_.token);
+    }
+}
+
+Result<milliseconds> Client::timeoutFor(const char* verb, const std::string& path,
+                                        milliseconds want) const {
+    if (options_.deadline == Clock::time_point::max()) return want;
+    const auto left = options_.deadline - Clock::now();
+    if (left <= Clock::duration::zero())
+        return makeError(Errc::Transient, std::string(verb) + " " + path.substr(0, path.find('?')) +
+                                              ": deadline exceeded");
+    // Round up so that a sliver of time left is still a (tiny) positive timeout.
+    const auto leftMs = std::chrono::ceil<milliseconds>(left);
+    return want.count() > 0 ? std::min(want, leftMs) : leftMs;
+}
+
+Result<json::Value> Client::call(const char* verb, std::string_view method,
+                                 const std::string& path, const std::string& body,
+                                 std::string_view contentType) {
+    auto timeout = timeoutFor(verb, path, options_.requestTimeout);
+    if (!timeout) return timeout.error();
+    refreshToken();
+    ++requests_;
+    auto resp = http_.send(method, cfg_.server + path, body, contentType, *timeout);
+    if (!resp) {
+        lastRetryAfter_.reset();
+        return resp.error();
+    }
+    lastRetryAfter_ = resp->retryAfterSeconds;
+    if (auto err = mapStatus(resp->status, resp->body, verb, path, cfg_.identity,
+                             resp->retryAfterSeconds))
+        return *err;
+    if (resp->body.empty()) return json::Value();
+    auto v = json::parse(resp->body);
+    if (!v)
+        return makeError(Errc::Decode, std::string(verb) + " " + path +
+                                           ": response is not JSON: " + v.error().message);
+    return v;
+}
+
+Result<json::Value> Client::get(const std::string& path) {
+    return call("get", "GET", path, {}, {});
+}
+
+Result<json::Value> Client::create(const std::string& path, const json::Value& body) {
+    return call("create", "POST", path, body.dump(), "application/json");
+}
+
+Result<json::Value> Client::replace(const std::string& path, const json::Value& body) {
+    return call("update", "PUT", path, body.dump(), "application/json");
+}
+
+Result<json::Value> Client::patch(const std::string& path, const json::Value& body,
+                                  PatchType type, const std::string& fieldManager, bool force) {
+    Query q;
+    // Server-side apply requires a field manager; default to our user agent.
+    q.add("fieldManager", fieldManager.empty() && type == PatchType::Apply ? options_.userAgent
+                                                                           : fieldManager);
+    if (force && type == PatchType::Apply) q.add("force", "true");
+    return call("patch", "PATCH", q.appendTo(path), body.dump(), contentTypeOf(type));
+}
+
+Result<json::Value> Client::remove(const std::string& path,
+                                   const std::optional<Preconditions>& pre) {
+    if (!pre) return call("delete", "DELETE", path, {}, {});
+    json::Value opts = json::Value::object();
+    opts.set("apiVersion", json::Value::string("v1"));
+    opts.set("kind", json::Value::string("DeleteOptions"));
+    json::Value p = json::Value::object();
+    if (!pre->uid.empty()) p.set("uid", json::Value::string(pre->uid));
+    if (!pre->resourceVersion.empty())
+        p.set("resourceVersion", json::Value::string(pre->resourceVersion));
+    opts.set("preconditions", std::move(p));
+    return call("delete", "DELETE", path, opts.dump(), "application/json");
+}
+
+Result<json::Value> Client::list(const std::string& path, const ListOptions& opts) {
+    Query q;
+    q.add("labelSelector", opts.labelSelector);
+    q.add("fieldSelector", opts.fieldSelector);
+    q.add("resourceVersion", opts.resourceVersion);
+    if (opts.limit > 0) q.add("limit", std::to_string(opts.limit));
+    q.add("continue", opts.continueToken);
+    auto v = call("list", "GET", q.appendTo(path), {}, {});
+    if (v && !v->isObject())
+        return makeError(Errc::Decode, "list " + path + ": response is not a JSON object");
+    return v;
+}
+
+Result<std::string> Client::listEach(const std::string& path, ListOptions opts,
+                                     const std::function<bool(json::Value& item)>& onItem) {
+    if (opts.limit <= 0) opts.limit = kDefaultPageSize;
+    std::string listRv;
+    for (bool first = true;; first = false) {
+        auto page = list(path, opts);
+        if (!page) return page.error();
+        if (first) listRv = resourceVersionOf(*page);
+        if (json::Value* items = page->find("items"); items && items->isArray()) {
+            for (json::Value& item : items->items()) {
+                if (!onItem(item)) return listRv;
+            }
+        } else if (items && !items->isNull()) {
+            return makeError(Errc::Decode, "list " + path + ": items is not an array");
+        }
+        std::string next;
+        if (const json::Value* md = page->find("metadata"); md && md->isObject()) {
+            if (const json::Value* c = md->find("continue"); c && c->isString())
+                next = c->asString();
+        }
+        if (next.empty()) return listRv;
+        // The continue token pins the snapshot; the server rejects resourceVersion with it.
+        opts.continueToken = std::move(next);
+        opts.resourceVersion.clear();
+    }
+}
+
+Result<std::string> Client::watch(const std::string& path, const WatchOptions& opts,
+                                  const std::function<bool(const WatchEvent&)>& onEvent) {
+    Query q;
+    q.add("watch", "true");
+    q.add("labelSelector", opts.labelSelector);
+    q.add("fieldSelector", opts.fieldSelector);
+    q.add("resourceVersion", opts.resourceVersion);
+    if (opts.allowWatchBookmarks) q.add("allowWatchBookmarks", "true");
+    if (opts.timeoutSeconds > 0) q.add("timeoutSeconds", std::to_string(opts.timeoutSeconds));
+    const std::string full = q.appendTo(path);
+
+    // The server ends the watch after timeoutSeconds; our own limit only catches a dead peer.
+    const milliseconds want =
+        opts.timeoutSeconds > 0
+            ? std::chrono::duration_cast<milliseconds>(std::chrono::seconds(opts.timeoutSeconds) +
+                                                       kWatchSlack)
+            : milliseconds(0);
+    auto timeout = timeoutFor("watch", path, want);
+    if (!timeout) return timeout.error();
+    refreshToken();
+    ++requests_;
+
+    std::string lastRv = opts.resourceVersion;
+    std::optional<core::Error> failure;
+    bool stopped = false;
+    LineSplitter splitter;
+    const LineSplitter::OnLine onLine = [&](std::string_view line) {
+        auto ev = parseWatchEvent(line);
+        if (!ev) {
+            failure = makeError(Errc::Decode, "watch " + path + ": " + ev.error().message);
+            return false;
+        }
+        if (ev->type == WatchEvent::Type::Error) {
+            const json::Value* code = ev->object.find("code");
+            const long status = code && code->asInt() ? static_cast<long>(*code->asInt()) : 500;
+            auto err = mapStatus(status, ev->object.dump(), "watch", path, cfg_.identity);
+            failure = err ? *err
+                          : makeError(Errc::Internal, "watch " + path + ": ERROR event with " +
+                                                          std::to_string(status));
+            return false;
+        }
+        if (std::string rv = resourceVersionOf(ev->object); !rv.empty()) lastRv = std::move(rv);
+        if (!onEvent(*ev)) {
+            stopped = true;
+            return false;
+        }
+        return true;
+    };
+    std::string errorBody;
+    auto status = http_.stream(
+        cfg_.server + full, *timeout,
+        [&](std::string_view chunk) {
+            auto r = splitter.feed(chunk, onLine);
+            if (!r) {
+                failure = makeError(Errc::Decode, "watch " + path + ": " + r.error().message);
+                return false;
+            }
+            return *r;
+        },
+        &errorBody);
+    lastRetryAfter_.reset();
+    if (failure) return *failure;
+    if (!status) return status.error();
+    if (auto err = mapStatus(*status, errorBody, "watch", path, cfg_.identity)) return *err;
+    if (!stopped) {
+        auto r = splitter.finish(onLine);
+        if (failure) return *failure;
+        if (!r) return makeError(Errc::Decode, "watch " + path + ": " + r.error().message);
+    }
+    return lastRv;
+}
+
+}  // namespace allot::k8s

@@ -1,0 +1,123 @@
+#pragma once
+// A Kubernetes REST client: typed errors, a per-request timeout under an overall deadline,
+// paginated list and watch. Paths are API paths ("/api/v1/namespaces/x/pods/y"); see
+// resources.h to build them. Not thread-safe: one request at a time per Client.
+//
+// Every call maps the HTTP status as mapStatus() (status.h) documents, in short:
+//   NotFound (404), AlreadyExists (409 on create), Conflict (409 otherwise: stale
+//   resourceVersion or failed precondition), Expired (410), Invalid (422), Unauthorized (401),
+//   Forbidden (403), Transient (timeouts, connection failures, 429, 5xx, deadline exceeded).
+// A request is never retried here: retrying (and backoff) is the caller's policy.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "json/json.h"
+#include "k8s/kubeconfig.h"
+#include "k8s/transport.h"
+#include "k8s/watch.h"
+
+namespace allot::k8s {
+
+enum class PatchType { Merge, Json, Strategic, Apply };
+
+struct ListOptions {
+    std::string labelSelector;
+    std::string fieldSelector;
+    std::string resourceVersion;  // "" = most recent (quorum read); "0" = any (cache)
+    int64_t limit = 0;            // 0 = no limit (list) / 500 per page (listEach)
+    std::string continueToken;
+};
+
+struct WatchOptions {
+    std::string fieldSelector;
+    std::string labelSelector;
+    std::string resourceVersion;  // usually the list's; "" = start from now
+    bool allowWatchBookmarks = true;
+    int64_t timeoutSeconds = 0;   // server-side end of the watch; 0 = server default
+};
+
+struct Preconditions {
+    std::string uid;
+    std::string resourceVersion;
+};
+
+class Client {
+public:
+    struct Options {
+        std::chrono::milliseconds requestTimeout{std::chrono::seconds(10)};
+        std::chrono::steady_clock::time_point deadline =
+            std::chrono::steady_clock::time_point::max();  // overall; max() = none
+        std::string userAgent = "allot";
+    };
+
+    // Reads cfg.tokenFile (if any) now. Errors: InvalidConfig (unreadable token file, TLS
+    // material curl rejects), Internal.
+    static core::Result<Client> fromConfig(ClusterConfig cfg, Options options);
+    static core::Result<Client> fromConfig(ClusterConfig cfg) { return fromConfig(std::move(cfg), Options{}); }
+
+    // The decoded object. NotFound when absent.
+    core::Result<json::Value> get(const std::string& path);
+    // POST to a collection path; the created object. AlreadyExists when the name is taken.
+    core::Result<json::Value> create(const std::string& path, const json::Value& body);
+    // PUT; the stored object. Conflict when body's metadata.resourceVersion is stale;
+    // NotFound when absent.
+    core::Result<json::Value> replace(const std::string& path, const json::Value& body);
+    // PATCH; the patched object. NotFound when absent; Conflict when a resourceVersion inside
+    // the patch is stale or (Apply without force) fields are owned by another manager.
+    core::Result<json::Value> patch(const std::string& path, const json::Value& body,
+                                    PatchType type, const std::string& fieldManager = "",
+                                    bool force = false);
+    // DELETE; the server's answer (the object or a Status). NotFound when absent; Conflict when
+    // a precondition does not hold.
+    core::Result<json::Value> remove(const std::string& path,
+                                     const std::optional<Preconditions>& pre = std::nullopt);
+
+    // One page: the List object (items, metadata.resourceVersion, metadata.continue).
+    // Expired when resourceVersion or the continue token is too old.
+    core::Result<json::Value> list(const std::string& path, const ListOptions& opts = {});
+    // Every item, one page in memory at a time; onItem may move the item away and returns false
+    // to stop early. Returns the list's resourceVersion (to start a watch from).
+    core::Result<std::string> listEach(const std::string& path, ListOptions opts,
+                                       const std::function<bool(json::Value& item)>& onItem);
+
+    // Streams events to onEvent until the server ends the watch, onEvent returns false, or an
+    // error. Returns the last resourceVersion seen (from objects and bookmarks; opts'
+    // resourceVersion if none). ERROR events are not delivered: one with code 410, or HTTP 410,
+    // is Expired (relist); other ERROR events map as their code does. Decode for a garbled or
+    // oversized (> 4 MiB) event; Transient when the connection drops mid-stream (callers track
+    // the resourceVersion from the events they got to resume).
+    core::Result<std::string> watch(const std::string& path, const WatchOptions& opts,
+                                    const std::function<bool(const WatchEvent&)>& onEvent);
+
+    const ClusterConfig& config() const { return cfg_; }
+    void setDeadline(std::chrono::steady_clock::time_point deadline) {
+        options_.deadline = deadline;
+    }
+    // Retry-After (seconds) of the last response, when it had one (429/503 usually).
+    std::optional<int> lastRetryAfter() const { return lastRetryAfter_; }
+    uint64_t requestCount() const { return requests_; }
+
+private:
+    Client(ClusterConfig cfg, Options options, HttpClient http);
+
+    core::Result<json::Value> call(const char* verb, std::string_view method,
+                                   const std::string& path, const std::string& body,
+                                   std::string_view contentType);
+    core::Result<std::chrono::milliseconds> timeoutFor(const char* verb, const std::string& path,
+                                                       std::chrono::milliseconds want) const;
+    void refreshToken();
+
+    ClusterConfig cfg_;
+    Options options_;
+    HttpClient http_;
+    std::optional<int> lastRetryAfter_;
+    uint64_t requests_ = 0;
+    std::chrono::steady_clock::time_point tokenReadAt_;
+};
+
+}  // namespace allot::k8s

@@ -1,0 +1,331 @@
+#include "k8s/kubeconfig.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace allot::k8s {
+
+using core::Errc;
+using core::makeError;
+using core::Result;
+
+namespace {
+
+constexpr std::streamsize kMaxFileBytes = 16 << 20;
+
+std::string trimmed(std::string s) {
+    const char* ws = " \t\r\n";
+    const auto b = s.find_first_not_of(ws);
+    if (b == std::string::npos) return {};
+    const auto e = s.find_last_not_of(ws);
+    return s.substr(b, e - b + 1);
+}
+
+std::string inQuotes(const std::string& s) { return "\"" + s + "\""; }
+
+int base64Value(unsigned char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+// Standard base64 with optional padding; whitespace (line breaks) is skipped.
+std::optional<std::string> base64Decode(std::string_view in) {
+    std::string out;
+    out.reserve(in.size() * 3 / 4);
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t padding = 0;
+    for (unsigned char c : in) {
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+        if (c == '=') {
+            ++padding;
+            continue;
+        }
+        if (padding > 0) return std::nullopt;  // data after padding
+        const int v = base64Value(c);
+        if (v < 0) return std::nullopt;
+        acc = (acc << 6) | static_cast<uint32_t>(v);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out.push_back(static_cast<char>((acc >> bits) & 0xff));
+        }
+    }
+    if (padding > 2 || bits >= 6) return std::nullopt;
+    return out;
+}
+
+// Lookup helpers over one parsed kubeconfig; every error names the file and the key.
+class Reader {
+public:
+    explicit Reader(std::string path) : path_(std::move(path)) {
+        dir_ = std::filesystem::path(path_).parent_path();
+    }
+
+    core::Error error(const std::string& what) const {
+        return makeError(Errc::InvalidConfig, "kubeconfig " + path_ + ": " + what);
+    }
+
+    // A string value at map[key]; nullopt when absent or null.
+    Result<std::optional<std::string>> scalar(const YAML::Node& map, const char* key,
+                                              const std::string& where) const {
+        if (!map.IsMap()) return std::optional<std::string>();
+        const YAML::Node v = map[key];
+        if (!v.IsDefined() || v.IsNull()) return std::optional<std::string>();
+        if (!v.IsScalar()) return error(where + ": " + key + " must be a string");
+        return std::optional<std::string>(v.Scalar());
+    }
+
+    Result<bool> flag(const YAML::Node& map, const char* key, const std::string& where) const {
+        auto s = scalar(map, key, where);
+        if (!s) return s.error();
+        if (!*s) return false;
+        if (**s == "true" || **s == "True" || **s == "TRUE") return true;
+        if (**s == "false" || **s == "False" || **s == "FALSE") return false;
+        return error(where + ": " + key + " must be true or false, not " + inQuotes(**s));
+    }
+
+    // The inner map of the entry of `section` (clusters/users/contexts) named `name`.
+    Result<std::optional<YAML::Node>> named(const YAML::Node& root, const char* section,
+                                            const char* inner, const std::string& name) const {
+        const YAML::Node list = root[section];
+        if (!list.IsDefined() || list.IsNull()) return std::optional<YAML::Node>();
+        if (!list.IsSequence()) return error(std::string(section) + " must be a list");
+        for (const YAML::Node& entry : list) {
+            auto n = scalar(entry, "name", std::string(section) + " entry");
+            if (!n) return n.error();
+            if (!*n || **n != name) continue;
+            const YAML::Node body = entry[inner];
+            if (!body.IsDefined() || body.IsNull()) return std::optional<YAML::Node>(YAML::Node());
+            if (!body.IsMap())
+                return error(std::string(section) + " entry " + inQuotes(name) + ": " + inner +
+                             " must be a mapping");
+            return std::optional<YAML::Node>(body);
+        }
+        return std::optional<YAML::Node>();
+    }
+
+    // base64 *-data field, decoded.
+    Result<std::string> data(const YAML::Node& map, const char* key,
+                             const std::string& where) const {
+        auto s = scalar(map, key, where);
+        if (!s) return s.error();
+        if (!*s) return std::string();
+        auto decoded = base64Decode(**s);
+        if (!decoded) return error(where + ": " + key + " is not valid base64");
+        return std::move(*decoded);
+    }
+
+    // A file path field, resolved against the kubeconfig's directory and checked readable.
+    Result<std::string> file(const YAML::Node& map, const char* key, const std::string& where,
+                             bool mustExist = true) const {
+        auto s = scalar(map, key, where);
+        if (!s) return s.error();
+        if (!*s || (*s)->empty()) return std::string();
+        std::filesystem::path p(**s);
+        if (p.is_relative()) p = dir_ / p;
+        std::string resolved = p.lexically_normal().string();
+        if (mustExist) {
+            std::ifstream f(resolved);
+            if (!f)
+                return error(where + ": " + key + " " + resolved + " cannot be read: " +
+                             std::strerror(errno));
+        }
+        return resolved;
+    }
+
+private:
+    std::string path_;
+    std::filesystem::path dir_;
+};
+
+Result<ClusterConfig> parseKubeconfig(const Reader& rd, const YAML::Node& root,
+                                      const std::string& requestedContext) {
+    if (!root.IsMap()) return rd.error("not a kubeconfig (expected a YAML mapping)");
+    ClusterConfig cfg;
+
+    std::string contextName = requestedContext;
+    if (contextName.empty()) {
+        auto cur = rd.scalar(root, "current-context", "top level");
+        if (!cur) return cur.error();
+        if (!*cur || (*cur)->empty())
+            return rd.error("current-context is not set and no context was given");
+        contextName = **cur;
+    }
+    auto ctx = rd.named(root, "contexts", "context", contextName);
+    if (!ctx) return ctx.error();
+    if (!*ctx) return rd.error("context " + inQuotes(contextName) + " not found under contexts");
+    const std::string ctxWhere = "context " + inQuotes(contextName);
+
+    auto clusterName = rd.scalar(**ctx, "cluster", ctxWhere);
+    if (!clusterName) return clusterName.error();
+    if (!*clusterName || (*clusterName)->empty())
+        return rd.error(ctxWhere + ": cluster is not set");
+    auto userName = rd.scalar(**ctx, "user", ctxWhere);
+    if (!userName) return userName.error();
+    auto ns = rd.scalar(**ctx, "namespace", ctxWhere);
+    if (!ns) return ns.error();
+    if (*ns) cfg.namespace_ = **ns;
+
+    // Cluster.
+    auto cluster = rd.named(root, "clusters", "cluster", **clusterName);
+    if (!cluster) return cluster.error();
+    if (!*cluster)
+        return rd.error("cluster " + inQuotes(**clusterName) + " (of " + ctxWhere +
+                        ") not found under clusters");
+    const std::string clWhere = "cluster " + inQuotes(**clusterName);
+    auto server = rd.scalar(**cluster, "server", clWhere);
+    if (!server) return server.error();
+    if (!*server || (*server)->empty()) return rd.error(clWhere + ": server is not set");
+    cfg.server = **server;
+    while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
+    if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
+        return rd.error(clWhere + ": server " + inQuotes(cfg.server) +
+                        " must start with https://");
+    auto caData = rd.data(**cluster, "certificate-authority-data", clWhere);
+    if (!caData) return caData.error();
+    cfg.caData = std::move(*caData);
+    auto caFile = rd.file(**cluster, "certificate-authority", clWhere);
+    if (!caFile) return caFile.error();
+    cfg.caFile = std::move(*caFile);
+    auto insecure = rd.flag(**cluster, "insecure-skip-tls-verify", clWhere);
+    if (!insecure) return insecure.error();
+    cfg.insecureSkipTlsVerify = *insecure;
+    if (cfg.insecureSkipTlsVerify && (!cfg.caData.empty() || !cfg.caFile.empty()))
+        return rd.error(clWhere +
+                        ": insecure-skip-tls-verify cannot be combined with a certificate "
+                        "authority (as kubectl refuses it too)");
+
+    // User (a context without one is anonymous).
+    if (!*userName || (*userName)->empty()) {
+        cfg.identity = "anonymous user of context " + inQuotes(contextName);
+        return cfg;
+    }
+    cfg.identity = "user " + inQuotes(**userName) + " of context " + inQuotes(contextName);
+    auto user = rd.named(root, "users", "user", **userName);
+    if (!user) return user.error();
+    if (!*user)
+        return rd.error("user " + inQuotes(**userName) + " (of " + ctxWhere +
+                        ") not found under users");
+    const std::string usWhere = "user " + inQuotes(**userName);
+    const YAML::Node& u = **user;
+
+    auto certData = rd.data(u, "client-certificate-data", usWhere);
+    if (!certData) return certData.error();
+    cfg.clientCertData = std::move(*certData);
+    auto certFile = rd.file(u, "client-certificate", usWhere);
+    if (!certFile) return certFile.error();
+    cfg.clientCertFile = std::move(*certFile);
+    auto keyData = rd.data(u, "client-key-data", usWhere);
+    if (!keyData) return keyData.error();
+    cfg.clientKeyData = std::move(*keyData);
+    auto keyFile = rd.file(u, "client-key", usWhere);
+    if (!keyFile) return keyFile.error();
+    cfg.clientKeyFile = std::move(*keyFile);
+    auto token = rd.scalar(u, "token", usWhere);
+    if (!token) return token.error();
+    if (*token) cfg.token = trimmed(**token);
+    auto tokenFile = rd.file(u, "tokenFile", usWhere);
+    if (!tokenFile) return tokenFile.error();
+    cfg.tokenFile = std::move(*tokenFile);
+
+    const bool hasCert = !cfg.clientCertData.empty() || !cfg.clientCertFile.empty();
+    const bool hasKey = !cfg.clientKeyData.empty() || !cfg.clientKeyFile.empty();
+    if (hasCert && !hasKey)
+        return rd.error(usWhere + ": client-certificate is set but client-key(-data) is not");
+    if (hasKey && !hasCert)
+        return rd.error(usWhere + ": client-key is set but client-certificate(-data) is not");
+    const bool hasToken = !cfg.token.empty() || !cfg.tokenFile.empty();
+    if (!hasCert && !hasToken) {
+        for (const char* unsupported : {"exec", "auth-provider", "username"}) {
+            const YAML::Node n = u[unsupported];
+            if (n.IsDefined() && !n.IsNull())
+                return rd.error(usWhere + ": " + unsupported +
+                                " credentials are not supported; use a token, tokenFile or "
+                                "client certificate");
+        }
+    }
+    return cfg;
+}
+
+}  // namespace
+
+Result<std::string> readSmallFile(const std::string& path, const std::string& what) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return makeError(Errc::InvalidConfig, "cannot read " + what + " " + path + ": " +
+                                                      std::strerror(errno));
+    std::string out;
+    char buf[8192];
+    while (f.read(buf, sizeof buf) || f.gcount() > 0) {
+        out.append(buf, static_cast<size_t>(f.gcount()));
+        if (static_cast<std::streamsize>(out.size()) > kMaxFileBytes)
+            return makeError(Errc::InvalidConfig, what + " " + path + " is larger than " +
+                                                      std::to_string(kMaxFileBytes >> 20) +
+                                                      " MiB");
+    }
+    if (f.bad()) return makeError(Errc::InvalidConfig, "error reading " + what + " " + path);
+    return out;
+}
+
+Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string& context) {
+    if (path.empty()) return makeError(Errc::InvalidConfig, "kubeconfig path is empty");
+    auto text = readSmallFile(path, "kubeconfig");
+    if (!text) return text.error();
+    Reader rd(path);
+    try {
+        const YAML::Node root = YAML::Load(*text);
+        return parseKubeconfig(rd, root, context);
+    } catch (const YAML::Exception& e) {
+        // e.what() carries line/column and the parser's complaint, not the document's values.
+        return rd.error(std::string("invalid YAML: ") + e.what());
+    } catch (const std::exception& e) {
+        return rd.error(std::string("cannot parse: ") + e.what());
+    }
+}
+
+Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir) {
+    const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+    const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+    if (!host || !*host)
+        return makeError(Errc::InvalidConfig,
+                         "not running in a cluster: KUBERNETES_SERVICE_HOST is not set (give "
+                         "kubernetes.kubeconfig instead)");
+    if (!port || !*port)
+        return makeError(Errc::InvalidConfig,
+                         "not running in a cluster: KUBERNETES_SERVICE_PORT is not set");
+    const std::string portStr = port;
+    if (portStr.find_first_not_of("0123456789") != std::string::npos)
+        return makeError(Errc::InvalidConfig,
+                         "KUBERNETES_SERVICE_PORT " + inQuotes(portStr) + " is not a port number");
+    std::string h = host;
+    if (h.find(':') != std::string::npos && h.front() != '[') h = "[" + h + "]";
+
+    ClusterConfig cfg;
+    cfg.server = "https://" + h + ":" + portStr;
+    const std::filesystem::path dir(serviceAccountDir);
+    cfg.tokenFile = (dir / "token").string();
+    auto token = readSmallFile(cfg.tokenFile, "serviceaccount token");
+    if (!token) return token.error();
+    cfg.token = trimmed(std::move(*token));
+    if (cfg.token.empty())
+        return makeError(Errc::InvalidConfig, "serviceaccount token " + cfg.tokenFile + " is empty");
+    const std::string ca = (dir / "ca.crt").string();
+    if (std::ifstream(ca)) cfg.caFile = ca;  // else the system bundle, as client-go does
+    if (auto ns = readSmallFile((dir / "namespace").string(), "serviceaccount namespace"))
+        cfg.namespace_ = trimmed(std::move(*ns));
+    cfg.identity = "serviceaccount token from " + cfg.tokenFile;
+    return cfg;
+}
+
+}  // namespace allot::k8s

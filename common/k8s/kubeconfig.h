@@ -1,0 +1,44 @@
+#pragma once
+// Where the API server is and who we are: from a kubeconfig file or from the in-cluster
+// ServiceAccount. kubeconfig.cpp is the only user of yaml-cpp.
+
+#include <string>
+
+#include "core/result.h"
+
+namespace allot::k8s {
+
+struct ClusterConfig {
+    std::string server;  // https://host:port[/prefix], no trailing slash
+    std::string caData;  // PEM (already base64-decoded from *-data fields)
+    std::string caFile;  // absolute path
+    bool insecureSkipTlsVerify = false;
+    std::string clientCertData, clientCertFile;
+    std::string clientKeyData, clientKeyFile;
+    std::string token;
+    std::string tokenFile;   // read (again) by every Client construction; wins over token
+    std::string namespace_;  // the context's namespace; empty when it names none
+    // Who we are, for error messages only: "user <name> of context <ctx>" or
+    // "serviceaccount token from <file>". Never contains secrets.
+    std::string identity;
+};
+
+// Loads `context` (default: current-context) from the kubeconfig at `path`. *-data fields are
+// base64-decoded; relative file paths are resolved against the kubeconfig's directory.
+// Errors: InvalidConfig naming the path and the missing or malformed key (unreadable file, bad
+// YAML, unknown context/cluster/user, no server, exec/auth-provider-only users, bad base64).
+core::Result<ClusterConfig> loadKubeconfig(const std::string& path,
+                                           const std::string& context = "");
+
+inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+// The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the ServiceAccount files
+// (token, ca.crt, namespace) in `serviceAccountDir`. Errors: InvalidConfig when the
+// environment variables or the token file are missing.
+core::Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir =
+                                                kServiceAccountDir);
+
+// Reads a whole small file (tokens, certificates). Errors: InvalidConfig naming the file.
+core::Result<std::string> readSmallFile(const std::string& path, const std::string& what);
+
+}  // namespace allot::k8s

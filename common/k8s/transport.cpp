@@ -1,0 +1,332 @@
+#include "k8s/transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <mutex>
+
+namespace allot::k8s {
+
+using core::Errc;
+using core::makeError;
+using core::Result;
+
+namespace {
+
+constexpr size_t kMaxResponseBytes = 128u << 20;
+constexpr size_t kMaxErrorBodyBytes = 64u << 10;
+constexpr std::chrono::milliseconds kMaxConnectTimeout{15000};
+
+bool globalInit() {
+    static std::once_flag once;
+    static bool ok = false;
+    std::call_once(once, [] { ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; });
+    return ok;
+}
+
+bool iequalsPrefix(std::string_view s, std::string_view prefix) {
+    if (s.size() < prefix.size()) return false;
+    for (size_t i = 0; i < prefix.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(s[i])) !=
+            std::tolower(static_cast<unsigned char>(prefix[i])))
+            return false;
+    }
+    return true;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// Failures caused by local configuration rather than the network or the server.
+bool isConfigError(CURLcode rc) {
+    switch (rc) {
+        case CURLE_URL_MALFORMAT:
+        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_ENGINE_NOTFOUND:
+        case CURLE_SSL_ENGINE_SETFAILED:
+        case CURLE_NOT_BUILT_IN:
+        case CURLE_BAD_FUNCTION_ARGUMENT: return true;
+        default: return false;
+    }
+}
+
+// Header callback state: only Retry-After is of interest.
+struct HeaderState {
+    std::optional<int> retryAfter;
+};
+
+size_t onHeader(char* data, size_t size, size_t count, void* user) {
+    auto* st = static_cast<HeaderState*>(user);
+    const size_t n = size * count;
+    std::string_view line(data, n);
+    if (iequalsPrefix(line, "HTTP/")) {
+        st->retryAfter.reset();  // a new response (after 100-continue or similar)
+    } else if (iequalsPrefix(line, "retry-after:")) {
+        auto v = trim(line.substr(12));
+        int secs = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+        // HTTP-date values are not used by the API server; ignore anything but seconds.
+        if (ec == std::errc() && p == v.data() + v.size() && secs >= 0) st->retryAfter = secs;
+    }
+    return n;
+}
+
+struct BodyState {
+    std::string* out;
+    bool tooLarge = false;
+};
+
+size_t onBody(char* data, size_t size, size_t count, void* user) {
+    auto* st = static_cast<BodyState*>(user);
+    const size_t n = size * count;
+    if (st->out->size() + n > kMaxResponseBytes) {
+        st->tooLarge = true;
+        return 0;
+    }
+    st->out->append(data, n);
+    return n;
+}
+
+struct StreamState {
+    CURL* handle;
+    const std::function<bool(std::string_view)>* onData;
+    std::string* errorBody;
+    bool aborted = false;
+};
+
+size_t onStreamBody(char* data, size_t size, size_t count, void* user) {
+    auto* st = static_cast<StreamState*>(user);
+    const size_t n = size * count;
+    long status = 0;
+    curl_easy_getinfo(st->handle, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+        if (!(*st->onData)(std::string_view(data, n))) {
+            st->aborted = true;
+            return 0;
+        }
+        return n;
+    }
+    if (st->errorBody && st->errorBody->size() < kMaxErrorBodyBytes) {
+        st->errorBody->append(data, std::min(n, kMaxErrorBodyBytes - st->errorBody->size()));
+    }
+    return n;
+}
+
+struct SList {
+    curl_slist* list = nullptr;
+    ~SList() { curl_slist_free_all(list); }
+    bool add(const std::string& h) {
+        curl_slist* next = curl_slist_append(list, h.c_str());
+        if (!next) return false;
+        list = next;
+        return true;
+    }
+};
+
+}  // namespace
+
+struct HttpClient::Impl {
+    CURL* h = nullptr;
+    std::string authHeader;
+    char errbuf[CURL_ERROR_SIZE] = {};
+
+    ~Impl() {
+        if (h) curl_easy_cleanup(h);
+    }
+
+    Result<void> configure(const TlsConfig& tls, const std::string& userAgent);
+    Result<void> prepare(std::string_view method, const std::string& url, std::string_view body,
+                         std::string_view contentType, std::chrono::milliseconds timeout,
+                         SList& headers, std::string& methodStore);
+    core::Error failure(CURLcode rc, std::string_view method, const std::string& url) const;
+};
+
+Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string& userAgent) {
+    CURLcode rc = CURLE_OK;
+    auto set = [&](CURLoption opt, auto value) {
+        if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, value);
+    };
+    set(CURLOPT_ERRORBUFFER, errbuf);
+    set(CURLOPT_NOSIGNAL, 1L);
+    set(CURLOPT_USERAGENT, userAgent.c_str());
+    set(CURLOPT_TCP_KEEPALIVE, 1L);
+    set(CURLOPT_FOLLOWLOCATION, 0L);
+    set(CURLOPT_ACCEPT_ENCODING, "");  // whatever curl can decode; big lists compress well
+#if LIBCURL_VERSION_NUM >= 0x075500
+    set(CURLOPT_PROTOCOLS_STR, "https,http");
+#else
+    set(CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTPS | CURLPROTO_HTTP));
+#endif
+    if (rc != CURLE_OK) return makeError(Errc::Internal, "curl setup failed: " +
+                                                             std::string(curl_easy_strerror(rc)));
+    // HTTP/2 only where libcurl was built with it; otherwise HTTP/1.1 keep-alive.
+    (void)curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+
+    set(CURLOPT_SSL_VERIFYPEER, tls.insecureSkipVerify ? 0L : 1L);
+    set(CURLOPT_SSL_VERIFYHOST, tls.insecureSkipVerify ? 0L : 2L);
+    auto blob = [](const std::string& pem) {
+        curl_blob b{};
+        b.data = const_cast<char*>(pem.data());
+        b.len = pem.size();
+        b.flags = CURL_BLOB_COPY;
+        return b;
+    };
+    if (!tls.caData.empty()) {
+        curl_blob b = blob(tls.caData);
+        set(CURLOPT_CAINFO_BLOB, &b);
+    } else if (!tls.caFile.empty()) {
+        set(CURLOPT_CAINFO, tls.caFile.c_str());
+    }
+    if (rc != CURLE_OK)
+        return makeError(Errc::InvalidConfig, "cannot use the cluster CA certificate: " +
+                                                  std::string(curl_easy_strerror(rc)));
+    if (!tls.clientCertData.empty()) {
+        curl_blob b = blob(tls.clientCertData);
+        set(CURLOPT_SSLCERT_BLOB, &b);
+    } else if (!tls.clientCertFile.empty()) {
+        set(CURLOPT_SSLCERT, tls.clientCertFile.c_str());
+    }
+    if (!tls.clientKeyData.empty()) {
+        curl_blob b = blob(tls.clientKeyData);
+        set(CURLOPT_SSLKEY_BLOB, &b);
+    } else if (!tls.clientKeyFile.empty()) {
+        set(CURLOPT_SSLKEY, tls.clientKeyFile.c_str());
+    }
+    if (rc != CURLE_OK)
+        return makeError(Errc::InvalidConfig, "cannot use the client certificate or key: " +
+                                                  std::string(curl_easy_strerror(rc)));
+    return core::success();
+}
+
+Result<void> HttpClient::Impl::prepare(std::string_view method, const std::string& url,
+                                       std::string_view body, std::string_view contentType,
+                                       std::chrono::milliseconds timeout, SList& headers,
+                                       std::string& methodStore) {
+    errbuf[0] = '\0';
+    bool ok = headers.add("Accept: application/json") && headers.add("Expect:");
+    if (!contentType.empty()) ok = ok && headers.add("Content-Type: " + std::string(contentType));
+    if (!authHeader.empty()) ok = ok && headers.add(authHeader);
+    if (!ok) return makeError(Errc::Internal, "out of memory building request headers");
+
+    CURLcode rc = CURLE_OK;
+    auto set = [&](CURLoption opt, auto value) {
+        if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, value);
+    };
+    set(CURLOPT_URL, url.c_str());
+    set(CURLOPT_HTTPHEADER, headers.list);
+    methodStore.assign(method);
+    const bool sendsBody =
+        !body.empty() || method == "POST" || method == "PUT" || method == "PATCH";
+    if (sendsBody) {
+        set(CURLOPT_POST, 1L);
+        set(CURLOPT_POSTFIELDS, body.empty() ? "" : body.data());
+        set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    } else {
+        set(CURLOPT_HTTPGET, 1L);
+    }
+    set(CURLOPT_CUSTOMREQUEST, method == (sendsBody ? "POST" : "GET") ? nullptr
+                                                                        : methodStore.c_str());
+    const long total = static_cast<long>(timeout.count());
+    set(CURLOPT_TIMEOUT_MS, total);
+    const auto connect = timeout.count() > 0 ? std::min(timeout, kMaxConnectTimeout)
+                                             : kMaxConnectTimeout;
+    set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect.count()));
+    if (rc != CURLE_OK)
+        return makeError(Errc::Internal, std::string(method) + " " + url +
+                                             ": curl setup failed: " + curl_easy_strerror(rc));
+    return core::success();
+}
+
+core::Error HttpClient::Impl::failure(CURLcode rc, std::string_view method,
+                                      const std::string& url) const {
+    std::string msg = std::string(method) + " " + url + ": " + curl_easy_strerror(rc);
+    if (errbuf[0] != '\0') msg += std::string(" (") + errbuf + ")";
+    return makeError(isConfigError(rc) ? Errc::InvalidConfig : Errc::Transient, std::move(msg));
+}
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::HttpClient(HttpClient&&) noexcept = default;
+HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
+HttpClient::~HttpClient() = default;
+
+Result<HttpClient> HttpClient::create(TlsConfig tls, std::string userAgent) {
+    if (!globalInit()) return makeError(Errc::Internal, "curl_global_init failed");
+    auto impl = std::make_unique<Impl>();
+    impl->h = curl_easy_init();
+    if (!impl->h) return makeError(Errc::Internal, "curl_easy_init failed");
+    if (auto r = impl->configure(tls, userAgent); !r) return r.error();
+    return HttpClient(std::move(impl));
+}
+
+void HttpClient::setBearerToken(std::string token) {
+    auto t = trim(token);
+    // A control character would let the token inject headers; send no token instead, so the
+    // server answers 401 and the caller sees which credentials are wrong.
+    const bool clean = std::none_of(t.begin(), t.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    impl_->authHeader = (t.empty() || !clean) ? std::string()
+                                              : "Authorization: Bearer " + std::string(t);
+}
+
+Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& url,
+                                      std::string_view body, std::string_view contentType,
+                                      std::chrono::milliseconds timeout) {
+    if (timeout.count() <= 0)
+        return makeError(Errc::Transient, std::string(method) + " " + url + ": no time left");
+    SList headers;
+    std::string methodStore;
+    if (auto r = impl_->prepare(method, url, body, contentType, timeout, headers, methodStore);
+        !r)
+        return r.error();
+    HttpResponse resp;
+    HeaderState hs;
+    BodyState bs{&resp.body};
+    curl_easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onHeader);
+    curl_easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
+    curl_easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onBody);
+    curl_easy_setopt(impl_->h, CURLOPT_WRITEDATA, &bs);
+    const CURLcode rc = curl_easy_perform(impl_->h);
+    curl_easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
+    if (bs.tooLarge)
+        return makeError(Errc::Internal, std::string(method) + " " + url +
+                                             ": response larger than " +
+                                             std::to_string(kMaxResponseBytes >> 20) + " MiB");
+    if (rc != CURLE_OK) return impl_->failure(rc, method, url);
+    curl_easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &resp.status);
+    resp.retryAfterSeconds = hs.retryAfter;
+    return resp;
+}
+
+Result<long> HttpClient::stream(const std::string& url, std::chrono::milliseconds timeout,
+                                std::function<bool(std::string_view chunk)> onData,
+                                std::string* errorBody) {
+    if (timeout.count() < 0) return makeError(Errc::Transient, "GET " + url + ": no time left");
+    SList headers;
+    std::string methodStore;
+    if (auto r = impl_->prepare("GET", url, {}, {}, timeout, headers, methodStore); !r)
+        return r.error();
+    HeaderState hs;
+    StreamState ss{impl_->h, &onData, errorBody};
+    curl_easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onHeader);
+    curl_easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
+    curl_easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onStreamBody);
+    curl_easy_setopt(impl_->h, CURLOPT_WRITEDATA, &ss);
+    const CURLcode rc = curl_easy_perform(impl_->h);
+    curl_easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
+    long status = 0;
+    curl_easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &status);
+    if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && ss.aborted))
+        return impl_->failure(rc, "GET", url);
+    return status;
+}
+
+}  // namespace allot::k8s

@@ -1,0 +1,153 @@
+#include "store/memory_store.h"
+
+namespace allot::store {
+
+bool reservedFor(const Reservation& r, const core::Owner& owner) {
+    if (!r.containerId.empty() && r.containerId == owner.containerId)
+        return r.ifName.empty() || r.ifName == owner.ifName;
+    return !owner.podRef.empty() && r.podRef == owner.podRef &&
+           (r.ifName.empty() || r.ifName == owner.ifName);
+}
+
+using core::Errc;
+using core::makeError;
+
+std::optional<core::Error> MemoryStore::injected() {
+    ++calls_;
+    if (down_) return makeError(Errc::Transient, "store unreachable (injected)");
+    if (failLeft_ > 0) {
+        --failLeft_;
+        return makeError(failCode_, "injected failure");
+    }
+    return std::nullopt;
+}
+
+Result<Pool> MemoryStore::getPool(const std::string& name) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    auto it = pools_.find(name);
+    if (it == pools_.end()) return makeError(Errc::NotFound, "pool " + name + " not found");
+    return it->second;
+}
+
+Result<Pool> MemoryStore::createPool(const Pool& pool) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    if (pools_.count(pool.name)) return makeError(Errc::AlreadyExists, "pool " + pool.name + " already exists");
+    Pool p = pool;
+    p.resourceVersion = std::to_string(++version_);
+    pools_[p.name] = p;
+    return p;
+}
+
+Result<Pool> MemoryStore::updatePool(const Pool& pool) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    auto it = pools_.find(pool.name);
+    if (it == pools_.end()) return makeError(Errc::NotFound, "pool " + pool.name + " not found");
+    if (conflictLeft_ > 0) {
+        --conflictLeft_;
+        it->second.resourceVersion = std::to_string(++version_);  // a concurrent writer
+    }
+    if (it->second.resourceVersion != pool.resourceVersion) {
+        return makeError(Errc::Conflict, "pool " + pool.name + " was modified (have version " +
+                                             pool.resourceVersion + ", stored " +
+                                             it->second.resourceVersion + ")");
+    }
+    Pool p = pool;
+    p.range = it->second.range;
+    p.resourceVersion = std::to_string(++version_);
+    it->second = p;
+    return p;
+}
+
+Result<std::vector<Pool>> MemoryStore::listPools() {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    std::vector<Pool> out;
+    for (const auto& [name, p] : pools_) out.push_back(p);
+    return out;
+}
+
+Result<Reservation> MemoryStore::getReservation(const std::string& name) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    auto it = reservations_.find(name);
+    if (it == reservations_.end()) return makeError(Errc::NotFound, "reservation " + name + " not found");
+    return it->second;
+}
+
+Result<Reservation> MemoryStore::createReservation(const Reservation& r) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    if (reservations_.count(r.name))
+        return makeError(Errc::AlreadyExists, "reservation " + r.name + " already exists");
+    Reservation s = r;
+    s.resourceVersion = std::to_string(++version_);
+    reservations_[s.name] = s;
+    return s;
+}
+
+Result<void> MemoryStore::deleteReservation(const std::string& name,
+                                            const std::string& resourceVersion) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    auto it = reservations_.find(name);
+    if (it == reservations_.end()) return makeError(Errc::NotFound, "reservation " + name + " not found");
+    if (!resourceVersion.empty() && it->second.resourceVersion != resourceVersion)
+        return makeError(Errc::Conflict, "reservation " + name + " changed since it was read");
+    reservations_.erase(it);
+    return {};
+}
+
+Result<std::vector<Reservation>> MemoryStore::listReservations() {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    std::vector<Reservation> out;
+    for (const auto& [name, r] : reservations_) out.push_back(r);
+    return out;
+}
+
+Result<std::string> MemoryStore::nodeSlice(const std::string& sliceName, const std::string& node) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    auto it = slices_.find({sliceName, node});
+    if (it == slices_.end())
+        return makeError(Errc::NotFound, "no node slice for node " + node + " in " + sliceName);
+    return it->second;
+}
+
+void MemoryStore::setNodeSlice(const std::string& sliceName, const std::string& node,
+                               const std::string& cidr) {
+    std::lock_guard lock(mu_);
+    slices_[{sliceName, node}] = cidr;
+}
+
+Result<void> MemoryStore::ping() {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    return {};
+}
+
+void MemoryStore::failNext(int n, core::Errc code) {
+    std::lock_guard lock(mu_);
+    failLeft_ = n;
+    failCode_ = code;
+}
+
+void MemoryStore::conflictNext(int n) {
+    std::lock_guard lock(mu_);
+    conflictLeft_ = n;
+}
+
+void MemoryStore::setUnreachable(bool down) {
+    std::lock_guard lock(mu_);
+    down_ = down;
+}
+
+int MemoryStore::calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+}
+
+}  // namespace allot::store

@@ -1,0 +1,51 @@
+#pragma once
+// In-memory PoolStore for unit tests, with fault injection. Thread-safe.
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "store/pool_store.h"
+
+namespace allot::store {
+
+class MemoryStore : public PoolStore {
+public:
+    Result<Pool> getPool(const std::string& name) override;
+    Result<Pool> createPool(const Pool& pool) override;
+    Result<Pool> updatePool(const Pool& pool) override;
+    Result<std::vector<Pool>> listPools() override;
+    Result<Reservation> getReservation(const std::string& name) override;
+    Result<Reservation> createReservation(const Reservation& r) override;
+    Result<void> deleteReservation(const std::string& name,
+                                   const std::string& resourceVersion) override;
+    Result<std::vector<Reservation>> listReservations() override;
+    Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
+    Result<void> ping() override;
+
+    void setNodeSlice(const std::string& sliceName, const std::string& node, const std::string& cidr);
+
+    // Fault injection: the next `n` calls of any kind fail with `code`.
+    void failNext(int n, core::Errc code);
+    // The next `n` updatePool calls see a concurrent writer and return Conflict.
+    void conflictNext(int n);
+    // Every call fails with Transient until cleared (an unreachable API server).
+    void setUnreachable(bool down);
+    int calls() const;
+
+private:
+    std::optional<core::Error> injected();
+
+    mutable std::mutex mu_;
+    std::map<std::string, Pool> pools_;
+    std::map<std::string, Reservation> reservations_;
+    std::map<std::pair<std::string, std::string>, std::string> slices_;
+    uint64_t version_ = 0;
+    int failLeft_ = 0;
+    core::Errc failCode_ = core::Errc::Transient;
+    int conflictLeft_ = 0;
+    bool down_ = false;
+    int calls_ = 0;
+};
+
+}  // namespace allot::store

@@ -1,0 +1,52 @@
+#pragma once
+// The CNI environment contract: CNI_COMMAND and friends, and CNI_ARGS.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ip.h"
+#include "core/result.h"
+
+namespace allot::plugin {
+
+using core::Result;
+
+enum class Command { Add, Del, Check, Gc, Status, Version };
+
+struct CniArgs {
+    std::string podName;
+    std::string podNamespace;
+    std::string podUid;
+    std::string infraContainerId;
+    std::vector<core::IpAddress> ips;  // IP=a,b (prefix lengths are accepted and ignored)
+    std::string podRef() const {
+        return podName.empty() ? std::string() : podNamespace + "/" + podName;
+    }
+};
+
+struct CniEnv {
+    Command command = Command::Version;
+    std::string commandName;
+    std::string containerId;
+    std::string netns;
+    std::string ifName;
+    std::string path;
+    CniArgs args;
+};
+
+using EnvMap = std::map<std::string, std::string>;
+
+// Reads the CNI_* variables and checks what the verb requires (CNI spec: ADD and CHECK need
+// CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME; DEL needs CNI_CONTAINERID and CNI_IFNAME).
+// Errors are BadEnvironment naming the variable.
+Result<CniEnv> parseEnv(const EnvMap& env);
+
+// "K=V;K2=V2", split on the first '='. Unknown keys are an error unless IgnoreUnknown is set.
+Result<CniArgs> parseCniArgs(const std::string& text);
+
+bool validContainerId(const std::string& id);
+bool validIfName(const std::string& name);
+
+}  // namespace allot::plugin

@@ -1,0 +1,112 @@
+#pragma once
+// The allocation engine: ADD, DEL, CHECK, GC and STATUS over a PoolStore, with optimistic
+// concurrency (resourceVersion-guarded writes, jittered exponential backoff inside a
+// deadline), node-local serialisation and overlapping-range reservations.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "plugin/cni_result.h"
+#include "plugin/net_config.h"
+#include "store/pool_store.h"
+
+namespace allot::plugin {
+
+using Clock = std::chrono::steady_clock;
+
+// Node-local mutual exclusion per pool (a file lock in production). acquire() blocks until
+// the lock is held or the deadline passes (Transient).
+class PoolLocker {
+public:
+    virtual ~PoolLocker() = default;
+    class Guard {
+    public:
+        virtual ~Guard() = default;
+    };
+    virtual core::Result<std::unique_ptr<Guard>> acquire(const std::string& pool,
+                                                         Clock::time_point deadline) = 0;
+};
+
+// A release that could not reach the store, kept for allot-gc to replay.
+struct JournalEntry {
+    std::string poolNamespace;
+    std::vector<std::string> pools;
+    std::string networkName;
+    std::string containerId;
+    std::string ifName;
+    std::string podRef;
+    std::string node;
+};
+
+class ReleaseJournal {
+public:
+    virtual ~ReleaseJournal() = default;
+    virtual core::Result<void> record(const JournalEntry& e) = 0;
+};
+
+// Remembers the last pool object this node read or wrote, so an uncontended ADD can skip the
+// read: the write carries the cached resourceVersion and fails with Conflict if stale.
+class PoolCache {
+public:
+    virtual ~PoolCache() = default;
+    virtual std::optional<store::Pool> load(const std::string& pool) = 0;
+    virtual void save(const store::Pool& pool) = 0;
+    virtual void drop(const std::string& pool) = 0;
+};
+
+struct EngineContext {
+    explicit EngineContext(store::PoolStore& s) : store(s) {}
+    store::PoolStore& store;
+    PoolLocker* locker = nullptr;     // null: no node-local lock (tests)
+    ReleaseJournal* journal = nullptr;
+    PoolCache* cache = nullptr;
+    std::string node;
+    std::string poolNamespace;
+    Clock::time_point deadline = Clock::time_point::max();
+    std::function<void(std::chrono::milliseconds)> sleep;  // backoff; default sleeps
+    // Counters for tests and benchmarks.
+    int conflicts = 0;
+    int storeRetries = 0;
+};
+
+struct AddOutcome {
+    CniResult result;
+};
+
+// ADD: one address per range, in order; a later failure releases the ranges taken earlier.
+core::Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                            const NetConf& net, const core::Owner& owner,
+                            const std::vector<core::IpAddress>& requested);
+
+// DEL: releases (containerId, ifName) in every range. Nothing to release is success. When
+// the store stays unreachable until the deadline, the release is journaled and DEL succeeds
+// (the returned bool says whether it was journaled).
+core::Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                       const core::Owner& owner);
+
+// CHECK: every range holds an allocation for (containerId, ifName) and prevResult lists it.
+core::Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                                          const NetConf& net, const core::Owner& owner);
+
+// GC: releases allocations recorded for this node and this network (`netName`) whose
+// (containerId, ifName) is not in `valid`. Entries without a recorded node or network (for
+// example written by Whereabouts) are never touched. Returns how many were released.
+core::Result<size_t> gc(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                        const std::string& netName, const std::vector<Attachment>& valid);
+
+// STATUS: the store answers and no range is exhausted (Exhausted / Transient otherwise).
+core::Result<void> status(EngineContext& ctx, const core::ValidatedConfig& cfg);
+
+// The pool name and effective range of each configured range on this node.
+struct Target {
+    core::IpRange range;
+    std::string pool;
+};
+core::Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                                                 const std::string& netName);
+
+}  // namespace allot::plugin

@@ -1,0 +1,51 @@
+#include "plugin/log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+
+namespace allot::plugin {
+
+LogLevel parseLogLevel(const std::string& s) {
+    if (s == "debug" || s == "verbose") return LogLevel::Debug;
+    if (s == "error" || s == "panic") return LogLevel::Error;
+    return LogLevel::Info;
+}
+
+Logger::~Logger() {
+    if (file_) std::fclose(file_);
+}
+
+bool Logger::open(const std::string& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    FILE* f = ::fdopen(fd, "a");
+    if (!f) {
+        ::close(fd);
+        return false;
+    }
+    if (file_) std::fclose(file_);
+    file_ = f;
+    return true;
+}
+
+void Logger::setContext(const std::string& containerId, const std::string& podRef) {
+    context_ = "container=" + (containerId.empty() ? std::string("-") : containerId) +
+               " pod=" + (podRef.empty() ? std::string("-") : podRef);
+}
+
+void Logger::write(LogLevel l, const char* name, const std::string& msg) {
+    if (l < level_) return;
+    char ts[32];
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    FILE* out = file_ ? file_ : stderr;
+    std::fprintf(out, "%s %s allot[%d] %s: %s\n", ts, name, static_cast<int>(::getpid()),
+                 context_.c_str(), msg.c_str());
+    std::fflush(out);
+}
+
+}  // namespace allot::plugin

@@ -1,0 +1,306 @@
+#include "plugin/net_config.h"
+
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+
+namespace allot::plugin {
+
+using core::Errc;
+using core::makeError;
+using json::Value;
+
+namespace {
+
+core::Error bad(const std::string& key, const std::string& why) {
+    return makeError(Errc::InvalidConfig, "\"" + key + "\" " + why);
+}
+
+Result<std::string> optString(const Value& obj, const std::string& prefix, const char* key) {
+    const Value* v = obj.find(key);
+    if (!v || v->isNull()) return std::string();
+    if (!v->isString()) return bad(prefix + key, std::string("must be a string, got ") + v->typeName());
+    return v->asString();
+}
+
+Result<std::vector<std::string>> stringList(const Value& obj, const std::string& prefix, const char* key) {
+    std::vector<std::string> out;
+    const Value* v = obj.find(key);
+    if (!v || v->isNull()) return out;
+    if (!v->isArray()) return bad(prefix + key, std::string("must be a list of strings, got ") + v->typeName());
+    for (size_t i = 0; i < v->items().size(); ++i) {
+        const Value& item = v->items()[i];
+        if (!item.isString())
+            return bad(prefix + key + "[" + std::to_string(i) + "]",
+                       std::string("must be a string, got ") + item.typeName());
+        out.push_back(item.asString());
+    }
+    return out;
+}
+
+Result<core::RangeSpec> rangeSpec(const Value& obj, const std::string& prefix) {
+    core::RangeSpec r;
+    auto range = optString(obj, prefix, "range");
+    auto start = optString(obj, prefix, "range_start");
+    auto end = optString(obj, prefix, "range_end");
+    auto exclude = stringList(obj, prefix, "exclude");
+    for (auto* s : {&range, &start, &end})
+        if (!*s) return s->error();
+    if (!exclude) return exclude.error();
+    r.range = *range;
+    r.rangeStart = *start;
+    r.rangeEnd = *end;
+    r.exclude = *exclude;
+    return r;
+}
+
+// Parses "10.0.0.5" or "10.0.0.5/24" (the prefix length of a requested IP is ignored: the
+// range decides it).
+Result<std::vector<core::IpAddress>> ipList(const Value& v, const std::string& key) {
+    std::vector<core::IpAddress> out;
+    if (v.isNull()) return out;
+    if (!v.isArray()) return bad(key, std::string("must be a list of IP addresses, got ") + v.typeName());
+    for (size_t i = 0; i < v.items().size(); ++i) {
+        const Value& item = v.items()[i];
+        std::string k = key + "[" + std::to_string(i) + "]";
+        if (!item.isString()) return bad(k, std::string("must be a string, got ") + item.typeName());
+        auto ip = core::IpAddress::parse(item.asString().substr(0, item.asString().find('/')));
+        if (!ip) return bad(k, ip.error().message);
+        out.push_back(*ip);
+    }
+    return out;
+}
+
+Result<Value> readFlatFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return makeError(Errc::NotFound, path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    if (text.size() > kMaxConfigBytes) return bad("configuration_path", "file " + path + " is larger than 1 MiB");
+    auto v = json::parse(text);
+    if (!v) return makeError(Errc::InvalidConfig, "flat config " + path + ": " + v.error().message);
+    if (!v->isObject()) return makeError(Errc::InvalidConfig, "flat config " + path + " is not a JSON object");
+    return v;
+}
+
+bool isFile(const std::string& path) {
+    struct stat st{};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Fills keys absent from `ipam` from `flat`; nested objects ("kubernetes") merge key by key.
+void mergeUnder(Value& ipam, const Value& flat) {
+    for (const auto& [key, value] : flat.members()) {
+        Value* mine = ipam.find(key);
+        if (!mine || mine->isNull()) {
+            ipam.set(key, value);
+        } else if (mine->isObject() && value.isObject()) {
+            mergeUnder(*mine, value);
+        }
+    }
+}
+
+Result<core::IpamConfig> decodeIpam(const Value& ipam) {
+    core::IpamConfig c;
+    const std::string p = "ipam.";
+    auto type = optString(ipam, p, "type");
+    if (!type) return type.error();
+    c.type = *type;
+
+    auto top = rangeSpec(ipam, p);
+    if (!top) return top.error();
+    if (!top->range.empty()) {
+        c.ranges.push_back(*top);
+        c.topLevelRange = true;
+    } else if (!top->rangeStart.empty() || !top->rangeEnd.empty()) {
+        return bad(p + "range_start", "is set but \"range\" is not");
+    }
+    if (const Value* list = ipam.find("ipRanges"); list && !list->isNull()) {
+        if (!list->isArray()) return bad(p + "ipRanges", std::string("must be a list, got ") + list->typeName());
+        if (list->items().size() > static_cast<size_t>(core::kMaxRanges))
+            return bad(p + "ipRanges", "has more than " + std::to_string(core::kMaxRanges) + " entries");
+        for (size_t i = 0; i < list->items().size(); ++i) {
+            std::string k = p + "ipRanges[" + std::to_string(i) + "].";
+            const Value& item = list->items()[i];
+            if (!item.isObject()) return bad(k.substr(0, k.size() - 1), "must be an object");
+            auto r = rangeSpec(item, k);
+            if (!r) return r.error();
+            if (r->range.empty()) return bad(k + "range", "is required");
+            c.ranges.push_back(*r);
+        }
+    }
+
+    struct {
+        const char* key;
+        std::string* out;
+    } strings[] = {{"gateway", &c.gateway},           {"network_name", &c.networkName},
+                   {"node_slice_size", &c.nodeSliceSize}, {"log_file", &c.logFile},
+                   {"log_level", &c.logLevel},        {"configuration_path", &c.configurationPath},
+                   {"namespace", &c.poolNamespace},   {"lock_dir", &c.lockDir},
+                   {"journal_dir", &c.journalDir}};
+    for (auto& s : strings) {
+        auto v = optString(ipam, p, s.key);
+        if (!v) return v.error();
+        *s.out = *v;
+    }
+    if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
+        if (!v->isBool()) return bad(p + "enable_overlapping_ranges", std::string("must be true or false, got ") + v->typeName());
+        c.enableOverlappingRanges = v->asBool();
+    }
+    if (const Value* v = ipam.find("kubernetes"); v && !v->isNull()) {
+        if (!v->isObject()) return bad(p + "kubernetes", "must be an object");
+        auto kc = optString(*v, p + "kubernetes.", "kubeconfig");
+        if (!kc) return kc.error();
+        c.kubeconfig = *kc;
+    }
+    if (const Value* v = ipam.find("deadline_ms"); v && !v->isNull()) {
+        auto n = v->asInt();
+        if (!n || *n <= 0 || *n > core::kMaxDeadlineMs)
+            return bad(p + "deadline_ms", "must be a whole number of milliseconds between 1 and " +
+                                              std::to_string(core::kMaxDeadlineMs));
+        c.deadlineMs = static_cast<int>(*n);
+    }
+    // Accepted for compatibility and unused: allot takes no global lock and never sleeps.
+    for (const char* numeric : {"leader_lease_duration", "leader_renew_deadline",
+                                "leader_retry_period", "sleep_for_race"}) {
+        if (const Value* v = ipam.find(numeric); v && !v->isNull() && !v->isNumber())
+            return bad(p + numeric, std::string("must be a number, got ") + v->typeName());
+    }
+    if (const Value* v = ipam.find("addresses"); v && !v->isNull()) {
+        if (!v->isArray()) return bad(p + "addresses", "must be a list");
+        for (size_t i = 0; i < v->items().size(); ++i) {
+            std::string k = p + "addresses[" + std::to_string(i) + "].";
+            const Value& item = v->items()[i];
+            if (!item.isObject()) return bad(k.substr(0, k.size() - 1), "must be an object");
+            auto a = optString(item, k, "address");
+            auto g = optString(item, k, "gateway");
+            if (!a) return a.error();
+            if (!g) return g.error();
+            if (a->empty()) return bad(k + "address", "is required");
+            c.addresses.push_back({*a, *g});
+        }
+    }
+    return c;
+}
+
+}  // namespace
+
+std::vector<std::string> defaultFlatFiles() {
+    return {"/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf",
+            "/etc/cni/net.d/whereabouts.d/whereabouts.conf", "/etc/cni/net.d/allot.d/allot.conf"};
+}
+
+Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles) {
+    if (stdinText.size() > kMaxConfigBytes)
+        return makeError(Errc::Decode, "network configuration is larger than 1 MiB");
+    auto doc = json::parse(stdinText);
+    if (!doc) return makeError(Errc::Decode, "network configuration: " + doc.error().message);
+    if (!doc->isObject())
+        return makeError(Errc::Decode, std::string("network configuration must be a JSON object, got ") +
+                                           doc->typeName());
+    NetConf n;
+    auto ver = optString(*doc, "", "cniVersion");
+    if (!ver) return ver.error();
+    n.cniVersion = ver->empty() ? "0.1.0" : *ver;
+    auto name = optString(*doc, "", "name");
+    if (!name) return name.error();
+    n.name = *name;
+
+    Value ipam = Value::object();
+    if (const Value* v = doc->find("ipam"); v && !v->isNull()) {
+        if (!v->isObject()) return bad("ipam", std::string("must be an object, got ") + v->typeName());
+        ipam = *v;
+    } else {
+        return bad("ipam", "is missing");
+    }
+
+    // Flat file: configuration_path when given (it must exist), else the first default found.
+    auto confPath = optString(ipam, "ipam.", "configuration_path");
+    if (!confPath) return confPath.error();
+    std::string flat;
+    if (!confPath->empty()) {
+        if (isFile(*confPath)) {
+            flat = *confPath;
+        } else {
+            // Whereabouts also treats configuration_path as the directory holding the file.
+            for (const char* f : {"/whereabouts.conf", "/allot.conf"})
+                if (flat.empty() && isFile(*confPath + f)) flat = *confPath + f;
+            if (flat.empty())
+                return bad("ipam.configuration_path", "names \"" + *confPath + "\", which does not exist");
+        }
+    } else {
+        for (const auto& f : flatFiles)
+            if (flat.empty() && isFile(f)) flat = f;
+    }
+    if (!flat.empty()) {
+        auto fv = readFlatFile(flat);
+        if (!fv) return fv.error();
+        mergeUnder(ipam, *fv);
+        n.flatFile = flat;
+    }
+
+    auto cfg = decodeIpam(ipam);
+    if (!cfg) return cfg.error();
+    n.ipam = std::move(*cfg);
+    if (const Value* r = ipam.find("routes"); r && !r->isNull()) {
+        if (!r->isArray()) return bad("ipam.routes", "must be a list");
+        for (size_t i = 0; i < r->items().size(); ++i) {
+            const Value& item = r->items()[i];
+            std::string k = "ipam.routes[" + std::to_string(i) + "]";
+            if (!item.isObject()) return bad(k, "must be an object");
+            auto dst = optString(item, k + ".", "dst");
+            if (!dst) return dst.error();
+            if (!core::Cidr::parse(*dst)) return bad(k + ".dst", "\"" + *dst + "\" is not a CIDR");
+            auto gw = optString(item, k + ".", "gw");
+            if (!gw) return gw.error();
+            if (!gw->empty() && !core::IpAddress::parse(*gw)) return bad(k + ".gw", "\"" + *gw + "\" is not an IP address");
+        }
+        n.routes = *r;
+    }
+    if (const Value* d = ipam.find("dns"); d && !d->isNull()) {
+        if (!d->isObject()) return bad("ipam.dns", "must be an object");
+        n.dns = *d;
+    }
+
+    // Requested IPs: runtimeConfig.ips (the "ips" capability) first, then args.cni.ips.
+    if (const Value* rc = doc->find("runtimeConfig"); rc && rc->isObject()) {
+        if (const Value* ips = rc->find("ips")) {
+            auto l = ipList(*ips, "runtimeConfig.ips");
+            if (!l) return l.error();
+            n.requestedIps = *l;
+        }
+    }
+    if (n.requestedIps.empty()) {
+        if (const Value* args = doc->find("args"); args && args->isObject()) {
+            if (const Value* cni = args->find("cni"); cni && cni->isObject()) {
+                if (const Value* ips = cni->find("ips")) {
+                    auto l = ipList(*ips, "args.cni.ips");
+                    if (!l) return l.error();
+                    n.requestedIps = *l;
+                }
+            }
+        }
+    }
+    if (const Value* pr = doc->find("prevResult"); pr && !pr->isNull()) n.prevResult = *pr;
+
+    const Value* va = doc->find("cni.dev/valid-attachments");
+    if (!va) va = doc->find("cni.dev/attachments");
+    if (va && !va->isNull()) {
+        if (!va->isArray()) return bad("cni.dev/valid-attachments", "must be a list");
+        n.hasValidAttachments = true;
+        for (size_t i = 0; i < va->items().size(); ++i) {
+            const Value& item = va->items()[i];
+            std::string k = "cni.dev/valid-attachments[" + std::to_string(i) + "]";
+            if (!item.isObject()) return bad(k, "must be an object");
+            auto cid = optString(item, k + ".", "containerID");
+            auto ifn = optString(item, k + ".", "ifname");
+            if (!cid) return cid.error();
+            if (!ifn) return ifn.error();
+            n.validAttachments.push_back({*cid, *ifn});
+        }
+    }
+    return n;
+}
+
+}  // namespace allot::plugin

@@ -1,0 +1,44 @@
+#pragma once
+// Decodes the network configuration given on stdin (and the optional flat file) into the
+// core config model, plus what the CNI layer passes through (routes, dns, prevResult, ...).
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+#include "json/json.h"
+
+namespace allot::plugin {
+
+using core::Result;
+
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
+
+struct Attachment {
+    std::string containerId;
+    std::string ifName;
+};
+
+struct NetConf {
+    std::string cniVersion;
+    std::string name;
+    core::IpamConfig ipam;
+    json::Value routes;  // ipam.routes, passed through to the result
+    json::Value dns;     // ipam.dns, passed through to the result
+    std::vector<core::IpAddress> requestedIps;  // runtimeConfig.ips, else args.cni.ips
+    json::Value prevResult;
+    bool hasValidAttachments = false;
+    std::vector<Attachment> validAttachments;  // GC: cni.dev/valid-attachments
+    std::string flatFile;  // the flat file that was merged, if any
+};
+
+// Parses stdin. Decode (CNI 6) for malformed JSON; InvalidConfig (CNI 7) naming the key for
+// a value of the wrong type. `flatFiles` are the default flat-file locations, tried in order
+// after ipam.configuration_path; the first that exists is merged under the network config.
+Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles);
+
+// The default flat-file search list (Whereabouts' places, then allot's own).
+std::vector<std::string> defaultFlatFiles();
+
+}  // namespace allot::plugin

@@ -1,0 +1,159 @@
+#include "plugin/plugin.h"
+
+namespace allot::plugin {
+
+using core::Errc;
+
+namespace {
+
+Outcome fail(const std::string& version, int code, const std::string& msg, Logger* log,
+             const std::string& details = "") {
+    if (log) log->error(msg);
+    return Outcome{code, formatError(version, code, msg, details) + "\n"};
+}
+
+Outcome failWith(const std::string& version, const core::Error& e, Logger* log) {
+    return fail(version, cniCodeFor(e.code), e.message, log, core::errcName(e.code));
+}
+
+std::string versionOf(std::string_view stdinText) {
+    auto doc = json::parse(stdinText);
+    if (doc && doc->isObject()) {
+        if (const json::Value* v = doc->find("cniVersion"); v && v->isString()) return v->asString();
+    }
+    return "";
+}
+
+}  // namespace
+
+Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
+    Logger* log = deps.log;
+    auto parsedEnv = parseEnv(env);
+    const std::string guessedVersion = versionOf(stdinText);
+    const std::string errVersion = guessedVersion.empty() ? "1.1.0" : guessedVersion;
+    if (!parsedEnv) return failWith(errVersion, parsedEnv.error(), log);
+    CniEnv& e = *parsedEnv;
+    if (log) log->setContext(e.containerId, e.args.podRef());
+
+    if (e.command == Command::Version) {
+        std::string v = guessedVersion.empty() ? "1.1.0" : guessedVersion;
+        return Outcome{0, formatVersionInfo(v) + "\n"};
+    }
+
+    auto net = parseNetConf(stdinText, deps.flatFiles);
+    if (!net) return failWith(errVersion, net.error(), log);
+    const std::string& version = net->cniVersion;
+    if (!isSupportedVersion(version))
+        return fail(errVersion, kIncompatibleVersion,
+                    "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)", log);
+    if (e.command == Command::Check && compareVersions(version, "0.4.0") < 0)
+        return fail(version, kIncompatibleVersion, "CHECK needs cniVersion 0.4.0 or later, got " + version, log);
+    if ((e.command == Command::Gc || e.command == Command::Status) && compareVersions(version, "1.1.0") < 0)
+        return fail(version, kIncompatibleVersion,
+                    e.commandName + " needs cniVersion 1.1.0 or later, got " + version, log);
+
+    auto cfg = core::validate(net->ipam);
+    if (!cfg) return failWith(version, cfg.error(), log);
+    if (log) {
+        if (!cfg->raw.logFile.empty()) log->open(cfg->raw.logFile);
+        log->setLevel(parseLogLevel(cfg->raw.logLevel));
+    }
+
+    int budgetMs = cfg->raw.deadlineMs > 0 ? cfg->raw.deadlineMs : core::kDefaultDeadlineMs;
+    if (e.command == Command::Del) budgetMs = std::min(budgetMs, kDelDeadlineMs);
+    if (e.command == Command::Status) budgetMs = std::min(budgetMs, kStatusTimeoutMs);
+    const auto deadline = Clock::now() + std::chrono::milliseconds(budgetMs);
+
+    auto handle = deps.makeStore(*cfg, deadline);
+    if (!handle) {
+        if (e.command == Command::Status) return fail(version, kPluginNotAvailable, handle.error().message, log);
+        return failWith(version, handle.error(), log);
+    }
+    auto locker = deps.makeLocker ? deps.makeLocker(*cfg) : nullptr;
+    auto journal = deps.makeJournal ? deps.makeJournal(*cfg) : nullptr;
+    auto cache = deps.makeCache ? deps.makeCache(*cfg) : nullptr;
+    EngineContext ctx(*handle->store);
+    ctx.locker = locker.get();
+    ctx.journal = journal.get();
+    ctx.cache = cache.get();
+    ctx.node = deps.nodeName ? deps.nodeName(*cfg, *net) : std::string();
+    ctx.poolNamespace = handle->poolNamespace;
+    ctx.deadline = deadline;
+    ctx.sleep = deps.sleep;
+
+    core::Owner owner{e.containerId, e.args.podRef(), e.ifName, ctx.node, e.args.podUid, net->name};
+    Outcome out;
+    switch (e.command) {
+        case Command::Add: {
+            // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=.
+            std::vector<core::IpAddress> requested = net->requestedIps;
+            if (requested.empty()) requested = e.args.ips;
+            auto r = add(ctx, *cfg, *net, owner, requested);
+            if (!r) {
+                out = failWith(version, r.error(), log);
+                break;
+            }
+            std::string ips;
+            for (const auto& ip : r->ips) ips += (ips.empty() ? "" : ",") + ip.ip.str();
+            if (log) log->info("ADD allocated " + ips);
+            out = Outcome{0, formatResult(*r, version) + "\n"};
+            break;
+        }
+        case Command::Del: {
+            auto r = del(ctx, *cfg, owner);
+            if (!r) {
+                out = failWith(version, r.error(), log);
+                break;
+            }
+            if (log) log->info(*r ? "DEL could not reach the store; release journaled for allot-gc"
+                                  : "DEL released");
+            out = Outcome{0, ""};
+            break;
+        }
+        case Command::Check: {
+            auto r = check(ctx, *cfg, *net, owner);
+            if (!r) {
+                out = fail(version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
+                           r.error().message, log);
+                break;
+            }
+            if (deps.checkInterface) {
+                auto c = deps.checkInterface(e.netns, e.ifName, *r);
+                if (!c) {
+                    out = fail(version, kCheckFailed, c.error().message, log);
+                    break;
+                }
+            }
+            out = Outcome{0, ""};
+            break;
+        }
+        case Command::Gc: {
+            if (!net->hasValidAttachments) {
+                out = fail(version, kInvalidNetworkConfig, "GC needs \"cni.dev/valid-attachments\"", log);
+                break;
+            }
+            auto r = gc(ctx, *cfg, net->name, net->validAttachments);
+            if (!r) {
+                out = failWith(version, r.error(), log);
+                break;
+            }
+            if (log) log->info("GC released " + std::to_string(*r) + " allocation(s)");
+            out = Outcome{0, ""};
+            break;
+        }
+        case Command::Status: {
+            auto r = status(ctx, *cfg);
+            if (!r) {
+                out = fail(version, kPluginNotAvailable, r.error().message, log, core::errcName(r.code()));
+                break;
+            }
+            out = Outcome{0, ""};
+            break;
+        }
+        case Command::Version: break;
+    }
+    out.conflicts = ctx.conflicts;
+    return out;
+}
+
+}  // namespace allot::plugin

@@ -1,0 +1,47 @@
+#include "plugin/wiring.h"
+
+#include "plugin/netlink_check.h"
+#include "plugin/node_files.h"
+
+namespace allot::plugin {
+
+Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
+    Logger log;
+    auto envOr = [&](const char* key) {
+        auto it = env.find(key);
+        return it == env.end() ? std::string() : it->second;
+    };
+    Deps deps;
+    deps.log = &log;
+    deps.makeStore = [](const core::ValidatedConfig&, Clock::time_point) -> Result<StoreHandle> {
+        return core::makeError(core::Errc::Unsupported, "the Kubernetes store is not built yet");
+    };
+    deps.makeLocker = [](const core::ValidatedConfig& c) {
+        return makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+    };
+    deps.makeCache = [](const core::ValidatedConfig& c) {
+        return makeFileCache(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+    };
+    deps.makeJournal = [](const core::ValidatedConfig& c) {
+        return makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir : c.raw.journalDir);
+    };
+    deps.checkInterface = checkInterfaceAddresses;
+    std::string nodeEnv = envOr("NODENAME");
+    deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const NetConf& n) {
+        return lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
+    };
+    if (auto extra = envOr("ALLOT_FLAT_FILES"); !extra.empty()) {
+        // Test and packaging hook: a ':'-separated flat-file search list.
+        deps.flatFiles.clear();
+        size_t p = 0;
+        while (p <= extra.size()) {
+            size_t c = extra.find(':', p);
+            if (c == std::string::npos) c = extra.size();
+            if (c > p) deps.flatFiles.push_back(extra.substr(p, c - p));
+            p = c + 1;
+        }
+    }
+    return run(env, stdinText, deps);
+}
+
+}  // namespace allot::plugin

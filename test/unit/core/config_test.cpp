@@ -1,0 +1,121 @@
+#include <doctest/doctest.h>
+
+#include "core/config.h"
+
+using namespace allot::core;
+
+static IpamConfig base() {
+    IpamConfig c;
+    c.type = "whereabouts";
+    c.ranges.push_back({"10.0.0.0/24", "", "", {}});
+    c.topLevelRange = true;
+    return c;
+}
+
+static std::string err(const IpamConfig& c) {
+    auto r = validate(c);
+    REQUIRE(!r.ok());
+    CHECK(r.code() == Errc::InvalidConfig);
+    return r.error().message;
+}
+
+TEST_CASE("a minimal whereabouts config validates with overlapping ranges on by default") {
+    auto r = validate(base());
+    REQUIRE(r.ok());
+    CHECK(r->ranges.size() == 1);
+    CHECK(r->raw.enableOverlappingRanges);
+    CHECK(!r->gateway);
+}
+
+TEST_CASE("type must be allot or whereabouts") {
+    auto c = base();
+    c.type = "allot";
+    CHECK(validate(c).ok());
+    c.type = "host-local";
+    CHECK(err(c).find("host-local") != std::string::npos);
+}
+
+TEST_CASE("no range at all is an error") {
+    IpamConfig c;
+    c.type = "allot";
+    CHECK(err(c).find("range") != std::string::npos);
+}
+
+TEST_CASE("errors in the top-level range name \"range\", in ipRanges name the entry") {
+    auto c = base();
+    c.ranges[0].rangeStart = "10.9.9.9";
+    CHECK(err(c).find("\"range_start\"") != std::string::npos);
+    auto d = base();
+    d.ranges.push_back({"fd00::/64", "fd00::5", "fd00::2", {}});
+    CHECK(err(d).find("ipRanges[0].range_end") != std::string::npos);
+}
+
+TEST_CASE("overlapping ipRanges entries are rejected") {
+    auto c = base();
+    c.ranges.push_back({"10.0.0.128/25", "", "", {}});
+    auto m = err(c);
+    CHECK(m.find("10.0.0.128/25") != std::string::npos);
+    CHECK(m.find("overlaps") != std::string::npos);
+}
+
+TEST_CASE("dual-stack ipRanges validate") {
+    auto c = base();
+    c.ranges.push_back({"fd00::/64", "", "", {}});
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    CHECK(r->ranges[1].family() == Family::V6);
+}
+
+TEST_CASE("the gateway must parse and sit inside a range") {
+    auto c = base();
+    c.gateway = "10.0.0.1";
+    CHECK(validate(c)->gateway->str() == "10.0.0.1");
+    c.gateway = "10.0.5.1";
+    CHECK(err(c).find("gateway") != std::string::npos);
+    c.gateway = "ten";
+    CHECK(err(c).find("ten") != std::string::npos);
+}
+
+TEST_CASE("network_name must be usable in object names") {
+    auto c = base();
+    c.networkName = "Blue_Net";
+    CHECK(err(c).find("network_name") != std::string::npos);
+    c.networkName = "blue-net";
+    CHECK(validate(c).ok());
+}
+
+TEST_CASE("node_slice_size must be a prefix longer than the range") {
+    auto c = base();
+    c.ranges[0].range = "10.0.0.0/16";
+    c.nodeSliceSize = "/24";
+    CHECK(*validate(c)->sliceSize == 24);
+    c.nodeSliceSize = "/8";
+    CHECK(err(c).find("node_slice_size") != std::string::npos);
+    c.nodeSliceSize = "big";
+    CHECK(err(c).find("big") != std::string::npos);
+}
+
+TEST_CASE("static addresses keep their host part") {
+    auto c = base();
+    c.addresses.push_back({"10.9.0.5/24", "10.9.0.1"});
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    CHECK(r->staticAddresses[0].first.ip.str() == "10.9.0.5");
+    CHECK(r->staticAddresses[0].first.prefix == 24);
+    c.addresses[0].address = "10.9.0.5";
+    CHECK(err(c).find("addresses[0].address") != std::string::npos);
+}
+
+TEST_CASE("log_level accepts Whereabouts' levels only") {
+    auto c = base();
+    c.logLevel = "verbose";
+    CHECK(validate(c).ok());
+    c.logLevel = "loud";
+    CHECK(err(c).find("log_level") != std::string::npos);
+}
+
+TEST_CASE("too many ranges are rejected") {
+    auto c = base();
+    for (int i = 1; i <= kMaxRanges; ++i) c.ranges.push_back({"10." + std::to_string(i) + ".0.0/24", "", "", {}});
+    CHECK(err(c).find("limit") != std::string::npos);
+}

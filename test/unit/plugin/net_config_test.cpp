@@ -1,0 +1,119 @@
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "plugin/net_config.h"
+
+using namespace allot;
+using namespace allot::plugin;
+
+static std::string tempFile(const std::string& content) {
+    char tmpl[] = "/tmp/allot-flat-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    std::ofstream(tmpl) << content;
+    return tmpl;
+}
+
+static std::string err(const std::string& text, core::Errc code = core::Errc::InvalidConfig) {
+    auto r = parseNetConf(text, {});
+    REQUIRE(!r.ok());
+    CHECK(r.code() == code);
+    return r.error().message;
+}
+
+TEST_CASE("every Whereabouts IPAM key is accepted") {
+    auto r = parseNetConf(R"({"cniVersion":"1.0.0","name":"blue","type":"macvlan","master":"eth0",
+      "ipam":{"type":"whereabouts","range":"10.0.0.0/24","range_start":"10.0.0.10","range_end":"10.0.0.99",
+      "exclude":["10.0.0.50/31","10.0.0.60"],"gateway":"10.0.0.1","routes":[{"dst":"0.0.0.0/0"}],
+      "dns":{"nameservers":["1.1.1.1"]},"addresses":[{"address":"10.9.0.5/24","gateway":"10.9.0.1"}],
+      "network_name":"blue","enable_overlapping_ranges":false,"node_slice_size":"",
+      "kubernetes":{"kubeconfig":"/etc/kc"},"log_file":"/tmp/x.log","log_level":"debug",
+      "leader_lease_duration":1500,"leader_renew_deadline":1000,"leader_retry_period":500,
+      "sleep_for_race":0,"ipRanges":[{"range":"fd00::/64","exclude":["fd00::1"]}],"unknown_key":{"x":1}}})", {});
+    REQUIRE(r.ok());
+    const auto& c = r->ipam;
+    CHECK(c.ranges.size() == 2);
+    CHECK(c.topLevelRange);
+    CHECK(c.ranges[0].rangeStart == "10.0.0.10");
+    CHECK(c.ranges[0].exclude.size() == 2);
+    CHECK(c.ranges[1].range == "fd00::/64");
+    CHECK(c.gateway == "10.0.0.1");
+    CHECK(c.networkName == "blue");
+    CHECK(!c.enableOverlappingRanges);
+    CHECK(c.kubeconfig == "/etc/kc");
+    CHECK(c.logLevel == "debug");
+    CHECK(c.addresses.size() == 1);
+    CHECK(r->routes.isArray());
+    CHECK(r->dns.isObject());
+    CHECK(r->name == "blue");
+}
+
+TEST_CASE("malformed JSON is a decode error") {
+    err("{", core::Errc::Decode);
+    err("[1]", core::Errc::Decode);
+}
+
+TEST_CASE("wrong types name the key") {
+    CHECK(err(R"({"ipam":{"type":"allot","range":5}})").find("ipam.range") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","exclude":"10.0.0.1"}})").find("exclude") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","ipRanges":[{"range_start":"10.0.0.1"}]}})").find("ipRanges[0].range") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","enable_overlapping_ranges":"yes"}})").find("enable_overlapping_ranges") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","routes":[{"dst":"x"}]}})").find("routes[0].dst") != std::string::npos);
+    CHECK(err(R"({"ipam":"allot"})").find("ipam") != std::string::npos);
+    CHECK(err(R"({"cniVersion":"1.0.0"})").find("ipam") != std::string::npos);
+}
+
+TEST_CASE("the flat file fills keys the network config leaves out; the network config wins") {
+    auto flat = tempFile(R"({"kubernetes":{"kubeconfig":"/flat/kc"},"range":"10.9.0.0/16","network_name":"flat"})");
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {"/nonexistent", flat});
+    REQUIRE(r.ok());
+    CHECK(r->ipam.kubeconfig == "/flat/kc");
+    CHECK(r->ipam.ranges[0].range == "10.0.0.0/24");
+    CHECK(r->ipam.networkName == "flat");
+    CHECK(r->flatFile == flat);
+}
+
+TEST_CASE("configuration_path selects the flat file and must exist") {
+    auto flat = tempFile(R"({"log_level":"error"})");
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + flat + "\"}}", {});
+    REQUIRE(r.ok());
+    CHECK(r->ipam.logLevel == "error");
+    CHECK(err(R"({"ipam":{"type":"allot","configuration_path":"/no/such/file"}})").find("/no/such/file") != std::string::npos);
+}
+
+TEST_CASE("a broken flat file is a config error naming the file") {
+    auto flat = tempFile("{oops");
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {flat});
+    REQUIRE(!r.ok());
+    CHECK(r.error().message.find(flat) != std::string::npos);
+}
+
+TEST_CASE("requested IPs come from runtimeConfig.ips, else args.cni.ips") {
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"runtimeConfig":{"ips":["10.0.0.7/24"]},
+      "args":{"cni":{"ips":["10.0.0.8"]}}})", {});
+    REQUIRE(r.ok());
+    REQUIRE(r->requestedIps.size() == 1);
+    CHECK(r->requestedIps[0].str() == "10.0.0.7");
+    auto a = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"args":{"cni":{"ips":["10.0.0.8"]}}})", {});
+    CHECK(a->requestedIps[0].str() == "10.0.0.8");
+    CHECK(err(R"({"ipam":{"type":"allot"},"runtimeConfig":{"ips":["nope"]}})").find("runtimeConfig.ips[0]") != std::string::npos);
+}
+
+TEST_CASE("GC attachments are read from cni.dev/valid-attachments or cni.dev/attachments") {
+    auto r = parseNetConf(R"({"cniVersion":"1.1.0","ipam":{"type":"allot","range":"10.0.0.0/24"},
+      "cni.dev/valid-attachments":[{"containerID":"a","ifname":"eth0"}]})", {});
+    REQUIRE(r.ok());
+    CHECK(r->hasValidAttachments);
+    CHECK(r->validAttachments.size() == 1);
+    auto o = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"cni.dev/attachments":[]})", {});
+    CHECK(o->hasValidAttachments);
+}
+
+TEST_CASE("oversized configs are refused") {
+    std::string big = R"({"ipam":{"type":"allot","range":"10.0.0.0/24","pad":")" + std::string(kMaxConfigBytes, 'x') + "\"}}";
+    CHECK(err(big, core::Errc::Decode).find("1 MiB") != std::string::npos);
+}

@@ -1,0 +1,327 @@
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "plugin/plugin.h"
+#include "store/memory_store.h"
+
+using namespace allot;
+using namespace allot::plugin;
+
+namespace {
+
+// Shares one MemoryStore between plugin invocations, like the API server between processes.
+struct Shared : store::PoolStore {
+    std::shared_ptr<store::MemoryStore> s;
+    explicit Shared(std::shared_ptr<store::MemoryStore> x) : s(std::move(x)) {}
+    core::Result<store::Pool> getPool(const std::string& n) override { return s->getPool(n); }
+    core::Result<store::Pool> createPool(const store::Pool& p) override { return s->createPool(p); }
+    core::Result<store::Pool> updatePool(const store::Pool& p) override { return s->updatePool(p); }
+    core::Result<std::vector<store::Pool>> listPools() override { return s->listPools(); }
+    core::Result<store::Reservation> getReservation(const std::string& n) override { return s->getReservation(n); }
+    core::Result<store::Reservation> createReservation(const store::Reservation& r) override {
+        return s->createReservation(r);
+    }
+    core::Result<void> deleteReservation(const std::string& n, const std::string& v) override {
+        return s->deleteReservation(n, v);
+    }
+    core::Result<std::vector<store::Reservation>> listReservations() override { return s->listReservations(); }
+    core::Result<std::string> nodeSlice(const std::string& a, const std::string& b) override {
+        return s->nodeSlice(a, b);
+    }
+    core::Result<void> ping() override { return s->ping(); }
+};
+
+struct MemJournal : ReleaseJournal {
+    std::vector<JournalEntry>* out;
+    explicit MemJournal(std::vector<JournalEntry>* o) : out(o) {}
+    core::Result<void> record(const JournalEntry& e) override {
+        out->push_back(e);
+        return {};
+    }
+};
+
+struct Harness {
+    std::shared_ptr<store::MemoryStore> mem = std::make_shared<store::MemoryStore>();
+    std::vector<JournalEntry> journal;
+    std::string node = "node-a";
+    std::vector<std::string> checkedNetns;
+    bool ifaceOk = true;
+    Deps deps;
+
+    Harness() {
+        deps.flatFiles = {};
+        deps.makeStore = [this](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
+            return StoreHandle{std::make_unique<Shared>(mem), "kube-system"};
+        };
+        deps.makeJournal = [this](const core::ValidatedConfig&) { return std::make_unique<MemJournal>(&journal); };
+        deps.nodeName = [this](const core::ValidatedConfig&, const NetConf&) { return node; };
+        deps.sleep = [](std::chrono::milliseconds) {};
+        deps.checkInterface = [this](const std::string& netns, const std::string&,
+                                     const std::vector<IpResult>& ips) -> core::Result<void> {
+            checkedNetns.push_back(netns);
+            if (!ifaceOk) return core::makeError(core::Errc::NotFound, "address " + ips[0].ip.str() + " missing");
+            return {};
+        };
+    }
+
+    Outcome call(const std::string& cmd, const std::string& conf, const std::string& cid = "ctr1",
+                 const std::string& ifname = "net1", const std::string& args = "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1") {
+        EnvMap env{{"CNI_COMMAND", cmd}, {"CNI_CONTAINERID", cid}, {"CNI_NETNS", "/var/run/netns/t"},
+                   {"CNI_IFNAME", ifname}, {"CNI_PATH", "/opt/cni/bin"}, {"CNI_ARGS", args}};
+        return run(env, conf, deps);
+    }
+};
+
+std::string conf(const std::string& ipam, const std::string& version = "1.1.0", const std::string& extra = "") {
+    return R"({"cniVersion":")" + version + R"(","name":"net","type":"macvlan",)" + extra +
+           R"("ipam":{"type":"allot",)" + ipam + "}}";
+}
+
+const std::string kV4 = R"("range":"10.0.0.0/29","gateway":"10.0.0.1")";
+
+json::Value parsed(const Outcome& o) {
+    auto v = json::parse(o.stdoutText);
+    REQUIRE_MESSAGE(v.ok(), o.stdoutText);
+    return *v;
+}
+
+int errorCode(const Outcome& o) {
+    auto v = parsed(o);
+    return static_cast<int>(*v.find("code")->asInt());
+}
+
+std::string firstAddress(const Outcome& o) {
+    auto v = parsed(o);
+    return v.find("ips")->items()[0].find("address")->asString();
+}
+
+}  // namespace
+
+TEST_CASE("ADD returns the lowest free address with the gateway, and DEL frees it") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4));
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.stdoutText == R"({"cniVersion":"1.1.0","ips":[{"address":"10.0.0.2/29","gateway":"10.0.0.1"}],"dns":{}})" "\n");
+    auto pool = h.mem->getPool("10.0.0.0-29");
+    REQUIRE(pool.ok());
+    CHECK(pool->allocations.at(2).node == "node-a");
+    CHECK(pool->allocations.at(2).podRef == "ns/pod1");
+    CHECK(h.mem->getReservation("10.0.0.2").ok());
+    auto d = h.call("DEL", conf(kV4));
+    CHECK(d.exitCode == 0);
+    CHECK(d.stdoutText.empty());
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.empty());
+    CHECK(h.mem->getReservation("10.0.0.2").code() == core::Errc::NotFound);
+}
+
+TEST_CASE("a repeated ADD for the same container is idempotent") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4));
+    auto b = h.call("ADD", conf(kV4));
+    CHECK(firstAddress(a) == firstAddress(b));
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 1);
+}
+
+TEST_CASE("a new sandbox of the same pod gets the pod's address") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4), "old");
+    auto b = h.call("ADD", conf(kV4), "new");
+    CHECK(firstAddress(a) == firstAddress(b));
+    CHECK(h.call("DEL", conf(kV4), "old").exitCode == 0);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 1);
+    CHECK(h.mem->getReservation("10.0.0.2").ok());
+}
+
+TEST_CASE("results follow the requested CNI version") {
+    Harness h;
+    auto old = h.call("ADD", conf(kV4, "0.2.0"), "c020");
+    CHECK(parsed(old).find("ip4") != nullptr);
+    auto mid = h.call("ADD", conf(kV4, "0.4.0"), "c040", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p040");
+    CHECK(parsed(mid).find("ips")->items()[0].find("version")->asString() == "4");
+}
+
+TEST_CASE("VERSION echoes the input version") {
+    Harness h;
+    auto v = run({{"CNI_COMMAND", "VERSION"}}, R"({"cniVersion":"0.4.0"})", h.deps);
+    CHECK(v.exitCode == 0);
+    CHECK(parsed(v).find("cniVersion")->asString() == "0.4.0");
+    CHECK(parsed(v).find("supportedVersions")->items().size() == 7);
+}
+
+TEST_CASE("errors map to CNI codes and go to stdout as JSON") {
+    Harness h;
+    CHECK(errorCode(run({{"CNI_COMMAND", "ADD"}}, conf(kV4), h.deps)) == 4);
+    auto bad = h.call("ADD", "{not json");
+    CHECK(bad.exitCode != 0);
+    CHECK(errorCode(bad) == 6);
+    auto cfg = h.call("ADD", conf(R"("range":"10.0.0.0/24","range_start":"10.1.0.1")"));
+    CHECK(errorCode(cfg) == 7);
+    CHECK(parsed(cfg).find("msg")->asString().find("range_start") != std::string::npos);
+    CHECK(errorCode(h.call("ADD", conf(kV4, "9.9.9"))) == 1);
+    CHECK(errorCode(h.call("CHECK", conf(kV4, "0.3.1"))) == 1);
+    CHECK(errorCode(h.call("GC", conf(kV4, "1.0.0"))) == 1);
+    CHECK(errorCode(h.call("STATUS", conf(kV4, "1.0.0"))) == 1);
+}
+
+TEST_CASE("an exhausted range fails with a clear error and no partial allocation") {
+    Harness h;
+    for (int i = 0; i < 5; ++i)
+        REQUIRE(h.call("ADD", conf(kV4), "c" + std::to_string(i), "net1",
+                       "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i)).exitCode == 0);
+    auto full = h.call("ADD", conf(kV4), "c9", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p9");
+    CHECK(errorCode(full) == kAddressesExhausted);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 5);
+}
+
+TEST_CASE("multi-range ADD rolls back earlier ranges when a later one is exhausted") {
+    Harness h;
+    const std::string two = R"("ipRanges":[{"range":"10.1.0.0/24"},{"range":"fd00::/126"}])";
+    REQUIRE(h.call("ADD", conf(two), "a", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=a").exitCode == 0);
+    REQUIRE(h.call("ADD", conf(two), "b", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=b").exitCode == 0);
+    auto c = h.call("ADD", conf(two), "c", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=c");
+    CHECK(errorCode(c) == kAddressesExhausted);
+    auto v4 = h.mem->getPool("10.1.0.0-24");
+    REQUIRE(v4.ok());
+    CHECK(v4->allocations.size() == 2);
+    CHECK(!core::findHolder(v4->allocations, "c", "net1"));
+    CHECK(h.mem->getReservation("10.1.0.3").code() == core::Errc::NotFound);
+}
+
+TEST_CASE("dual-stack ADD returns one address per range") {
+    Harness h;
+    auto a = h.call("ADD", conf(R"("range":"10.2.0.0/24","ipRanges":[{"range":"fd00:1::/64"}])"));
+    auto ips = parsed(a).find("ips")->items();
+    REQUIRE(ips.size() == 2);
+    CHECK(ips[0].find("address")->asString() == "10.2.0.1/24");
+    CHECK(ips[1].find("address")->asString() == "fd00:1::1/64");
+}
+
+TEST_CASE("requested IPs come from runtimeConfig, args and CNI_ARGS, args winning") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4, "1.1.0", R"("runtimeConfig":{"ips":["10.0.0.5/29"]},)"));
+    CHECK(firstAddress(a) == "10.0.0.5/29");
+    auto b = h.call("ADD", conf(kV4, "1.1.0", R"("args":{"cni":{"ips":["10.0.0.6"]}},)"), "c2", "net1",
+                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=10.0.0.4");
+    CHECK(firstAddress(b) == "10.0.0.6/29");
+    auto c = h.call("ADD", conf(kV4), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3;IP=10.0.0.4");
+    CHECK(firstAddress(c) == "10.0.0.4/29");
+    auto taken = h.call("ADD", conf(kV4), "c4", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p4;IP=10.0.0.4");
+    CHECK(errorCode(taken) == 7);
+    auto outside = h.call("ADD", conf(kV4), "c5", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p5;IP=10.9.0.4");
+    CHECK(errorCode(outside) == 7);
+}
+
+TEST_CASE("DEL with nothing to release succeeds, with or without prevResult or netns") {
+    Harness h;
+    CHECK(h.call("DEL", conf(kV4)).exitCode == 0);
+    CHECK(h.call("DEL", conf(kV4, "1.1.0", R"("prevResult":{"ips":[{"address":"10.0.0.2/29"}]},)")).exitCode == 0);
+    EnvMap env{{"CNI_COMMAND", "DEL"}, {"CNI_CONTAINERID", "x"}, {"CNI_IFNAME", "eth0"}};
+    CHECK(run(env, conf(kV4), h.deps).exitCode == 0);
+}
+
+TEST_CASE("DEL journals the release when the store stays unreachable, and succeeds") {
+    Harness h;
+    REQUIRE(h.call("ADD", conf(kV4)).exitCode == 0);
+    h.mem->setUnreachable(true);
+    auto d = h.call("DEL", conf(R"("range":"10.0.0.0/29","gateway":"10.0.0.1","deadline_ms":50)"));
+    CHECK(d.exitCode == 0);
+    REQUIRE(h.journal.size() == 1);
+    CHECK(h.journal[0].containerId == "ctr1");
+    CHECK(h.journal[0].pools == std::vector<std::string>{"10.0.0.0-29"});
+}
+
+TEST_CASE("ADD against an unreachable store fails with code 11 and writes nothing") {
+    Harness h;
+    h.mem->setUnreachable(true);
+    auto a = h.call("ADD", conf(R"("range":"10.0.0.0/29","deadline_ms":50)"));
+    CHECK(errorCode(a) == 11);
+    h.mem->setUnreachable(false);
+    CHECK(h.mem->listPools()->empty());
+}
+
+TEST_CASE("conflicting writers are retried until the write lands") {
+    Harness h;
+    REQUIRE(h.call("ADD", conf(kV4), "first").exitCode == 0);
+    h.mem->conflictNext(3);
+    auto a = h.call("ADD", conf(kV4), "second", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2");
+    CHECK(a.exitCode == 0);
+    CHECK(a.conflicts == 3);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 2);
+}
+
+TEST_CASE("an address reserved through an overlapping pool is skipped") {
+    Harness h;
+    REQUIRE(h.mem->createReservation({"10.0.0.2", "other", "ns/other", "eth0", {}}).ok());
+    auto a = h.call("ADD", conf(kV4));
+    CHECK(firstAddress(a) == "10.0.0.3/29");
+    auto off = h.call("ADD", conf(R"("range":"10.0.0.0/29","enable_overlapping_ranges":false)"), "c2", "net1",
+                      "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2");
+    CHECK(firstAddress(off) == "10.0.0.1/29");
+}
+
+TEST_CASE("a pool name collision with another range is an error") {
+    Harness h;
+    REQUIRE(h.mem->createPool({"10.0.0.0-29", "10.0.0.0/28", {}, {}}).ok());
+    auto a = h.call("ADD", conf(kV4));
+    CHECK(errorCode(a) == 7);
+    CHECK(parsed(a).find("msg")->asString().find("collision") != std::string::npos);
+}
+
+TEST_CASE("CHECK passes for a live allocation and fails when it or its address is gone") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4, "1.1.0"));
+    std::string prev = R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":")" + firstAddress(a) + R"("}]},)";
+    CHECK(h.call("CHECK", conf(kV4, "1.1.0", prev)).exitCode == 0);
+    CHECK(h.checkedNetns.back() == "/var/run/netns/t");
+    h.ifaceOk = false;
+    CHECK(errorCode(h.call("CHECK", conf(kV4, "1.1.0", prev))) == kCheckFailed);
+    h.ifaceOk = true;
+    std::string wrong = R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":"10.0.0.6/29"}]},)";
+    CHECK(errorCode(h.call("CHECK", conf(kV4, "1.1.0", wrong))) == kCheckFailed);
+    CHECK(errorCode(h.call("CHECK", conf(kV4, "1.1.0", prev), "nobody")) == kCheckFailed);
+}
+
+TEST_CASE("GC frees only this node's allocations of this network that are not valid") {
+    Harness h;
+    REQUIRE(h.call("ADD", conf(kV4), "keep", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=keep").exitCode == 0);
+    REQUIRE(h.call("ADD", conf(kV4), "drop", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=drop").exitCode == 0);
+    h.node = "node-b";
+    REQUIRE(h.call("ADD", conf(kV4), "other", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=other").exitCode == 0);
+    h.node = "node-a";
+    // An entry without a node (written by Whereabouts) is never touched.
+    auto p = *h.mem->getPool("10.0.0.0-29");
+    p.allocations[6] = core::Owner{"legacy", "ns/legacy", "net1", "", "", ""};
+    REQUIRE(h.mem->updatePool(p).ok());
+    auto gc = h.call("GC", conf(kV4, "1.1.0", R"("cni.dev/valid-attachments":[{"containerID":"keep","ifname":"net1"}],)"));
+    CHECK(gc.exitCode == 0);
+    auto after = h.mem->getPool("10.0.0.0-29")->allocations;
+    CHECK(core::findHolder(after, "keep", "net1"));
+    CHECK(!core::findHolder(after, "drop", "net1"));
+    CHECK(core::findHolder(after, "other", "net1"));
+    CHECK(core::findHolder(after, "legacy", "net1"));
+}
+
+TEST_CASE("STATUS reports exhaustion and an unreachable store with code 50") {
+    Harness h;
+    const std::string tiny = R"("range":"10.0.0.0/30")";
+    CHECK(h.call("STATUS", conf(tiny)).exitCode == 0);
+    h.call("ADD", conf(tiny), "a", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=a");
+    h.call("ADD", conf(tiny), "b", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=b");
+    auto s = h.call("STATUS", conf(tiny));
+    CHECK(errorCode(s) == 50);
+    h.mem->setUnreachable(true);
+    CHECK(errorCode(h.call("STATUS", conf(kV4))) == 50);
+}
+
+TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool") {
+    Harness h;
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    auto a = h.call("ADD", conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue")"));
+    CHECK(firstAddress(a) == "10.5.1.1/28");
+    CHECK(h.mem->getPool("blue-node-a-10.5.1.0-28").ok());
+    h.node = "node-z";
+    auto none = h.call("ADD", conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue","deadline_ms":20)"),
+                       "c2");
+    CHECK(errorCode(none) == 11);
+}

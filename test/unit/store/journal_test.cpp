@@ -1,0 +1,54 @@
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "store/journal.h"
+
+using namespace allot;
+
+static std::string tempDir() {
+    char tmpl[] = "/tmp/allot-journal-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    return tmpl;
+}
+
+TEST_CASE("journal entries are written with mode 0600 and read back in order") {
+    std::string dir = tempDir() + "/nested/journal";
+    store::Journal j(dir);
+    REQUIRE(j.append({"kube-system", {"10.0.0.0-24"}, "", "ctr-1", "eth0", "ns/a", "n1", ""}).ok());
+    REQUIRE(j.append({"kube-system", {"p2"}, "net", "ctr-2", "net1", "ns/b", "n1", ""}).ok());
+    auto e = j.entries();
+    REQUIRE(e.ok());
+    REQUIRE(e->size() == 2);
+    CHECK((*e)[0].containerId == "ctr-1");
+    CHECK((*e)[1].pools == std::vector<std::string>{"p2"});
+    struct stat st{};
+    REQUIRE(::stat((*e)[0].file.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    REQUIRE(::stat(dir.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    REQUIRE(j.remove((*e)[0]).ok());
+    CHECK(j.entries()->size() == 1);
+}
+
+TEST_CASE("a garbled journal file is reported and left, not fatal") {
+    std::string dir = tempDir();
+    std::ofstream(dir + "/1-bad.json") << "{not json";
+    store::Journal j(dir);
+    std::vector<std::string> bad;
+    auto e = j.entries(&bad);
+    REQUIRE(e.ok());
+    CHECK(e->empty());
+    CHECK(bad.size() == 1);
+}
+
+TEST_CASE("a missing journal directory has no entries") {
+    store::Journal j("/tmp/allot-no-such-dir-for-test/x");
+    auto e = j.entries();
+    REQUIRE(e.ok());
+    CHECK(e->empty());
+}
