@@ -2,6 +2,7 @@
 
 #include "plugin/netlink_check.h"
 #include "plugin/node_files.h"
+#include "store/k8s_store.h"
 
 namespace allot::plugin {
 
@@ -13,8 +14,13 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     };
     Deps deps;
     deps.log = &log;
-    deps.makeStore = [](const core::ValidatedConfig&, Clock::time_point) -> Result<StoreHandle> {
-        return core::makeError(core::Errc::Unsupported, "the Kubernetes store is not built yet");
+    deps.makeStore = [](const core::ValidatedConfig& c, Clock::time_point deadline) -> Result<StoreHandle> {
+        k8s::Client::Options o;
+        o.deadline = deadline;
+        auto s = store::openK8sStore(c.raw.kubeconfig, c.raw.poolNamespace, o);
+        if (!s) return s.error();
+        std::string ns = (*s)->poolNamespace();
+        return StoreHandle{std::move(*s), ns};
     };
     deps.makeLocker = [](const core::ValidatedConfig& c) {
         return makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);

@@ -15,8 +15,10 @@ Result<std::string> str(const json::Value& obj, const char* key, const std::stri
     return v->asString();
 }
 
-json::Value metadata(const std::string& name, const std::string& ns, const std::string& rv) {
-    json::Value m = json::Value::object();
+json::Value metadata(const std::string& name, const std::string& ns, const std::string& rv,
+                     const json::Value& keep = json::Value()) {
+    json::Value m = keep.isObject() ? keep : json::Value::object();
+    m.erase("managedFields");
     m.set("name", json::Value::string(name));
     if (!ns.empty()) m.set("namespace", json::Value::string(ns));
     if (!rv.empty()) m.set("resourceVersion", json::Value::string(rv));
@@ -36,6 +38,8 @@ Result<Pool> decodePool(const json::Value& obj) {
         auto rv = str(*meta, "resourceVersion", "metadata");
         if (!rv) return rv.error();
         p.resourceVersion = *rv;
+        p.meta = *meta;
+        for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
     }
     const std::string where = "IPPool " + p.name + " spec";
     const json::Value* spec = obj.find("spec");
@@ -79,7 +83,7 @@ json::Value encodePool(const Pool& pool, const std::string& ns) {
     json::Value obj = json::Value::object();
     obj.set("apiVersion", json::Value::string(kGroupVersion));
     obj.set("kind", json::Value::string("IPPool"));
-    obj.set("metadata", metadata(pool.name, ns, pool.resourceVersion));
+    obj.set("metadata", metadata(pool.name, ns, pool.resourceVersion, pool.meta));
     json::Value spec = json::Value::object();
     spec.set("range", json::Value::string(pool.range));
     json::Value allocs = json::Value::object();

@@ -9,6 +9,7 @@
 
 #include "core/allocator.h"
 #include "core/result.h"
+#include "json/json.h"
 
 namespace allot::store {
 
@@ -19,6 +20,9 @@ struct Pool {
     std::string range;                // spec.range, canonical CIDR text
     core::AllocationMap allocations;  // offset -> owner
     std::string resourceVersion;      // opaque; empty until stored
+    // Object metadata the store keeps but allot does not interpret (labels, annotations,
+    // owner references): written back unchanged. Null for a new pool.
+    json::Value meta;
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.

@@ -1,19 +1,155 @@
 #include "k8s/client.h"
 
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
 
 using allot::core::Errc;
 using allot::k8s::Client;
 using allot::k8s::ClusterConfig;
+using allot::k8s::WatchEvent;
+using allot::k8s::WatchOptions;
 
 namespace {
 
-ClusterConfig unreachable() {
+// A loopback HTTP/1.1 server answering one scripted reply per connection, in order. A reply is
+// written in pieces with a pause between them, so the client sees them as separate chunks.
+class FakeServer {
+public:
+    using Reply = std::vector<std::string>;
+
+    explicit FakeServer(std::vector<Reply> replies) : replies_(std::move(replies)) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        REQUIRE(fd_ >= 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(::listen(fd_, 8) == 0);
+        socklen_t len = sizeof addr;
+        REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+        port_ = ntohs(addr.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~FakeServer() {
+        if (thread_.joinable()) thread_.join();
+        ::close(fd_);
+    }
+
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    // Raw requests (head and body) received; waits for the server to finish first.
+    const std::vector<std::string>& requests() {
+        if (thread_.joinable()) thread_.join();
+        return requests_;
+    }
+
+private:
+    void serve() {
+        for (const Reply& reply : replies_) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 5000) != 1) return;  // the client gave up: do not hang the test
+            const int c = ::accept(fd_, nullptr, nullptr);
+            if (c < 0) return;
+            requests_.push_back(readRequest(c));
+            for (size_t i = 0; i < reply.size(); ++i) {
+                if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                if (!writeAll(c, reply[i])) break;  // the client hung up (an aborted watch)
+            }
+            ::shutdown(c, SHUT_WR);
+            ::close(c);
+        }
+    }
+    static std::string readRequest(int c) {
+        std::string req;
+        char buf[4096];
+        size_t want = std::string::npos;
+        while (want == std::string::npos || req.size() < want) {
+            const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            req.append(buf, static_cast<size_t>(n));
+            const size_t end = req.find("\r\n\r\n");
+            if (want == std::string::npos && end != std::string::npos) {
+                std::string lower = req.substr(0, end);
+                std::transform(lower.begin(), lower.end(), lower.begin(),
+                               [](unsigned char ch) { return std::tolower(ch); });
+                const size_t cl = lower.find("content-length:");
+                want = end + 4 + (cl == std::string::npos ? 0 : std::stoul(lower.substr(cl + 15)));
+            }
+        }
+        return req;
+    }
+    static bool writeAll(int c, const std::string& data) {
+        size_t off = 0;
+        while (off < data.size()) {
+            const ssize_t n = ::send(c, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+            if (n <= 0) return false;
+            off += static_cast<size_t>(n);
+        }
+        return true;
+    }
+
+    std::vector<Reply> replies_;
+    std::vector<std::string> requests_;
+    int fd_ = -1;
+    int port_ = 0;
+    std::thread thread_;
+};
+
+std::string response(int status, const std::string& body, const std::string& extraHeaders = "") {
+    return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\n" +
+           "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n" +
+           extraHeaders + "\r\n" + body;
+}
+
+// The head of a close-delimited streaming response (as a watch is over HTTP/1.1).
+std::string streamHead(int status = 200) {
+    return "HTTP/1.1 " + std::to_string(status) +
+           " X\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+}
+
+ClusterConfig configFor(const std::string& server) {
     ClusterConfig cfg;
-    cfg.server = "https://127.0.0.1:1";  // nothing listens on port 1: refused at once
-    cfg.token = "t";
-    cfg.identity = "test";
+    cfg.server = server;
+    cfg.token = "test-token";
+    cfg.identity = "user \"tester\" of context \"t\"";
     return cfg;
+}
+
+Client clientFor(const FakeServer& server) {
+    auto c = Client::fromConfig(configFor(server.url()));
+    REQUIRE(c.ok());
+    return std::move(*c);
+}
+
+bool has(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
+
+auto collectInto(std::vector<std::string>& out) {
+    return [&out](const WatchEvent& ev) {
+        const auto* md = ev.object.find("metadata");
+        const auto* name = md ? md->find("name") : nullptr;
+        out.push_back(std::string(allot::k8s::watchEventTypeName(ev.type)) + " " +
+                      (name ? name->asString() : ""));
+        return true;
+    };
+}
+
+const std::string kPods = "/api/v1/namespaces/default/pods";
+
+std::string event(const char* type, const std::string& name, const std::string& rv) {
+    return std::string(R"({"type":")") + type + R"(","object":{"kind":"Pod","metadata":{"name":")" +
+           name + R"(","resourceVersion":")" + rv + R"("}}})" + "\n";
 }
 
 }  // namespace
@@ -21,32 +157,201 @@ ClusterConfig unreachable() {
 TEST_CASE("a request past the overall deadline fails as Transient without being sent") {
     Client::Options opts;
     opts.deadline = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
-    auto client = Client::fromConfig(unreachable(), opts);
+    auto client = Client::fromConfig(configFor("https://127.0.0.1:1"), opts);
     REQUIRE(client.ok());
     auto r = client->get("/api/v1/namespaces");
     REQUIRE_FALSE(r.ok());
     CHECK(r.code() == Errc::Transient);
-    CHECK(r.error().message.find("deadline exceeded") != std::string::npos);
+    CHECK(has(r.error().message, "deadline exceeded"));
     CHECK(client->requestCount() == 0);
 
-    auto w = client->watch("/api/v1/pods", {}, [](const allot::k8s::WatchEvent&) { return true; });
+    auto w = client->watch("/api/v1/pods", {}, [](const WatchEvent&) { return true; });
     REQUIRE_FALSE(w.ok());
     CHECK(w.code() == Errc::Transient);
 }
 
 TEST_CASE("a refused connection is a Transient transport error, not an HTTP status") {
-    auto client = Client::fromConfig(unreachable());
+    // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    auto client = Client::fromConfig(configFor("https://127.0.0.1:1"));
     REQUIRE(client.ok());
     auto r = client->get("/api/v1/namespaces");
     REQUIRE_FALSE(r.ok());
     CHECK(r.code() == Errc::Transient);
-    CHECK(r.error().message.find("127.0.0.1:1") != std::string::npos);
+    CHECK(has(r.error().message, "127.0.0.1:1"));
     CHECK(client->requestCount() == 1);
-    CHECK_FALSE(client->lastRetryAfter().has_value());
 }
 
 TEST_CASE("a client without a server address is a configuration error") {
     auto client = Client::fromConfig(ClusterConfig{});
     REQUIRE_FALSE(client.ok());
     CHECK(client.code() == Errc::InvalidConfig);
+}
+
+TEST_CASE("each call sends its method, body, content type and the bearer token") {
+    FakeServer server({{response(201, R"({"kind":"ConfigMap"})")},
+                       {response(200, R"({"kind":"ConfigMap"})")},
+                       {response(200, R"({"kind":"ConfigMap"})")},
+                       {response(200, R"({"kind":"Status","status":"Success"})")}});
+    Client client = clientFor(server);
+    auto body = allot::json::parse(R"({"metadata":{"name":"x"}})");
+    REQUIRE(body.ok());
+    CHECK(client.create("/api/v1/namespaces/d/configmaps", *body).ok());
+    CHECK(client.patch("/api/v1/namespaces/d/configmaps/x", *body, allot::k8s::PatchType::Apply,
+                       "allot", true)
+              .ok());
+    CHECK(client.patch("/api/v1/namespaces/d/configmaps/x", *body, allot::k8s::PatchType::Merge)
+              .ok());
+    CHECK(client.remove("/api/v1/namespaces/d/configmaps/x",
+                        allot::k8s::Preconditions{"uid-1", "42"})
+              .ok());
+    CHECK(client.requestCount() == 4);
+    const auto& reqs = server.requests();
+    REQUIRE(reqs.size() == 4);
+    CHECK(reqs[0].rfind("POST /api/v1/namespaces/d/configmaps HTTP/1.1\r\n", 0) == 0);
+    CHECK(has(reqs[0], "Authorization: Bearer test-token\r\n"));
+    CHECK(has(reqs[0], "Content-Type: application/json\r\n"));
+    CHECK(has(reqs[0], R"({"metadata":{"name":"x"}})"));
+    CHECK(reqs[1].rfind("PATCH /api/v1/namespaces/d/configmaps/x?fieldManager=allot&force=true ",
+                        0) == 0);
+    CHECK(has(reqs[1], "Content-Type: application/apply-patch+yaml\r\n"));
+    CHECK(reqs[2].rfind("PATCH /api/v1/namespaces/d/configmaps/x HTTP/1.1", 0) == 0);
+    CHECK(has(reqs[2], "Content-Type: application/merge-patch+json\r\n"));
+    CHECK(reqs[3].rfind("DELETE /api/v1/namespaces/d/configmaps/x HTTP/1.1", 0) == 0);
+    CHECK(has(reqs[3], R"("preconditions":{"uid":"uid-1","resourceVersion":"42"})"));
+}
+
+TEST_CASE("a 429 answer is Transient and its Retry-After is kept for the caller") {
+    FakeServer server({{response(429, R"({"kind":"Status","reason":"TooManyRequests"})",
+                                 "Retry-After: 7\r\n")},
+                       {response(200, "{}")}});
+    Client client = clientFor(server);
+    auto r = client.get(kPods);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == Errc::Transient);
+    CHECK(has(r.error().message, "retry after 7s"));
+    REQUIRE(client.lastRetryAfter().has_value());
+    CHECK(*client.lastRetryAfter() == 7);
+    CHECK(client.get(kPods).ok());
+    CHECK_FALSE(client.lastRetryAfter().has_value());
+}
+
+TEST_CASE("a 2xx answer whose body is not JSON is a Decode error") {
+    FakeServer server({{response(200, "<html>proxy says hi</html>")}});
+    Client client = clientFor(server);
+    auto r = client.get(kPods);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == Errc::Decode);
+}
+
+TEST_CASE("listEach follows continue tokens one page at a time") {
+    FakeServer server(
+        {{response(200, R"({"metadata":{"resourceVersion":"500","continue":"tok/1"},)"
+                        R"("items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})")},
+         {response(200, R"({"metadata":{"resourceVersion":"500"},"items":[{"metadata":{"name":"c"}}]})")}});
+    Client client = clientFor(server);
+    allot::k8s::ListOptions opts;
+    opts.labelSelector = "app=x";
+    opts.resourceVersion = "0";
+    opts.limit = 2;
+    std::vector<std::string> names;
+    auto rv = client.listEach(kPods, opts, [&](allot::json::Value& item) {
+        names.push_back(item.find("metadata")->find("name")->asString());
+        return true;
+    });
+    REQUIRE(rv.ok());
+    CHECK(*rv == "500");
+    CHECK(names == std::vector<std::string>{"a", "b", "c"});
+    const auto& reqs = server.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(reqs[0].rfind("GET " + kPods + "?labelSelector=app%3Dx&resourceVersion=0&limit=2 ", 0) ==
+          0);
+    // The second page carries the token and no resourceVersion (the server rejects both).
+    CHECK(reqs[1].rfind("GET " + kPods + "?labelSelector=app%3Dx&limit=2&continue=tok%2F1 ", 0) ==
+          0);
+}
+
+TEST_CASE("a watch delivers events split across writes and returns the last resourceVersion") {
+    const std::string e1 = event("ADDED", "a", "11");
+    const std::string e2 = event("MODIFIED", "a", "12");
+    const std::string bookmark =
+        R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"20"}}})"
+        "\n";
+    FakeServer server({{streamHead(), e1.substr(0, 10), e1.substr(10) + e2.substr(0, 30),
+                        e2.substr(30) + bookmark}});
+    Client client = clientFor(server);
+    std::vector<std::string> seen;
+    WatchOptions opts;
+    opts.resourceVersion = "10";
+    opts.fieldSelector = "spec.nodeName=n1";
+    opts.timeoutSeconds = 30;
+    auto rv = client.watch(kPods, opts, collectInto(seen));
+    REQUIRE(rv.ok());
+    CHECK(*rv == "20");
+    CHECK(seen == std::vector<std::string>{"ADDED a", "MODIFIED a", "BOOKMARK "});
+    const auto& reqs = server.requests();
+    REQUIRE(reqs.size() == 1);
+    CHECK(reqs[0].rfind("GET " + kPods +
+                            "?watch=true&fieldSelector=spec.nodeName%3Dn1&resourceVersion=10&"
+                            "allowWatchBookmarks=true&timeoutSeconds=30 ",
+                        0) == 0);
+}
+
+TEST_CASE("a watch ERROR event with code 410 is Expired, so the caller relists") {
+    FakeServer server({{streamHead(), event("ADDED", "a", "11"),
+                        R"js({"type":"ERROR","object":{"kind":"Status","status":"Failure",)js"
+                        R"js("message":"too old resource version: 5 (11)","reason":"Expired",)js"
+                        R"js("code":410}})js"
+                        "\n" +
+                            event("ADDED", "never", "12")}});
+    Client client = clientFor(server);
+    std::vector<std::string> seen;
+    auto rv = client.watch(kPods, {}, collectInto(seen));
+    REQUIRE_FALSE(rv.ok());
+    CHECK(rv.code() == Errc::Expired);
+    CHECK(has(rv.error().message, "too old resource version"));
+    CHECK(seen == std::vector<std::string>{"ADDED a"});
+}
+
+TEST_CASE("an HTTP 410 answer to a watch is Expired") {
+    FakeServer server({{response(410, R"({"kind":"Status","reason":"Expired","code":410})")}});
+    Client client = clientFor(server);
+    std::vector<std::string> seen;
+    auto rv = client.watch(kPods, {}, collectInto(seen));
+    REQUIRE_FALSE(rv.ok());
+    CHECK(rv.code() == Errc::Expired);
+    CHECK(seen.empty());
+}
+
+TEST_CASE("a garbled line in a watch stream is a Decode error after the good events") {
+    FakeServer server({{streamHead(), event("ADDED", "a", "11") + "{\"type\":\"ADD\n"}});
+    Client client = clientFor(server);
+    std::vector<std::string> seen;
+    auto rv = client.watch(kPods, {}, collectInto(seen));
+    REQUIRE_FALSE(rv.ok());
+    CHECK(rv.code() == Errc::Decode);
+    CHECK(seen == std::vector<std::string>{"ADDED a"});
+}
+
+TEST_CASE("a watch event over 4 MiB is a Decode error, not unbounded memory") {
+    const std::string huge(1u << 20, 'x');
+    FakeServer server({{streamHead(), "{\"type\":\"ADDED\",\"object\":{\"pad\":\"" + huge, huge,
+                        huge, huge, huge}});
+    Client client = clientFor(server);
+    std::vector<std::string> seen;
+    auto rv = client.watch(kPods, {}, collectInto(seen));
+    REQUIRE_FALSE(rv.ok());
+    CHECK(rv.code() == Errc::Decode);
+    CHECK(has(rv.error().message, "larger than"));
+    CHECK(seen.empty());
+}
+
+TEST_CASE("returning false from the watch callback ends the watch without an error") {
+    FakeServer server({{streamHead(), event("ADDED", "a", "11") + event("ADDED", "b", "12"),
+                        event("ADDED", "c", "13")}});
+    Client client = clientFor(server);
+    int n = 0;
+    auto rv = client.watch(kPods, {}, [&](const WatchEvent&) { return ++n < 2; });
+    REQUIRE(rv.ok());
+    CHECK(*rv == "12");
+    CHECK(n == 2);
 }

@@ -1,0 +1,128 @@
+#include "store/k8s_store.h"
+
+#include "k8s/resources.h"
+#include "store/pool_codec.h"
+
+namespace allot::store {
+
+using core::Errc;
+using core::makeError;
+
+namespace {
+
+// A decode failure of an object the server returned is Invalid, naming the object.
+template <typename T>
+Result<T> decoded(Result<T> r, const std::string& what) {
+    if (r) return r;
+    return makeError(Errc::Invalid, what + ": " + r.error().message);
+}
+
+}  // namespace
+
+Result<Pool> K8sStore::getPool(const std::string& name) {
+    auto obj = client_.get(k8s::objectPath(k8s::kIPPool, ns_, name));
+    if (!obj) return obj.error();
+    return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + name);
+}
+
+Result<Pool> K8sStore::createPool(const Pool& pool) {
+    Pool p = pool;
+    p.resourceVersion.clear();
+    auto obj = client_.create(k8s::collectionPath(k8s::kIPPool, ns_), encodePool(p, ns_));
+    if (!obj) return obj.error();
+    return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
+}
+
+Result<Pool> K8sStore::updatePool(const Pool& pool) {
+    if (pool.resourceVersion.empty())
+        return makeError(Errc::Internal, "updatePool without a resourceVersion would be unconditional");
+    auto obj = client_.replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(pool, ns_));
+    if (!obj) return obj.error();
+    return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
+}
+
+Result<std::vector<Pool>> K8sStore::listPools() {
+    std::vector<Pool> out;
+    std::optional<core::Error> bad;
+    auto rv = client_.listEach(k8s::collectionPath(k8s::kIPPool, ns_), {}, [&](json::Value& item) {
+        auto p = decodePool(item);
+        if (!p) {
+            bad = p.error();
+            return false;
+        }
+        out.push_back(std::move(*p));
+        return true;
+    });
+    if (!rv) return rv.error();
+    if (bad) return makeError(Errc::Invalid, bad->message);
+    return out;
+}
+
+Result<Reservation> K8sStore::getReservation(const std::string& name) {
+    auto obj = client_.get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name));
+    if (!obj) return obj.error();
+    return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + name);
+}
+
+Result<Reservation> K8sStore::createReservation(const Reservation& r) {
+    Reservation x = r;
+    x.resourceVersion.clear();
+    auto obj = client_.create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
+                              encodeReservation(x, ns_));
+    if (!obj) return obj.error();
+    return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + r.name);
+}
+
+Result<void> K8sStore::deleteReservation(const std::string& name, const std::string& resourceVersion) {
+    std::optional<k8s::Preconditions> pre;
+    if (!resourceVersion.empty()) pre = k8s::Preconditions{"", resourceVersion};
+    auto r = client_.remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre);
+    if (!r) return r.error();
+    return {};
+}
+
+Result<std::vector<Reservation>> K8sStore::listReservations() {
+    std::vector<Reservation> out;
+    auto rv = client_.listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), {},
+                               [&](json::Value& item) {
+                                   if (auto r = decodeReservation(item)) out.push_back(std::move(*r));
+                                   return true;
+                               });
+    if (!rv) return rv.error();
+    return out;
+}
+
+Result<std::string> K8sStore::nodeSlice(const std::string& sliceName, const std::string& node) {
+    auto obj = client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName));
+    if (!obj) return obj.error();
+    const json::Value* status = obj->find("status");
+    const json::Value* allocs = status ? status->find("allocations") : nullptr;
+    if (allocs && allocs->isArray()) {
+        for (const auto& a : allocs->items()) {
+            const json::Value* n = a.find("nodeName");
+            const json::Value* r = a.find("sliceRange");
+            if (n && n->isString() && n->asString() == node && r && r->isString()) return r->asString();
+        }
+    }
+    return makeError(Errc::NotFound, "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
+}
+
+Result<void> K8sStore::ping() {
+    k8s::ListOptions o;
+    o.limit = 1;
+    auto r = client_.list(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o);
+    if (!r) return r.error();
+    return {};
+}
+
+Result<std::unique_ptr<K8sStore>> openK8sStore(const std::string& kubeconfig, const std::string& ns,
+                                               k8s::Client::Options options) {
+    auto client = k8s::makeClient(kubeconfig, options);
+    if (!client) return client.error();
+    std::string space = ns;
+    if (space.empty()) space = client->config().namespace_;
+    if (space.empty()) space = kDefaultPoolNamespace;
+    return std::make_unique<K8sStore>(std::move(*client), space);
+}
+
+}  // namespace allot::store
