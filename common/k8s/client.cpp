@@ -73,6 +73,7 @@ Client::Client(ClusterConfig cfg, Options options, HttpClient http)
 Result<Client> Client::fromConfig(ClusterConfig cfg, Options options) {
     if (cfg.server.empty()) return makeError(Errc::InvalidConfig, "no API server address");
     while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
+    if (cfg.identity.empty()) cfg.identity = "the credentials configured for " + cfg.server;
     if (!cfg.tokenFile.empty()) {
         auto t = readSmallFile(cfg.tokenFile, "token file");
         if (!t) return t.error();
@@ -101,8 +102,9 @@ void Client::refreshToken() {
     // failed read keeps the old token (the server will say 401 if it is really gone).
     if (cfg_.tokenFile.empty()) return;
     const auto now = Clock::now();
-    if (now - tokenReadAt_ < kTokenRereadInterval) return;
+    if (!tokenStale_ && now - tokenReadAt_ < kTokenRereadInterval) return;
     tokenReadAt_ = now;
+    tokenStale_ = false;
     std::string t = readToken(cfg_.tokenFile);
     if (!t.empty() && t != cfg_.token) {
         cfg_.token = std::move(t);
@@ -135,6 +137,8 @@ Result<json::Value> Client::call(const char* verb, std::string_view method,
         return resp.error();
     }
     lastRetryAfter_ = resp->retryAfterSeconds;
+    // A rotated token file may already hold a valid token: read it on the next request.
+    if (resp->status == 401) tokenStale_ = true;
     if (auto err = mapStatus(resp->status, resp->body, verb, path, cfg_.identity,
                              resp->retryAfterSeconds))
         return *err;

@@ -118,6 +118,7 @@ private:
     std::optional<int> lastRetryAfter_;
     uint64_t requests_ = 0;
     std::chrono::steady_clock::time_point tokenReadAt_;
+    bool tokenStale_ = false;  // after a 401: re-read the token file before the next request
 };
 
 }  // namespace allot::k8s

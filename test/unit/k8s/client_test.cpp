@@ -355,3 +355,33 @@ TEST_CASE("returning false from the watch callback ends the watch without an err
     CHECK(*rv == "12");
     CHECK(n == 2);
 }
+
+TEST_CASE("after a 401 the next request re-reads a rotated token file") {
+    char path[] = "/tmp/allot-k8s-token-XXXXXX";
+    const int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    auto writeToken = [&](const std::string& t) {
+        REQUIRE(::ftruncate(fd, 0) == 0);
+        REQUIRE(::pwrite(fd, t.data(), t.size(), 0) == static_cast<ssize_t>(t.size()));
+    };
+    writeToken("old-token\n");
+    FakeServer server({{response(401, R"({"kind":"Status","reason":"Unauthorized"})")},
+                       {response(200, "{}")}});
+    ClusterConfig cfg = configFor(server.url());
+    cfg.tokenFile = path;
+    auto client = Client::fromConfig(cfg);
+    REQUIRE(client.ok());
+    auto first = client->get(kPods);
+    REQUIRE_FALSE(first.ok());
+    CHECK(first.code() == Errc::Unauthorized);
+    CHECK(has(first.error().message, "user \"tester\""));
+    CHECK_FALSE(has(first.error().message, "old-token"));
+    writeToken("new-token\n");
+    CHECK(client->get(kPods).ok());
+    const auto& reqs = server.requests();
+    REQUIRE(reqs.size() == 2);
+    CHECK(has(reqs[0], "Authorization: Bearer old-token\r\n"));
+    CHECK(has(reqs[1], "Authorization: Bearer new-token\r\n"));
+    ::close(fd);
+    ::unlink(path);
+}

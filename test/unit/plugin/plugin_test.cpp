@@ -4,33 +4,12 @@
 
 #include "plugin/plugin.h"
 #include "store/memory_store.h"
+#include "../store/store_ref.h"
 
 using namespace allot;
 using namespace allot::plugin;
 
 namespace {
-
-// Shares one MemoryStore between plugin invocations, like the API server between processes.
-struct Shared : store::PoolStore {
-    std::shared_ptr<store::MemoryStore> s;
-    explicit Shared(std::shared_ptr<store::MemoryStore> x) : s(std::move(x)) {}
-    core::Result<store::Pool> getPool(const std::string& n) override { return s->getPool(n); }
-    core::Result<store::Pool> createPool(const store::Pool& p) override { return s->createPool(p); }
-    core::Result<store::Pool> updatePool(const store::Pool& p) override { return s->updatePool(p); }
-    core::Result<std::vector<store::Pool>> listPools() override { return s->listPools(); }
-    core::Result<store::Reservation> getReservation(const std::string& n) override { return s->getReservation(n); }
-    core::Result<store::Reservation> createReservation(const store::Reservation& r) override {
-        return s->createReservation(r);
-    }
-    core::Result<void> deleteReservation(const std::string& n, const std::string& v) override {
-        return s->deleteReservation(n, v);
-    }
-    core::Result<std::vector<store::Reservation>> listReservations() override { return s->listReservations(); }
-    core::Result<std::string> nodeSlice(const std::string& a, const std::string& b) override {
-        return s->nodeSlice(a, b);
-    }
-    core::Result<void> ping() override { return s->ping(); }
-};
 
 struct MemJournal : ReleaseJournal {
     std::vector<JournalEntry>* out;
@@ -52,7 +31,7 @@ struct Harness {
     Harness() {
         deps.flatFiles = {};
         deps.makeStore = [this](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
-            return StoreHandle{std::make_unique<Shared>(mem), "kube-system"};
+            return StoreHandle{std::make_unique<test::StoreRef<store::MemoryStore>>(mem), "kube-system"};
         };
         deps.makeJournal = [this](const core::ValidatedConfig&) { return std::make_unique<MemJournal>(&journal); };
         deps.nodeName = [this](const core::ValidatedConfig&, const NetConf&) { return node; };

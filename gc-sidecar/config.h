@@ -1,0 +1,68 @@
+#pragma once
+// allot-gc's configuration: command-line flags, each with an environment fallback
+// (flag > environment > default). Pure: the environment is passed in.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace allot::gc {
+
+using Millis = std::chrono::milliseconds;
+
+struct Config {
+    std::string nodeName;                  // required
+    std::string identity;                  // Lease holder identity; default the node name
+    std::string poolNamespace = "kube-system";
+    std::string kubeconfig;                // empty: in-cluster ServiceAccount
+    std::vector<std::string> ipamTypes{"allot", "whereabouts"};
+    bool repair = true;
+    Millis repairInterval{std::chrono::seconds(60)};
+    Millis leakGrace{std::chrono::minutes(5)};
+    int leakPasses = 3;
+    int repairBatch = 500;                 // releases per pass at most
+    std::string listenHost = "127.0.0.1";  // metrics and health
+    int listenPort = 9847;                 // 0: no HTTP server
+    std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay
+    Millis journalInterval{std::chrono::seconds(30)};
+    std::string nodeKubeconfig;            // empty: not maintained
+    std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+    Millis tokenCheckInterval{std::chrono::seconds(30)};
+    std::string leaseName = "allot-gc";
+    std::string leaseNamespace = "kube-system";
+    Millis leaseDuration{std::chrono::seconds(15)};
+    Millis leaseRenewInterval{std::chrono::seconds(5)};
+    Millis watchTimeout{std::chrono::minutes(5)};
+    Millis healthThreshold{std::chrono::minutes(5)};
+    int apiParallelism = 4;
+    Millis requestTimeout{std::chrono::seconds(10)};
+    int releaseRetries = 8;
+    std::string logLevel = "info";
+};
+
+struct ParsedArgs {
+    Config config;
+    bool help = false;
+};
+
+using GetEnv = std::function<std::optional<std::string>(const std::string& name)>;
+
+// Parses argv (without argv[0]): "--flag=value" or "--flag value". Errors (InvalidConfig)
+// name the flag or variable and the bad value.
+core::Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv& env);
+
+// The --help text: every flag, its variable and default.
+std::string usage();
+
+// "100ms", "30s", "5m", "1h", "1m30s"; "0" alone is zero. Errors name `what`.
+core::Result<Millis> parseDuration(std::string_view text, std::string_view what);
+
+// "host:port", "[v6]:port" or ":port" (all interfaces).
+core::Result<std::pair<std::string, int>> parseListen(std::string_view text, std::string_view what);
+
+}  // namespace allot::gc

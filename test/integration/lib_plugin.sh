@@ -1,0 +1,185 @@
+# Helpers for driving build/plugin/allot the way a container runtime does, against the real
+# API server of e2e/cluster. Source after e2e/lib.sh and cluster_start:
+#
+#   source "$root/e2e/lib.sh"; cluster_start
+#   source "$root/test/integration/lib_plugin.sh"; plugin_init
+#
+# Every helper that runs the plugin sets CNI_RC (exit status), CNI_OUT (stdout: the CNI
+# result or error JSON) and CNI_ERR (stderr: the log lines).
+
+ALLOT_PLUGIN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+ALLOT_BIN=${ALLOT_BIN:-$ALLOT_PLUGIN_ROOT/build/plugin/allot}
+POOL_NS=${POOL_NS:-kube-system}
+ALLOT_USER="system:serviceaccount:kube-system:allot"
+POD_NS=itest
+
+# plugin_init: a work dir removed at exit, a run id that prefixes every object this run makes
+# (network names, netns and veth names), and cleanup of this run's pools and reservations.
+plugin_init() {
+  [[ -x "$ALLOT_BIN" ]] || { echo "plugin binary $ALLOT_BIN missing: run scripts/build" >&2; return 1; }
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/allot-itest.XXXXXX")
+  RUN=it$(printf '%04x' $(( (RANDOM ^ $$) & 0xffff )))
+  export WORK RUN
+  on_exit "rm -rf '$WORK'"
+  on_exit plugin_cleanup_objects
+  # Keep any flat file on this machine out of the tests: the network config says everything.
+  export ALLOT_FLAT_FILES=$WORK/no-flat-file
+}
+
+# extra_objects: pool and reservation names made without this run's prefix (interop), to delete.
+extra_objects=()
+plugin_cleanup_objects() {
+  local kind names
+  for kind in ippools overlappingrangeipreservations; do
+    names=$(kubectl get "$kind" -n "$POOL_NS" -o json 2>/dev/null |
+      jq -r --arg p "$RUN-" '.items[].metadata.name | select(startswith($p))')
+    # shellcheck disable=SC2086
+    [[ -n "$names" ]] && kubectl delete "$kind" -n "$POOL_NS" --wait=false $names >/dev/null 2>&1
+  done
+  local o
+  for o in "${extra_objects[@]}"; do
+    # shellcheck disable=SC2086
+    kubectl delete -n "$POOL_NS" --ignore-not-found --wait=false $o >/dev/null 2>&1
+  done
+  return 0
+}
+
+# node_dir NODE: the per-node runtime dir (lock_dir and journal_dir live under it).
+node_dir() { echo "$WORK/nodes/$1"; }
+
+# netconf NODE IPAM_JSON [TOP_JSON]: a network config as the runtime hands it to the plugin on
+# NODE. IPAM_JSON is merged into the ipam section (range, ipRanges, network_name, ...), TOP_JSON
+# into the top level (runtimeConfig, args, prevResult, name, cniVersion, ...). The network
+# "name" defaults to the ipam network_name.
+netconf() {
+  local node=$1 ipam=$2 top=${3:-'{}'} d
+  d=$(node_dir "$node")
+  jq -cn --arg kc "${KUBECONFIG_FOR_PLUGIN:-$ALLOT_KUBECONFIG}" --arg lock "$d/lock" --arg journal "$d/journal" \
+    --argjson ipam "$ipam" --argjson top "$top" '
+    {cniVersion: "1.1.0", name: ($ipam.network_name // "net"), type: "macvlan",
+     ipam: ({type: "allot", kubernetes: {kubeconfig: $kc}, lock_dir: $lock, journal_dir: $journal,
+             deadline_ms: 5000} + $ipam)} + $top'
+}
+
+# cni VERB NODE CONTAINER CONF [POD]: run the plugin. Env knobs: IFNAME (net1), NETNS
+# (a path; default a name that does not exist, which ADD and DEL never enter), POD_UID
+# (uid-POD), EXTRA_ARGS (appended to CNI_ARGS, e.g. ";IP=10.0.0.5").
+cni() {
+  local verb=$1 node=$2 ctr=$3 conf=$4 pod=${5:-pod-$3}
+  local err
+  err=$(mktemp "$WORK/stderr.XXXXXX")
+  CNI_OUT=$(printf '%s' "$conf" | env CNI_COMMAND="$verb" CNI_CONTAINERID="$ctr" \
+    CNI_NETNS="${NETNS:-/var/run/netns/allot-itest-none}" CNI_IFNAME="${IFNAME:-net1}" \
+    CNI_PATH=/opt/cni/bin NODENAME="$node" \
+    CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$POD_NS;K8S_POD_NAME=$pod;K8S_POD_UID=${POD_UID:-uid-$pod}${EXTRA_ARGS:-}" \
+    "$ALLOT_BIN" 2>"$err")
+  CNI_RC=$?
+  CNI_ERR=$(<"$err")
+  rm -f "$err"
+  return 0
+}
+
+# cni_show: the last call, for failure details.
+cni_show() { echo "rc=$CNI_RC stdout=$CNI_OUT"; [[ -n "$CNI_ERR" ]] && echo "stderr: $CNI_ERR" | tail -n 5; return 0; }
+
+# Expectations on the last call; each prints what happened when it fails.
+cni_ok() { [[ "$CNI_RC" == 0 ]] || { echo "${1:-call}: expected success"; cni_show; return 1; }; }
+cni_code() {  # cni_code WANT [WHAT]
+  local code
+  code=$(jq -r '.code // empty' <<<"$CNI_OUT" 2>/dev/null)
+  [[ "$CNI_RC" != 0 && "$code" == "$1" ]] || { echo "${2:-call}: expected CNI error code $1"; cni_show; return 1; }
+}
+cni_msg() {  # cni_msg REGEX: the error's msg matches (extended regex, case-insensitive)
+  local m
+  m=$(jq -r '.msg // empty' <<<"$CNI_OUT" 2>/dev/null)
+  grep -Eqi -- "$1" <<<"$m" || { echo "error message does not match /$1/: $m"; return 1; }
+}
+
+# result_ips [JSON]: the bare addresses of a CNI result (last call's stdout by default).
+result_ips() { jq -r '.ips[]?.address | sub("/.*"; "")' <<<"${1:-$CNI_OUT}"; }
+# result_ip [JSON]: the single address of a one-range result.
+result_ip() { result_ips "$@" | head -n 1; }
+
+# add_ok NODE CTR CONF [POD]: ADD that must succeed; prints the addresses, one a line.
+add_ok() {
+  cni ADD "$@"
+  cni_ok "ADD $2" || return 1
+  result_ips
+}
+
+# ------------------------------------------------------------------ objects --
+
+pool_name() {  # pool_name CIDR [NETWORK_NAME]
+  local r=${1//:/-}
+  r=${r//\//-}
+  echo "${2:+$2-}$r"
+}
+res_name() {  # res_name IP [NETWORK_NAME]
+  local ip=$1
+  [[ "$ip" == *: ]] && ip+=0
+  echo "${2:+$2-}${ip//:/-}"
+}
+
+# pool_json POOL: the IPPool as JSON ("" when absent).
+pool_json() { kubectl get ippool -n "$POOL_NS" "$1" -o json 2>/dev/null; }
+# pool_allocs POOL: its spec.allocations ({} when absent or empty).
+pool_allocs() { pool_json "$1" | jq -c '.spec.allocations // {}' 2>/dev/null || echo '{}'; }
+pool_count() { pool_allocs "$1" | jq 'length'; }
+pool_rv() { pool_json "$1" | jq -r '.metadata.resourceVersion'; }
+# pool_ips POOL: the allocated addresses (offset + network address), sorted; IPv4 pools only.
+pool_ips() {
+  pool_json "$1" | jq -r '
+    def ip2n: split(".") | map(tonumber) | .[0]*16777216 + .[1]*65536 + .[2]*256 + .[3];
+    def n2ip: [(./16777216|floor)%256, (./65536|floor)%256, (./256|floor)%256, .%256] | map(tostring) | join(".");
+    (.spec.range | split("/")[0] | ip2n) as $net
+    | (.spec.allocations // {}) | keys[] | (tonumber + $net) | n2ip' | sort -V
+}
+# pool_holder POOL OFFSET: the container id at OFFSET ("" when free).
+pool_holder() { pool_allocs "$1" | jq -r --arg o "$2" '.[$o].id // empty'; }
+
+res_exists() { kubectl get overlappingrangeipreservation -n "$POOL_NS" "$1" >/dev/null 2>&1; }
+res_json() { kubectl get overlappingrangeipreservation -n "$POOL_NS" "$1" -o json 2>/dev/null; }
+# res_names_with PREFIX: reservation names starting with PREFIX.
+res_names_with() {
+  kubectl get overlappingrangeipreservations -n "$POOL_NS" -o json |
+    jq -r --arg p "$1" '.items[].metadata.name | select(startswith($p))'
+}
+
+# ------------------------------------------------------------------- audit --
+
+# audit_mark: the audit log's current line count, to count only later events.
+audit_mark() { wc -l <"$ALLOT_AUDIT_LOG"; }
+# audit_since MARK JQ-FILTER: events after MARK at stage ResponseComplete matching the filter.
+audit_since() {
+  tail -n "+$(( $1 + 1 ))" "$ALLOT_AUDIT_LOG" |
+    jq -c "select(.stage == \"ResponseComplete\" and ($2))" 2>/dev/null | wc -l
+}
+# audit_settle: wait until the audit log stops growing (events land a few ms after responses).
+audit_settle() {
+  local prev=-1 now i
+  for (( i = 0; i < 50; i++ )); do
+    now=$(wc -l <"$ALLOT_AUDIT_LOG")
+    [[ "$now" == "$prev" ]] && return 0
+    prev=$now
+    sleep 0.2
+  done
+}
+
+# ------------------------------------------------------------------- netns --
+
+# netns_with_iface NAME IFNAME: a network namespace NAME holding IFNAME, one end of a veth pair
+# whose other end (named uniquely for this run) stays in the root namespace until the netns
+# is deleted (which deletes the pair). Both are removed at exit.
+netns_with_iface() {
+  local ns=$1 ifname=$2 host
+  host="v${RUN}$(( ${#netns_made[@]} ))"
+  host=${host:0:15}
+  ip netns add "$ns" || return 1
+  netns_made+=("$ns")
+  on_exit "ip netns del '$ns' 2>/dev/null; ip link del '$host' 2>/dev/null"
+  ip link add "$host" type veth peer name "${host}p" || return 1
+  ip link set "${host}p" netns "$ns" || return 1
+  ip -n "$ns" link set "${host}p" name "$ifname" || return 1
+  ip -n "$ns" link set "$ifname" up || return 1
+}
+netns_made=()

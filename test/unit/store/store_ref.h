@@ -1,0 +1,40 @@
+#pragma once
+// A non-owning PoolStore that forwards to a shared one: many "processes" (plugin runs,
+// threads) over one store, as many plugin invocations share one API server.
+
+#include <memory>
+
+#include "store/pool_store.h"
+
+namespace allot::test {
+
+template <typename Store>
+class StoreRef : public store::PoolStore {
+public:
+    explicit StoreRef(std::shared_ptr<Store> s) : s_(std::move(s)) {}
+    core::Result<store::Pool> getPool(const std::string& n) override { return s_->getPool(n); }
+    core::Result<store::Pool> createPool(const store::Pool& p) override { return s_->createPool(p); }
+    core::Result<store::Pool> updatePool(const store::Pool& p) override { return s_->updatePool(p); }
+    core::Result<std::vector<store::Pool>> listPools() override { return s_->listPools(); }
+    core::Result<store::Reservation> getReservation(const std::string& n) override {
+        return s_->getReservation(n);
+    }
+    core::Result<store::Reservation> createReservation(const store::Reservation& r) override {
+        return s_->createReservation(r);
+    }
+    core::Result<void> deleteReservation(const std::string& n, const std::string& v) override {
+        return s_->deleteReservation(n, v);
+    }
+    core::Result<std::vector<store::Reservation>> listReservations() override {
+        return s_->listReservations();
+    }
+    core::Result<std::string> nodeSlice(const std::string& a, const std::string& b) override {
+        return s_->nodeSlice(a, b);
+    }
+    core::Result<void> ping() override { return s_->ping(); }
+
+private:
+    std::shared_ptr<Store> s_;
+};
+
+}  // namespace allot::test
