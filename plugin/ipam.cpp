@@ -426,8 +426,8 @@ Result<size_t> gc(EngineContext& ctx, const core::ValidatedConfig& cfg, const st
 }
 
 Result<void> status(EngineContext& ctx, const core::ValidatedConfig& cfg) {
-    auto ping = ctx.store.ping();
-    if (!ping) return ping.error();
+    // One read per pool is the whole probe: it proves the store answers, that we may read it,
+    // and whether the pool has room. A pool not created yet is empty, not an error.
     auto targets = resolveTargets(ctx, cfg, "");
     if (!targets) return targets.error();
     for (const auto& t : *targets) {

@@ -1,11 +1,18 @@
 #include "k8s/transport.h"
 
+// libcurl is loaded with dlopen the first time an HttpClient is created, not linked: Debian's
+// libcurl pulls in ~30 shared libraries, and mapping them costs every exec of the plugin even
+// when the command never talks to the API server. The header is used for types and constants
+// only; every call goes through the Curl table below.
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <mutex>
+#include <string>
+#include <type_traits>
 
 namespace allot::k8s {
 
@@ -19,12 +26,72 @@ constexpr size_t kMaxResponseBytes = 128u << 20;
 constexpr size_t kMaxErrorBodyBytes = 64u << 10;
 constexpr std::chrono::milliseconds kMaxConnectTimeout{15000};
 
-bool globalInit() {
+constexpr const char* kCurlLibrary = "libcurl.so.4";
+
+// The libcurl functions this file uses, resolved from kCurlLibrary (never unloaded).
+struct Curl {
+    CURLcode (*global_init)(long flags);
+    CURL* (*easy_init)();
+    void (*easy_cleanup)(CURL*);
+    CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
+    CURLcode (*easy_perform)(CURL*);
+    const char* (*easy_strerror)(CURLcode);
+    curl_slist* (*slist_append)(curl_slist*, const char*);
+    void (*slist_free_all)(curl_slist*);
+};
+
+Curl g_curl{};
+
+// Loads libcurl and runs curl_global_init, once per process. Empty on success, otherwise why
+// libcurl is unusable (the same message for every later call).
+const std::string& loadCurl() {
     static std::once_flag once;
-    static bool ok = false;
-    std::call_once(once, [] { ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; });
-    return ok;
+    static std::string error;
+    std::call_once(once, [] {
+        void* lib = dlopen(kCurlLibrary, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            const char* why = dlerror();
+            error = std::string("cannot load ") + kCurlLibrary + ": " + (why ? why : "unknown error");
+            return;
+        }
+        Curl c{};
+        auto resolve = [&](auto& fn, const char* name) {
+            if (!error.empty()) return;
+            dlerror();
+            void* sym = dlsym(lib, name);
+            if (!sym) {
+                const char* why = dlerror();
+                error = std::string("cannot load ") + kCurlLibrary + ": " +
+                        (why ? why : std::string(name) + " not found");
+                return;
+            }
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
+        };
+        resolve(c.global_init, "curl_global_init");
+        resolve(c.easy_init, "curl_easy_init");
+        resolve(c.easy_cleanup, "curl_easy_cleanup");
+        resolve(c.easy_setopt, "curl_easy_setopt");
+        resolve(c.easy_getinfo, "curl_easy_getinfo");
+        resolve(c.easy_perform, "curl_easy_perform");
+        resolve(c.easy_strerror, "curl_easy_strerror");
+        resolve(c.slist_append, "curl_slist_append");
+        resolve(c.slist_free_all, "curl_slist_free_all");
+        if (!error.empty()) {
+            dlclose(lib);
+            return;
+        }
+        if (const CURLcode rc = c.global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
+            error = std::string("curl_global_init failed: ") + c.easy_strerror(rc);
+            return;  // keep the library mapped: it may have started initialising
+        }
+        g_curl = c;  // published to other threads by call_once
+    });
+    return error;
 }
+
+// Only reached through an HttpClient, which exists only after loadCurl() succeeded.
+const Curl& curl() { return g_curl; }
 
 bool iequalsPrefix(std::string_view s, std::string_view prefix) {
     if (s.size() < prefix.size()) return false;
@@ -106,7 +173,7 @@ size_t onStreamBody(char* data, size_t size, size_t count, void* user) {
     auto* st = static_cast<StreamState*>(user);
     const size_t n = size * count;
     long status = 0;
-    curl_easy_getinfo(st->handle, CURLINFO_RESPONSE_CODE, &status);
+    curl().easy_getinfo(st->handle, CURLINFO_RESPONSE_CODE, &status);
     if (status >= 200 && status < 300) {
         if (!(*st->onData)(std::string_view(data, n))) {
             st->aborted = true;
@@ -122,9 +189,9 @@ size_t onStreamBody(char* data, size_t size, size_t count, void* user) {
 
 struct SList {
     curl_slist* list = nullptr;
-    ~SList() { curl_slist_free_all(list); }
+    ~SList() { curl().slist_free_all(list); }
     bool add(const std::string& h) {
-        curl_slist* next = curl_slist_append(list, h.c_str());
+        curl_slist* next = curl().slist_append(list, h.c_str());
         if (!next) return false;
         list = next;
         return true;
@@ -139,7 +206,7 @@ struct HttpClient::Impl {
     char errbuf[CURL_ERROR_SIZE] = {};
 
     ~Impl() {
-        if (h) curl_easy_cleanup(h);
+        if (h) curl().easy_cleanup(h);
     }
 
     Result<void> configure(const TlsConfig& tls, const std::string& userAgent);
@@ -152,7 +219,7 @@ struct HttpClient::Impl {
 Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string& userAgent) {
     CURLcode rc = CURLE_OK;
     auto set = [&](CURLoption opt, auto value) {
-        if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, value);
+        if (rc == CURLE_OK) rc = curl().easy_setopt(h, opt, value);
     };
     set(CURLOPT_ERRORBUFFER, errbuf);
     set(CURLOPT_NOSIGNAL, 1L);
@@ -166,9 +233,9 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
     set(CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTPS | CURLPROTO_HTTP));
 #endif
     if (rc != CURLE_OK) return makeError(Errc::Internal, "curl setup failed: " +
-                                                             std::string(curl_easy_strerror(rc)));
+                                                             std::string(curl().easy_strerror(rc)));
     // HTTP/2 only where libcurl was built with it; otherwise HTTP/1.1 keep-alive.
-    (void)curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
+    (void)curl().easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
 
     set(CURLOPT_SSL_VERIFYPEER, tls.insecureSkipVerify ? 0L : 1L);
     set(CURLOPT_SSL_VERIFYHOST, tls.insecureSkipVerify ? 0L : 2L);
@@ -187,7 +254,7 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
     }
     if (rc != CURLE_OK)
         return makeError(Errc::InvalidConfig, "cannot use the cluster CA certificate: " +
-                                                  std::string(curl_easy_strerror(rc)));
+                                                  std::string(curl().easy_strerror(rc)));
     if (!tls.clientCertData.empty()) {
         curl_blob b = blob(tls.clientCertData);
         set(CURLOPT_SSLCERT_BLOB, &b);
@@ -202,7 +269,7 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
     }
     if (rc != CURLE_OK)
         return makeError(Errc::InvalidConfig, "cannot use the client certificate or key: " +
-                                                  std::string(curl_easy_strerror(rc)));
+                                                  std::string(curl().easy_strerror(rc)));
     return core::success();
 }
 
@@ -218,7 +285,7 @@ Result<void> HttpClient::Impl::prepare(std::string_view method, const std::strin
 
     CURLcode rc = CURLE_OK;
     auto set = [&](CURLoption opt, auto value) {
-        if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, value);
+        if (rc == CURLE_OK) rc = curl().easy_setopt(h, opt, value);
     };
     set(CURLOPT_URL, url.c_str());
     set(CURLOPT_HTTPHEADER, headers.list);
@@ -241,13 +308,13 @@ Result<void> HttpClient::Impl::prepare(std::string_view method, const std::strin
     set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect.count()));
     if (rc != CURLE_OK)
         return makeError(Errc::Internal, std::string(method) + " " + url +
-                                             ": curl setup failed: " + curl_easy_strerror(rc));
+                                             ": curl setup failed: " + curl().easy_strerror(rc));
     return core::success();
 }
 
 core::Error HttpClient::Impl::failure(CURLcode rc, std::string_view method,
                                       const std::string& url) const {
-    std::string msg = std::string(method) + " " + url + ": " + curl_easy_strerror(rc);
+    std::string msg = std::string(method) + " " + url + ": " + curl().easy_strerror(rc);
     if (errbuf[0] != '\0') msg += std::string(" (") + errbuf + ")";
     return makeError(isConfigError(rc) ? Errc::InvalidConfig : Errc::Transient, std::move(msg));
 }
@@ -258,9 +325,9 @@ HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 HttpClient::~HttpClient() = default;
 
 Result<HttpClient> HttpClient::create(TlsConfig tls, std::string userAgent) {
-    if (!globalInit()) return makeError(Errc::Internal, "curl_global_init failed");
+    if (const std::string& why = loadCurl(); !why.empty()) return makeError(Errc::Internal, why);
     auto impl = std::make_unique<Impl>();
-    impl->h = curl_easy_init();
+    impl->h = curl().easy_init();
     if (!impl->h) return makeError(Errc::Internal, "curl_easy_init failed");
     if (auto r = impl->configure(tls, userAgent); !r) return r.error();
     return HttpClient(std::move(impl));
@@ -290,18 +357,18 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
     HttpResponse resp;
     HeaderState hs;
     BodyState bs{&resp.body};
-    curl_easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onHeader);
-    curl_easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
-    curl_easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onBody);
-    curl_easy_setopt(impl_->h, CURLOPT_WRITEDATA, &bs);
-    const CURLcode rc = curl_easy_perform(impl_->h);
-    curl_easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
+    curl().easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onHeader);
+    curl().easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
+    curl().easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onBody);
+    curl().easy_setopt(impl_->h, CURLOPT_WRITEDATA, &bs);
+    const CURLcode rc = curl().easy_perform(impl_->h);
+    curl().easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
     if (bs.tooLarge)
         return makeError(Errc::Internal, std::string(method) + " " + url +
                                              ": response larger than " +
                                              std::to_string(kMaxResponseBytes >> 20) + " MiB");
     if (rc != CURLE_OK) return impl_->failure(rc, method, url);
-    curl_easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &resp.status);
+    curl().easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &resp.status);
     resp.retryAfterSeconds = hs.retryAfter;
     return resp;
 }
@@ -316,14 +383,14 @@ Result<long> HttpClient::stream(const std::string& url, std::chrono::millisecond
         return r.error();
     HeaderState hs;
     StreamState ss{impl_->h, &onData, errorBody};
-    curl_easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onHeader);
-    curl_easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
-    curl_easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onStreamBody);
-    curl_easy_setopt(impl_->h, CURLOPT_WRITEDATA, &ss);
-    const CURLcode rc = curl_easy_perform(impl_->h);
-    curl_easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
+    curl().easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onHeader);
+    curl().easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
+    curl().easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onStreamBody);
+    curl().easy_setopt(impl_->h, CURLOPT_WRITEDATA, &ss);
+    const CURLcode rc = curl().easy_perform(impl_->h);
+    curl().easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
     long status = 0;
-    curl_easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &status);
+    curl().easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && ss.aborted))
         return impl_->failure(rc, "GET", url);
     return status;

@@ -22,6 +22,15 @@ plugin_init() {
   export WORK RUN
   on_exit "rm -rf '$WORK'"
   on_exit plugin_cleanup_objects
+  # Run a snapshot of the binary: a rebuild during the run must not pull it from under us.
+  local i
+  for (( i = 0; i < 20; i++ )); do  # a link in progress leaves a partial file: try again
+    cp "$ALLOT_BIN" "$WORK/allot" 2>/dev/null &&
+      echo '{"cniVersion":"1.1.0"}' | CNI_COMMAND=VERSION "$WORK/allot" >/dev/null 2>&1 && break
+    sleep 1
+  done
+  (( i < 20 )) || { echo "cannot run a copy of $ALLOT_BIN" >&2; return 1; }
+  ALLOT_BIN=$WORK/allot
   # Keep any flat file on this machine out of the tests: the network config says everything.
   export ALLOT_FLAT_FILES=$WORK/no-flat-file
 }

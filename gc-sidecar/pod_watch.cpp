@@ -1,0 +1,135 @@
+#include "gc-sidecar/pod_watch.h"
+
+#include <random>
+
+#include "gc-sidecar/log.h"
+#include "gc-sidecar/network_status.h"
+#include "k8s/resources.h"
+
+namespace allot::gc {
+
+using core::Errc;
+
+std::optional<PodRecord> podRecordOf(const json::Value& pod) {
+    const json::Value* md = pod.find("metadata");
+    if (!md || !md->isObject()) return std::nullopt;
+    auto str = [&](const char* k) {
+        const json::Value* v = md->find(k);
+        return v && v->isString() ? v->asString() : std::string();
+    };
+    PodRecord r{str("namespace"), str("name"), str("uid"), false, {}};
+    if (r.ns.empty() || r.name.empty() || r.uid.empty()) return std::nullopt;
+    if (const json::Value* a = md->find("annotations"); a && a->isObject()) {
+        if (const json::Value* s = a->find(kNetworkStatusAnnotation); s && s->isString()) {
+            r.hasNetworkStatus = true;
+            r.networkStatus = s->asString();
+        }
+    }
+    return r;
+}
+
+void PodWatch::run() {
+    std::string rv;
+    static thread_local std::minstd_rand rng{std::random_device{}()};
+    auto pause = [&] {
+        backoff_ = std::min(opts_.backoffMax, std::max(opts_.backoffMin, backoff_ * 2));
+        std::uniform_int_distribution<int64_t> d(backoff_.count() / 2, backoff_.count());
+        stop_.waitFor(std::chrono::milliseconds(d(rng)));
+    };
+    while (!stop_.stopped()) {
+        if (!relist(rv)) {
+            pause();
+            continue;
+        }
+        while (!stop_.stopped()) {
+            if (!watchFrom(rv)) break;
+        }
+        if (!stop_.stopped() && backoff_.count() > 0) pause();
+    }
+}
+
+bool PodWatch::relist(std::string& rv) {
+    k8s::ListOptions o;
+    o.fieldSelector = "spec.nodeName=" + opts_.node;
+    o.limit = 250;
+    std::unordered_map<std::string, PodRecord> fresh;
+    auto listed = client_.listEach(k8s::collectionPath(k8s::kPod, ""), o, [&](json::Value& item) {
+        if (auto r = podRecordOf(item)) fresh.insert_or_assign(r->uid, std::move(*r));
+        return true;
+    });
+    if (!listed) {
+        metrics_.addWatchRestart();
+        logWarn("listing the pods of node " + opts_.node + " failed: " + listed.error().message);
+        return false;
+    }
+    // Pods that disappeared while no watch was open: deleted.
+    for (auto& [uid, rec] : pods_)
+        if (!fresh.count(uid)) onDeleted_(std::move(rec));
+    pods_ = std::move(fresh);
+    rv = *listed;
+    metrics_.watchProgress();
+    if (!synced_) {
+        synced_ = true;
+        logInfo("pod watch of node " + opts_.node + " synced: " + std::to_string(pods_.size()) + " pods");
+        std::vector<PodRecord> live;
+        live.reserve(pods_.size());
+        for (const auto& [uid, rec] : pods_) live.push_back(rec);
+        onSynced_(std::move(live));
+    }
+    return true;
+}
+
+bool PodWatch::watchFrom(std::string& rv) {
+    static thread_local std::minstd_rand rng{std::random_device{}()};
+    k8s::WatchOptions w;
+    w.fieldSelector = "spec.nodeName=" + opts_.node;
+    w.resourceVersion = rv;
+    w.allowWatchBookmarks = true;
+    // Spread the reconnects of many nodes (as client-go does: between 1x and 2x).
+    const int64_t base = std::max<int64_t>(1, opts_.watchTimeout.count() / 1000);
+    std::uniform_int_distribution<int64_t> d(base, base + base / 4);
+    w.timeoutSeconds = d(rng);
+    auto r = client_.watch(k8s::collectionPath(k8s::kPod, ""), w, [&](const k8s::WatchEvent& ev) {
+        metrics_.watchProgress();
+        if (const json::Value* md = ev.object.find("metadata"); md && md->isObject())
+            if (const json::Value* v = md->find("resourceVersion"); v && v->isString() && !v->asString().empty())
+                rv = v->asString();
+        backoff_ = std::chrono::milliseconds(0);
+        switch (ev.type) {
+            case k8s::WatchEvent::Type::Added:
+            case k8s::WatchEvent::Type::Modified:
+                if (auto rec = podRecordOf(ev.object)) pods_.insert_or_assign(rec->uid, std::move(*rec));
+                break;
+            case k8s::WatchEvent::Type::Deleted:
+                if (auto rec = podRecordOf(ev.object)) {
+                    auto it = pods_.find(rec->uid);
+                    if (!rec->hasNetworkStatus && it != pods_.end() && it->second.hasNetworkStatus) *rec = it->second;
+                    if (it != pods_.end()) pods_.erase(it);
+                    onDeleted_(std::move(*rec));
+                }
+                break;
+            default: break;
+        }
+        return !stop_.stopped();
+    });
+    if (r) {
+        rv = *r;
+        metrics_.watchProgress();
+        return true;  // the server ended the watch: resume
+    }
+    metrics_.addWatchRestart();
+    if (r.code() == Errc::Expired) {
+        logInfo("pod watch of node " + opts_.node + " expired (410): relisting");
+        backoff_ = std::chrono::milliseconds(0);
+        return false;
+    }
+    logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message + " (resuming from " + rv + ")");
+    backoff_ = std::max(backoff_, opts_.backoffMin);
+    static thread_local std::minstd_rand rng2{std::random_device{}()};
+    std::uniform_int_distribution<int64_t> pauseDist(backoff_.count() / 2, backoff_.count());
+    stop_.waitFor(std::chrono::milliseconds(pauseDist(rng2)));
+    backoff_ = std::min(opts_.backoffMax, backoff_ * 2);
+    return true;
+}
+
+}  // namespace allot::gc

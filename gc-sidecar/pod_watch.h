@@ -1,0 +1,61 @@
+#pragma once
+// The per-node pod watch: list, then watch, this node's pods (field selector on
+// spec.nodeName), resuming from the last resourceVersion seen, with bookmarks; relists on
+// 410 Gone and reconnects with backoff on anything else. A relist also finds pods deleted
+// while no watch was open. Only a PodRecord per pod is kept, never whole objects.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gc-sidecar/metrics.h"
+#include "gc-sidecar/reclaimer.h"
+#include "gc-sidecar/stop.h"
+#include "json/json.h"
+#include "k8s/client.h"
+
+namespace allot::gc {
+
+// What is kept of a pod object; nullopt when it has no namespace, name or uid.
+std::optional<PodRecord> podRecordOf(const json::Value& pod);
+
+struct PodWatchOptions {
+    std::string node;
+    std::chrono::milliseconds watchTimeout{std::chrono::minutes(5)};
+    std::chrono::milliseconds backoffMin{200};
+    std::chrono::milliseconds backoffMax{std::chrono::seconds(30)};
+};
+
+class PodWatch {
+public:
+    using OnDeleted = std::function<void(PodRecord)>;
+    using OnSynced = std::function<void(std::vector<PodRecord>)>;  // after the first full list
+
+    PodWatch(PodWatchOptions opts, k8s::Client client, OnDeleted onDeleted, OnSynced onSynced, Metrics& metrics,
+             StopSignal& stop)
+        : opts_(std::move(opts)), client_(std::move(client)), onDeleted_(std::move(onDeleted)),
+          onSynced_(std::move(onSynced)), metrics_(metrics), stop_(stop) {}
+
+    // Runs until stopped (a watch in progress ends with its next event or its timeout).
+    void run();
+
+private:
+    bool relist(std::string& rv);
+    // Watches from rv; false when a relist is needed.
+    bool watchFrom(std::string& rv);
+
+    PodWatchOptions opts_;
+    k8s::Client client_;
+    OnDeleted onDeleted_;
+    OnSynced onSynced_;
+    Metrics& metrics_;
+    StopSignal& stop_;
+    std::unordered_map<std::string, PodRecord> pods_;  // by uid
+    bool synced_ = false;
+    std::chrono::milliseconds backoff_{0};
+};
+
+}  // namespace allot::gc

@@ -1,0 +1,574 @@
+#include "gc-sidecar/reclaimer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "core/naming.h"
+#include "gc-sidecar/log.h"
+#include "gc-sidecar/nad.h"
+#include "gc-sidecar/network_status.h"
+#include "store/journal.h"
+
+namespace allot::gc {
+
+using core::Errc;
+using core::makeError;
+
+void parallelFor(const std::vector<Cluster*>& clusters, size_t n, const std::function<void(size_t, Cluster&)>& fn) {
+    if (n == 0) return;
+    const size_t workers = std::min(clusters.size(), n);
+    std::atomic<size_t> next{0};
+    auto body = [&](Cluster& c) {
+        for (size_t i; (i = next.fetch_add(1)) < n;) fn(i, c);
+    };
+    std::vector<std::thread> threads;
+    threads.reserve(workers - 1);
+    for (size_t w = 1; w < workers; ++w) threads.emplace_back([&, w] { body(*clusters[w]); });
+    body(*clusters[0]);
+    for (auto& t : threads) t.join();
+}
+
+namespace {
+
+std::pair<std::string, std::string> splitRef(const std::string& ref) {
+    auto slash = ref.find('/');
+    if (slash == std::string::npos) return {"", ref};
+    return {ref.substr(0, slash), ref.substr(slash + 1)};
+}
+
+std::string describe(const Released& r) {
+    std::string s = r.ip.str() + " (pool " + r.ns + "/" + r.pool;
+    if (!r.owner.network.empty()) s += ", network " + r.owner.network;
+    if (!r.owner.ifName.empty()) s += ", interface " + r.owner.ifName;
+    return s + ")";
+}
+
+}  // namespace
+
+// Per-batch state of one Work.
+struct Reclaimer::Item {
+    Work w;
+    GonePod gone;
+    bool scanMatch = false;  // match as in a scan (entries must be recorded on this node)
+    bool scanAll = false;    // look in every pool of the pool namespace
+    bool malformed = false;
+    std::string malformedWhy;
+    std::set<PoolKey> pools;
+    std::optional<std::string> failure;
+    Liveness live = Liveness::Unknown;
+    std::vector<Released> released;
+    std::vector<std::string> networks;  // NAD names, for messages
+};
+
+Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events, Metrics& metrics,
+                     StopSignal& stop)
+    : opts_(std::move(opts)), clusters_(std::move(clusters)), events_(events), metrics_(metrics), stop_(stop) {
+    stop_.onStop([this] {
+        {
+            std::lock_guard l(m_);
+            stopping_ = true;
+        }
+        cv_.notify_all();
+    });
+}
+
+void Reclaimer::podDeleted(PodRecord pod) {
+    {
+        std::lock_guard l(m_);
+        Work w;
+        w.pod = std::move(pod);
+        w.reason = "pod_deleted";
+        w.due = Clock::now();
+        queue_.push_back(std::move(w));
+    }
+    cv_.notify_one();
+}
+
+void Reclaimer::catchUp(std::vector<PodRecord> live) {
+    {
+        std::lock_guard l(m_);
+        catchUpRequest_ = std::move(live);
+    }
+    cv_.notify_one();
+}
+
+size_t Reclaimer::pending() const {
+    std::lock_guard l(m_);
+    return queue_.size();
+}
+
+bool Reclaimer::caughtUp() const {
+    std::lock_guard l(m_);
+    return caughtUp_;
+}
+
+void Reclaimer::run() {
+    {
+        std::lock_guard l(m_);
+        nextJournal_ = Clock::now();
+    }
+    while (!stop_.stopped()) {
+        {
+            std::unique_lock l(m_);
+            auto wake = opts_.journalDir.empty() ? Clock::time_point::max() : nextJournal_;
+            for (const auto& w : queue_) wake = std::min(wake, w.due);
+            cv_.wait_until(l, wake, [&] {
+                if (stopping_ || catchUpRequest_) return true;
+                const auto now = Clock::now();
+                if (!opts_.journalDir.empty() && now >= nextJournal_) return true;
+                return std::any_of(queue_.begin(), queue_.end(), [&](const Work& w) { return w.due <= now; });
+            });
+            if (stopping_) return;
+        }
+        runOnce(Clock::now());
+    }
+}
+
+void Reclaimer::runOnce(Clock::time_point now) {
+    std::optional<std::vector<PodRecord>> catchUpReq;
+    {
+        std::lock_guard l(m_);
+        catchUpReq.swap(catchUpRequest_);
+    }
+    if (catchUpReq) {
+        auto r = doCatchUp(*catchUpReq);
+        std::lock_guard l(m_);
+        if (r) {
+            caughtUp_ = true;
+        } else {
+            logWarn("catch-up scan failed (retrying): " + r.error().message);
+            if (!catchUpRequest_) catchUpRequest_ = std::move(catchUpReq);
+        }
+    }
+    std::vector<Work> batch;
+    {
+        std::lock_guard l(m_);
+        std::stable_partition(queue_.begin(), queue_.end(), [&](const Work& w) { return w.due > now; });
+        auto firstDue = std::find_if(queue_.begin(), queue_.end(), [&](const Work& w) { return w.due <= now; });
+        const size_t due = static_cast<size_t>(queue_.end() - firstDue);
+        const size_t take = std::min(due, opts_.maxBatch);
+        batch.assign(std::make_move_iterator(queue_.end() - static_cast<std::ptrdiff_t>(take)),
+                     std::make_move_iterator(queue_.end()));
+        queue_.resize(queue_.size() - take);
+    }
+    if (!batch.empty()) processBatch(std::move(batch), now);
+    bool journalDue = false;
+    {
+        std::lock_guard l(m_);
+        if (!opts_.journalDir.empty() && now >= nextJournal_) {
+            journalDue = true;
+            nextJournal_ = now + opts_.journalInterval;
+        }
+    }
+    if (journalDue) replayJournal();
+}
+
+Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::string& ns, const std::string& name,
+                                                     bool& missing) {
+    missing = false;
+    const std::string key = ns + "/" + name;
+    const auto now = Clock::now();
+    auto it = nadCache_.find(key);
+    // A missing NAD is re-read sooner than a present one: it may have been just created.
+    const auto ttl = [&](const NadEntry& e) { return e.found ? opts_.nadCacheTtl : opts_.nadCacheTtl / 6; };
+    if (it == nadCache_.end() || now - it->second.at > ttl(it->second)) {
+        auto cfg = c.getNadConfig(ns, name);
+        if (!cfg && cfg.code() != Errc::NotFound) return cfg.error();
+        if (nadCache_.size() >= 512) nadCache_.clear();
+        NadEntry e{now, cfg.ok(), cfg ? *cfg : std::string()};
+        it = nadCache_.insert_or_assign(key, std::move(e)).first;
+    }
+    if (!it->second.found) {
+        missing = true;
+        return std::vector<PoolKey>();
+    }
+    auto nets = parseNadConfig(it->second.config, opts_.ipamTypes, opts_.flatFiles);
+    if (!nets) {
+        // Cannot say which pools it uses: the caller scans instead.
+        missing = true;
+        logWarn("NetworkAttachmentDefinition " + key + ": " + nets.error().message);
+        return std::vector<PoolKey>();
+    }
+    std::vector<PoolKey> out;
+    for (const auto& n : *nets) {
+        const auto& cfg = n.config;
+        const std::string ns2 = cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
+        for (const auto& r : cfg.ranges) {
+            if (!cfg.sliceSize) {
+                out.push_back({ns2, core::poolName(r.cidr(), cfg.raw.networkName, ""), cfg.raw.networkName});
+                continue;
+            }
+            const std::string sliceName = cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
+            auto slice = c.nodeSlice(ns2, sliceName, opts_.node);
+            if (!slice) {
+                if (slice.code() == Errc::NotFound) continue;  // no slice here: nothing was allocated
+                return slice.error();
+            }
+            auto sc = core::Cidr::parse(*slice);
+            if (!sc) continue;
+            out.push_back({ns2, core::poolName(*sc, cfg.raw.networkName, opts_.node), cfg.raw.networkName});
+        }
+    }
+    return out;
+}
+
+void Reclaimer::resolveTargets(Item& it, Cluster& c) {
+    if (!it.w.hinted.empty()) {
+        it.pools = it.w.hinted;
+        it.scanMatch = true;
+        return;
+    }
+    if (!it.w.pod.hasNetworkStatus) {
+        it.scanMatch = it.scanAll = true;
+        return;
+    }
+    auto statuses = parseNetworkStatus(it.w.pod.networkStatus);
+    if (!statuses) {
+        it.malformed = true;
+        it.malformedWhy = statuses.error().message;
+        it.scanMatch = it.scanAll = true;
+        return;
+    }
+    for (const auto& s : *statuses) {
+        if (s.isDefault) continue;
+        auto nad = nadOf(s, it.w.pod.ns);
+        if (!nad) {
+            it.malformed = true;
+            it.malformedWhy = nad.error().message;
+            it.scanMatch = it.scanAll = true;
+            continue;
+        }
+        bool missing = false;
+        auto targets = targetsOfNad(c, nad->first, nad->second, missing);
+        if (!targets) {
+            it.failure = "NetworkAttachmentDefinition " + nad->first + "/" + nad->second + ": " +
+                         targets.error().message;
+            return;
+        }
+        if (missing) it.scanMatch = it.scanAll = true;
+        if (!targets->empty()) it.networks.push_back(nad->first + "/" + nad->second);
+        for (auto& t : *targets) it.pools.insert(std::move(t));
+    }
+}
+
+void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
+    std::vector<Item> items(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+        items[i].w = std::move(batch[i]);
+        const PodRecord& p = items[i].w.pod;
+        items[i].gone = GonePod{p.ns, p.name, p.uid};
+    }
+    Cluster& main = *clusters_[0];
+
+    // 1. Which pools each pod's networks use.
+    for (auto& it : items) {
+        resolveTargets(it, main);
+        if (it.malformed && !it.w.warned) {
+            it.w.warned = true;
+            metrics_.addAnomalyFound("malformed_network_status");
+            events_.emit({true, "MalformedNetworkStatus",
+                          "the k8s.v1.cni.cncf.io/network-status annotation of deleted pod " + it.gone.ref() +
+                              " is malformed (" + it.malformedWhy.substr(0, 300) +
+                              "): searching this node's allocations by pod instead",
+                          podRef(it.gone.ns, it.gone.name, it.gone.uid)});
+            logWarn("pod " + it.gone.ref() + ": malformed network-status: " + it.malformedWhy);
+        }
+    }
+
+    // 2. Does a pod of that namespace/name exist now? Asked after the pod's deletion was seen,
+    //    so a pod found now is a re-creation (or a wrong relist): its addresses stay.
+    std::vector<size_t> ask;
+    for (size_t i = 0; i < items.size(); ++i)
+        if (!items[i].failure && (!items[i].pools.empty() || items[i].scanAll || !items[i].w.pendingReservations.empty()))
+            ask.push_back(i);
+    parallelFor(clusters_, ask.size(), [&](size_t k, Cluster& c) {
+        Item& it = items[ask[k]];
+        auto pod = c.getPod(it.gone.ns, it.gone.name);
+        if (!pod) {
+            it.failure = "get pod " + it.gone.ref() + ": " + pod.error().message;
+            return;
+        }
+        it.live = livenessOf(*pod, it.gone);
+    });
+
+    // 3. Group the gone pods by pool; one scan of every pool finds the pools of pods whose
+    //    networks are unknown. A member matches with scan rules unless the pool is one its
+    //    own networks name.
+    struct Group {
+        std::string networkName;
+        std::vector<std::pair<size_t, bool>> members;  // item, scan rules
+    };
+    std::map<std::pair<std::string, std::string>, Group> groups;
+    auto join = [&](const std::string& ns, const std::string& pool, const std::string& net, size_t i, bool scan) {
+        Group& g = groups[{ns, pool}];
+        if (g.networkName.empty()) g.networkName = net;
+        for (const auto& m : g.members)
+            if (m.first == i) return;
+        g.members.emplace_back(i, scan);
+    };
+    std::vector<size_t> scanners;
+    for (size_t i = 0; i < items.size(); ++i) {
+        Item& it = items[i];
+        if (it.failure || it.live != Liveness::Gone) continue;
+        for (const auto& k : it.pools) join(k.ns, k.pool, k.networkName, i, !it.w.hinted.empty());
+        if (it.scanAll) scanners.push_back(i);
+    }
+    if (!scanners.empty()) {
+        std::map<std::string, std::set<size_t>> found;  // pool -> items
+        auto r = main.eachPool(
+            opts_.poolNamespace,
+            [&](store::Pool& p) {
+                for (const auto& [off, owner] : p.allocations)
+                    for (size_t i : scanners)
+                        if (matchGone(owner, items[i].gone, opts_.node, true) != MatchKind::None)
+                            found[p.name].insert(i);
+                return true;
+            },
+            [](const std::string& name, const std::string& why) {
+                logWarn("IPPool " + name + " cannot be decoded: " + why);
+            });
+        if (!r) {
+            for (size_t i : scanners) items[i].failure = "list pools: " + r.error().message;
+        } else {
+            for (auto& [pool, idx] : found)
+                for (size_t i : idx) join(opts_.poolNamespace, pool, "", i, true);
+        }
+    }
+
+    // 4. One guarded write per pool.
+    std::vector<std::pair<std::pair<std::string, std::string>, Group>> work(groups.begin(), groups.end());
+    struct PoolOutcome {
+        std::vector<std::pair<size_t, Released>> released;
+        std::optional<std::string> error;
+    };
+    std::vector<PoolOutcome> outcomes(work.size());
+    parallelFor(clusters_, work.size(), [&](size_t k, Cluster& c) {
+        const auto& [ns, poolName] = work[k].first;
+        const Group& group = work[k].second;
+        std::map<core::u128, size_t> owners;
+        Selector select = [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+            owners.clear();
+            std::vector<core::u128> out;
+            std::map<size_t, std::vector<core::u128>> byRef;  // need a fresh look at the pod
+            for (const auto& [off, owner] : p.allocations) {
+                for (const auto& [i, scan] : group.members) {
+                    if (items[i].failure) continue;
+                    MatchKind m = matchGone(owner, items[i].gone, opts_.node, scan);
+                    if (m == MatchKind::Uid) {
+                        out.push_back(off);
+                        owners[off] = i;
+                        break;
+                    }
+                    if (m == MatchKind::PodRef) {
+                        byRef[i].push_back(off);
+                        break;
+                    }
+                }
+            }
+            // Entries without a pod UID: the pool was read before this check, so a pod
+            // re-created since (whose ADD could have taken the entry over) is seen here.
+            for (auto& [i, offs] : byRef) {
+                auto pod = c.getPod(items[i].gone.ns, items[i].gone.name);
+                if (!pod) return pod.error();
+                if (livenessOf(*pod, items[i].gone) != Liveness::Gone) continue;
+                for (auto off : offs) {
+                    out.push_back(off);
+                    owners[off] = i;
+                }
+            }
+            return out;
+        };
+        auto rel = releaseFromPool(c, ns, poolName, select);
+        if (!rel) {
+            outcomes[k].error = "IPPool " + ns + "/" + poolName + ": " + rel.error().message;
+            return;
+        }
+        for (auto& r : *rel) {
+            if (!group.networkName.empty()) r.networkNames.insert(r.networkNames.begin(), group.networkName);
+            outcomes[k].released.emplace_back(owners[r.offset], std::move(r));
+        }
+    });
+    for (size_t k = 0; k < work.size(); ++k) {
+        if (outcomes[k].error)
+            for (const auto& m : work[k].second.members)
+                if (!items[m.first].failure) items[m.first].failure = outcomes[k].error;
+        for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
+    }
+
+    // 5. The overlapping-range reservations of what was released (and of earlier attempts).
+    std::vector<std::pair<size_t, const Released*>> drops;
+    for (size_t i = 0; i < items.size(); ++i) {
+        for (const auto& r : items[i].released) drops.emplace_back(i, &r);
+        for (const auto& r : items[i].w.pendingReservations) drops.emplace_back(i, &r);
+    }
+    std::vector<std::optional<std::string>> dropErr(drops.size());
+    parallelFor(clusters_, drops.size(), [&](size_t k, Cluster& c) {
+        auto d = dropReservation(c, *drops[k].second);
+        if (!d) dropErr[k] = "reservation of " + drops[k].second->ip.str() + ": " + d.error().message;
+    });
+    std::vector<std::vector<Released>> stillPending(items.size());
+    for (size_t k = 0; k < drops.size(); ++k) {
+        if (!dropErr[k]) continue;
+        Item& it = items[drops[k].first];
+        stillPending[drops[k].first].push_back(*drops[k].second);
+        if (!it.failure) it.failure = dropErr[k];
+    }
+
+    // 6. Report, and retry what failed.
+    for (size_t i = 0; i < items.size(); ++i) {
+        Item& it = items[i];
+        if (!it.released.empty()) {
+            metrics_.addReleases(it.w.reason, it.released.size());
+            std::string what;
+            for (const auto& r : it.released) what += (what.empty() ? "" : ", ") + describe(r);
+            const char* why = it.w.reason == "catch_up" ? "deleted while allot-gc was not running" : "deleted";
+            logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid + ", " + why + ")");
+            events_.emit({false, "AddressReleased",
+                          "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
+                          podRef(it.gone.ns, it.gone.name, it.gone.uid)});
+        } else if (!it.failure && it.live == Liveness::OtherUid) {
+            logInfo("pod " + it.gone.ref() + " (uid " + it.gone.uid +
+                    ") was re-created under the same name: its addresses are left to the new pod");
+        }
+        if (it.failure) {
+            Work w = std::move(it.w);
+            w.pendingReservations = std::move(stillPending[i]);
+            retryOrGiveUp(std::move(w), *it.failure, now);
+        }
+    }
+}
+
+void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_point now) {
+    ++w.attempts;
+    if (w.attempts >= opts_.releaseRetries) {
+        metrics_.addReleaseFailure();
+        logError("giving up releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " after " +
+                 std::to_string(w.attempts) + " attempts: " + error);
+        events_.emit({true, "ReleaseFailed",
+                      "could not release the addresses of deleted pod " + w.pod.ns + "/" + w.pod.name + " after " +
+                          std::to_string(w.attempts) + " attempts: " + error.substr(0, 400) +
+                          " (the repair loop will retry)",
+                      podRef(w.pod.ns, w.pod.name, w.pod.uid)});
+        return;
+    }
+    static thread_local std::minstd_rand rng{std::random_device{}()};
+    const auto cap = std::min<int64_t>(opts_.retryMax.count(), opts_.retryBase.count() << std::min(w.attempts - 1, 16));
+    std::uniform_int_distribution<int64_t> d(cap / 2, std::max<int64_t>(cap, 1));
+    w.due = now + std::chrono::milliseconds(d(rng));
+    logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " failed (attempt " +
+            std::to_string(w.attempts) + ", retrying): " + error);
+    std::lock_guard l(m_);
+    queue_.push_back(std::move(w));
+}
+
+Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
+    std::set<std::string> uids, refs;
+    for (const auto& p : live) {
+        uids.insert(p.uid);
+        refs.insert(p.ns + "/" + p.name);
+    }
+    // key: uid, or podref when there is none
+    std::map<std::string, Work> found;
+    auto r = clusters_[0]->eachPool(
+        opts_.poolNamespace,
+        [&](store::Pool& p) {
+            for (const auto& [off, o] : p.allocations) {
+                if (o.node != opts_.node || o.podRef.empty()) continue;
+                if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0) continue;
+                const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
+                Work& w = found[key];
+                if (w.reason.empty()) {
+                    auto [ns, name] = splitRef(o.podRef);
+                    w.pod = PodRecord{ns, name, o.podUid, false, {}};
+                    w.reason = "catch_up";
+                }
+                w.hinted.insert(PoolKey{opts_.poolNamespace, p.name, ""});
+            }
+            return true;
+        },
+        [](const std::string& name, const std::string& why) { logWarn("IPPool " + name + " cannot be decoded: " + why); });
+    if (!r) return r.error();
+    logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node + ", " +
+            std::to_string(found.size()) + " with allocations and no pod");
+    std::vector<Work> batch;
+    for (auto& [k, w] : found) batch.push_back(std::move(w));
+    if (!batch.empty()) processBatch(std::move(batch), Clock::now());
+    return {};
+}
+
+void Reclaimer::replayJournal() {
+    store::Journal journal(opts_.journalDir);
+    std::vector<std::string> bad;
+    auto entries = journal.entries(&bad);
+    for (const auto& b : bad)
+        if (reportedBadJournal_.insert(b).second) logWarn("journal entry skipped: " + b);
+    if (!entries) {
+        logWarn("journal " + opts_.journalDir + ": " + entries.error().message);
+        return;
+    }
+    Cluster& c = *clusters_[0];
+    for (const auto& e : *entries) {
+        if (stop_.stopped()) return;
+        const std::string ns = e.poolNamespace.empty() ? opts_.poolNamespace : e.poolNamespace;
+        std::vector<std::string> pools = e.pools;
+        std::optional<std::string> failure;
+        if (pools.empty()) {
+            auto r = c.eachPool(
+                ns,
+                [&](store::Pool& p) {
+                    for (const auto& [off, o] : p.allocations)
+                        if (o.containerId == e.containerId && o.ifName == e.ifName) {
+                            pools.push_back(p.name);
+                            break;
+                        }
+                    return true;
+                },
+                nullptr);
+            if (!r) failure = r.error().message;
+        }
+        std::vector<Released> released;
+        for (const auto& pool : pools) {
+            if (failure) break;
+            auto rel = releaseFromPool(c, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+                std::vector<core::u128> out;
+                for (const auto& [off, o] : p.allocations)
+                    if (o.containerId == e.containerId && o.ifName == e.ifName) out.push_back(off);
+                return out;
+            });
+            if (!rel) {
+                failure = "IPPool " + ns + "/" + pool + ": " + rel.error().message;
+                break;
+            }
+            for (auto& r : *rel) {
+                r.networkNames.insert(r.networkNames.begin(), e.networkName);
+                released.push_back(std::move(r));
+            }
+        }
+        for (const auto& r : released) {
+            if (failure) break;
+            auto d = dropReservation(c, r);
+            if (!d) failure = "reservation of " + r.ip.str() + ": " + d.error().message;
+        }
+        if (!released.empty()) {
+            metrics_.addReleases("journal", released.size());
+            std::string what;
+            for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
+            logInfo("journal: released " + what + " of container " + e.containerId + " (" + e.podRef + ")");
+            auto [pns, pname] = splitRef(e.podRef);
+            if (!pns.empty())
+                events_.emit({false, "AddressReleased",
+                              "released " + what + " of pod " + e.podRef + " (a DEL the plugin journaled while the API server was unreachable)",
+                              podRef(pns, pname, "")});
+        }
+        if (failure) {
+            metrics_.addJournalFailure();
+            logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
+            continue;
+        }
+        if (auto rm = journal.remove(e); !rm) logWarn("journal entry " + e.file + ": " + rm.error().message);
+    }
+}
+
+}  // namespace allot::gc

@@ -1,0 +1,124 @@
+#pragma once
+// The per-node release worker: releases the addresses of this node's deleted pods (fed by
+// PodWatch), catches up at start on pods deleted while allot-gc was down, and replays the
+// plugin's DEL journal. Work is taken in batches (one pool write per pool per batch, so 200
+// pods deleted at once cost a handful of writes); failures are retried with backoff, and a
+// release that keeps failing ends in a Warning Event ReleaseFailed.
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gc-sidecar/cluster.h"
+#include "gc-sidecar/events.h"
+#include "gc-sidecar/match.h"
+#include "gc-sidecar/metrics.h"
+#include "gc-sidecar/release.h"
+#include "gc-sidecar/stop.h"
+
+namespace allot::gc {
+
+using Clock = std::chrono::steady_clock;
+
+// What PodWatch keeps of a pod: just what reclamation needs.
+struct PodRecord {
+    std::string ns, name, uid;
+    bool hasNetworkStatus = false;
+    std::string networkStatus;  // the annotation's text, when present
+};
+
+// Runs fn(i, cluster) for every i in [0, n) on up to clusters.size() threads, each thread
+// with its own Cluster (a Cluster serves one thread). clusters[0] runs on the caller's thread.
+void parallelFor(const std::vector<Cluster*>& clusters, size_t n, const std::function<void(size_t, Cluster&)>& fn);
+
+struct ReclaimerOptions {
+    std::string node;
+    std::string poolNamespace = "kube-system";
+    std::vector<std::string> ipamTypes{"allot", "whereabouts"};
+    std::vector<std::string> flatFiles;
+    int releaseRetries = 8;
+    std::chrono::milliseconds retryBase{500};
+    std::chrono::milliseconds retryMax{std::chrono::seconds(60)};
+    std::string journalDir;  // empty: no replay
+    std::chrono::milliseconds journalInterval{std::chrono::seconds(30)};
+    size_t maxBatch = 1000;
+    std::chrono::milliseconds nadCacheTtl{std::chrono::seconds(30)};
+};
+
+struct PoolKey {
+    std::string ns, pool;
+    std::string networkName;  // network_name from the IPAM config, when known
+    friend bool operator<(const PoolKey& a, const PoolKey& b) {
+        return std::tie(a.ns, a.pool, a.networkName) < std::tie(b.ns, b.pool, b.networkName);
+    }
+};
+
+class Reclaimer {
+public:
+    Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events, Metrics& metrics,
+              StopSignal& stop);
+
+    // Thread-safe. A pod of this node was deleted (or found gone at a relist).
+    void podDeleted(PodRecord pod);
+    // Thread-safe. `live` are this node's pods now: allocations recorded for this node whose
+    // pod is not among them (and does not exist) are released. Readiness follows its success.
+    void catchUp(std::vector<PodRecord> live);
+
+    // Works until stopped.
+    void run();
+    // Does everything due at `now` once, on the calling thread (tests, and run()).
+    void runOnce(Clock::time_point now);
+
+    size_t pending() const;
+    bool caughtUp() const;
+
+private:
+    struct Work {
+        PodRecord pod;
+        std::string reason;          // releases_total label: pod_deleted, catch_up
+        std::set<PoolKey> hinted;    // catch-up: pools known to hold its entries
+        int attempts = 0;
+        Clock::time_point due{};
+        bool warned = false;         // malformed annotation already reported
+        std::vector<Released> pendingReservations;  // released, reservation not yet deleted
+    };
+    struct Item;
+
+    void processBatch(std::vector<Work> batch, Clock::time_point now);
+    void resolveTargets(Item& it, Cluster& c);
+    Result<std::vector<PoolKey>> targetsOfNad(Cluster& c, const std::string& ns, const std::string& name,
+                                              bool& missing);
+    Result<void> doCatchUp(const std::vector<PodRecord>& live);
+    void replayJournal();
+    void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
+
+    ReclaimerOptions opts_;
+    std::vector<Cluster*> clusters_;
+    EventSink& events_;
+    Metrics& metrics_;
+    StopSignal& stop_;
+
+    mutable std::mutex m_;
+    std::condition_variable cv_;
+    std::vector<Work> queue_;
+    std::optional<std::vector<PodRecord>> catchUpRequest_;
+    bool caughtUp_ = false;
+    bool stopping_ = false;
+    Clock::time_point nextJournal_{};
+
+    struct NadEntry {
+        Clock::time_point at;
+        bool found = false;
+        std::string config;
+    };
+    std::map<std::string, NadEntry> nadCache_;  // worker thread only
+    std::set<std::string> reportedBadJournal_;
+};
+
+}  // namespace allot::gc

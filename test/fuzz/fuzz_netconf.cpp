@@ -1,0 +1,28 @@
+// CNI stdin (single config or anything else): a parse yields a valid config or a clear error;
+// a valid config's ranges are inside their CIDRs with start <= end.
+#include <cstdlib>
+#include <string_view>
+
+#include "core/config.h"
+#include "plugin/net_config.h"
+
+using namespace allot;
+
+extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
+    std::string_view text(reinterpret_cast<const char*>(data), size);
+    auto n = plugin::parseNetConf(text, {});
+    if (!n) {
+        if (n.error().message.empty()) std::abort();
+        return 0;
+    }
+    auto v = core::validate(n->ipam);
+    if (!v) {
+        if (v.error().message.empty() || v.code() != core::Errc::InvalidConfig) std::abort();
+        return 0;
+    }
+    for (const auto& r : v->ranges) {
+        if (r.end() < r.start() || !r.cidr().contains(r.start()) || !r.cidr().contains(r.end())) std::abort();
+        if (r.capacity() == 0) std::abort();
+    }
+    return 0;
+}

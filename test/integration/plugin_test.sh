@@ -1,0 +1,748 @@
+#!/usr/bin/env bash
+# Integration tests of the allot CNI plugin (build/plugin/allot) against a real kube-apiserver
+# and etcd (e2e/cluster): every verb, single- and dual-stack, multiple ranges and rollback,
+# requested IPs, idempotency, podref handover, CHECK in a real network namespace, concurrency
+# stress from several simulated nodes, API-server outage, RBAC and token failures, and
+# interoperation with pools written by Whereabouts.
+#
+# Uses the cluster named by ALLOT_CLUSTER_DIR when it is up (eval "$(e2e/cluster env)");
+# otherwise starts a private one and removes it at exit. Needs root (ip netns, veth).
+# Prints `ok - NAME` / `not ok - NAME` per check, then `plugin-integration: N passed, N failed`.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=e2e/lib.sh disable=SC1091
+source "$root/e2e/lib.sh"
+# shellcheck source=test/integration/lib_plugin.sh disable=SC1091
+source "$root/test/integration/lib_plugin.sh"
+
+cluster_start || { echo "not ok - cluster starts"; echo "plugin-integration: 0 passed, 1 failed"; exit 1; }
+plugin_init || { echo "not ok - plugin binary present"; echo "plugin-integration: 0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+suite_start=$SECONDS
+
+# check NAME FUNCTION: run FUNCTION; report by exit status, with its output on failure.
+# Lines a check prints with `note` are shown either way.
+check() {
+  local name=$1; shift
+  local t0=$EPOCHREALTIME
+  : >"$WORK/notes"
+  if "$@" >"$WORK/out" 2>&1; then
+    echo "ok - $name ($(elapsed_ms "$t0") ms)"
+    passed=$((passed + 1))
+  else
+    echo "not ok - $name"
+    sed 's/^/#   /' "$WORK/out" | tail -n 30
+    failed=$((failed + 1))
+  fi
+  sed 's/^/# /' "$WORK/notes"
+}
+note() { echo "$*" >>"$WORK/notes"; }
+elapsed_ms() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+  [[ "$2" == "$3" ]] && return 0
+  echo "$1: got '$2', want '$3'"
+  return 1
+}
+# expect_json WHAT JSON JQ-BOOLEAN
+expect_json() {
+  jq -e "$3" >/dev/null 2>&1 <<<"$2" && return 0
+  echo "$1: $2 does not satisfy $3"
+  return 1
+}
+no_dups() {  # no_dups WHAT < lines
+  local d
+  d=$(sort | uniq -d)
+  [[ -z "$d" ]] || { echo "$1: duplicates: $d"; return 1; }
+}
+
+# A unique network name per case: pools and reservations of different cases never meet.
+net() { echo "$RUN-$1"; }
+
+# ------------------------------------------------------------------- verbs --
+
+t_version() {
+  cni VERSION node-a "" '{"cniVersion":"1.1.0"}'
+  cni_ok VERSION || return 1
+  expect_json VERSION "$CNI_OUT" \
+    '.cniVersion == "1.1.0" and (.supportedVersions | contains(["0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]))'
+}
+
+t_single_stack_verbs() {
+  local n r=10.101.0.0/24 pool conf prev ns=${RUN}-single
+  n=$(net single); pool=$(pool_name "$r" "$n")
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\",\"gateway\":\"10.101.0.1\"}")
+
+  cni STATUS node-a "" "$conf"
+  cni_ok "STATUS before the pool exists" || return 1
+
+  cni ADD node-a c1 "$conf" p1
+  cni_ok "ADD c1" || return 1
+  expect_json "ADD result" "$CNI_OUT" \
+    '.cniVersion == "1.1.0" and .ips == [{"address":"10.101.0.2/24","gateway":"10.101.0.1"}]' || return 1
+  prev=$CNI_OUT
+  expect_eq "allocation" "$(pool_allocs "$pool" | jq -cS '.["2"]')" \
+    "{\"id\":\"c1\",\"ifname\":\"net1\",\"network\":\"$n\",\"node\":\"node-a\",\"podref\":\"$POD_NS/p1\",\"poduid\":\"uid-p1\"}" || return 1
+  expect_eq "reservation" "$(res_json "$(res_name 10.101.0.2 "$n")" | jq -cS .spec)" \
+    "{\"containerid\":\"c1\",\"ifname\":\"net1\",\"podref\":\"$POD_NS/p1\"}" || return 1
+
+  cni STATUS node-a "" "$conf"
+  cni_ok "STATUS" || return 1
+
+  # CHECK in a real namespace whose net1 carries the address.
+  netns_with_iface "$ns" net1 || return 1
+  ip -n "$ns" addr add 10.101.0.2/24 dev net1 || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\",\"gateway\":\"10.101.0.1\"}" "{\"prevResult\":$prev}")" p1
+  cni_ok "CHECK c1" || return 1
+
+  cni ADD node-a c2 "$conf" p2
+  cni_ok "ADD c2" || return 1
+  expect_eq "second address" "$(result_ip)" 10.101.0.3 || return 1
+
+  # GC: only this node's allocations of this network, absent from the valid attachments.
+  local gc_top='{"cni.dev/valid-attachments":[{"containerID":"c1","ifname":"net1"}]}'
+  cni GC node-b "" "$(netconf node-b "{\"network_name\":\"$n\",\"range\":\"$r\",\"gateway\":\"10.101.0.1\"}" "$gc_top")"
+  cni_ok "GC from another node" || return 1
+  expect_eq "allocations after GC from node-b" "$(pool_count "$pool")" 2 || return 1
+  cni GC node-a "" "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\",\"gateway\":\"10.101.0.1\"}" \
+    "$(jq -c '. + {name:"othernet"}' <<<"$gc_top")")"
+  cni_ok "GC of another network" || return 1
+  expect_eq "allocations after GC of another network" "$(pool_count "$pool")" 2 || return 1
+  cni GC node-a "" "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\",\"gateway\":\"10.101.0.1\"}" "$gc_top")"
+  cni_ok "GC" || return 1
+  expect_eq "allocations after GC" "$(pool_allocs "$pool" | jq -c 'map_values(.id)')" '{"2":"c1"}' || return 1
+  res_exists "$(res_name 10.101.0.3 "$n")" && { echo "GC left c2's reservation"; return 1; }
+  res_exists "$(res_name 10.101.0.2 "$n")" || { echo "GC removed c1's reservation"; return 1; }
+
+  cni DEL node-a c1 "$conf" p1
+  cni_ok "DEL c1" || return 1
+  expect_eq "allocations after DEL" "$(pool_allocs "$pool")" '{}' || return 1
+  res_exists "$(res_name 10.101.0.2 "$n")" && { echo "DEL left the reservation"; return 1; }
+  return 0
+}
+
+t_dual_stack_verbs() {
+  local n ipam conf prev p4 p6 ns=${RUN}-dual
+  n=$(net dual)
+  ipam="{\"network_name\":\"$n\",\"ipRanges\":[{\"range\":\"10.102.0.0/24\"},{\"range\":\"fd00:102::/64\"}]}"
+  conf=$(netconf node-a "$ipam")
+  p4=$(pool_name 10.102.0.0/24 "$n"); p6=$(pool_name fd00:102::/64 "$n")
+  expect_eq "IPv6 pool name" "$p6" "$n-fd00-102---64" || return 1
+
+  cni ADD node-a c1 "$conf" p1
+  cni_ok "ADD" || return 1
+  expect_json "ADD result" "$CNI_OUT" '[.ips[].address] == ["10.102.0.1/24","fd00:102::1/64"]' || return 1
+  prev=$CNI_OUT
+  expect_eq "v4 pool" "$(pool_allocs "$p4" | jq -c 'map_values(.id)')" '{"1":"c1"}' || return 1
+  expect_eq "v6 pool" "$(pool_allocs "$p6" | jq -c 'map_values(.id)')" '{"1":"c1"}' || return 1
+  expect_eq "v6 pool range" "$(pool_json "$p6" | jq -r .spec.range)" "fd00:102::/64" || return 1
+  res_exists "$(res_name 10.102.0.1 "$n")" || { echo "no v4 reservation"; return 1; }
+  res_exists "$(res_name fd00:102::1 "$n")" || { echo "no v6 reservation $(res_name fd00:102::1 "$n")"; return 1; }
+
+  cni STATUS node-a "" "$conf"
+  cni_ok STATUS || return 1
+
+  netns_with_iface "$ns" net1 || return 1
+  ip -n "$ns" addr add 10.102.0.1/24 dev net1 || return 1
+  ip -n "$ns" addr add fd00:102::1/64 dev net1 nodad || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$(netconf node-a "$ipam" "{\"prevResult\":$prev}")" p1
+  cni_ok "CHECK, both addresses present" || return 1
+  ip -n "$ns" addr del fd00:102::1/64 dev net1 || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$(netconf node-a "$ipam" "{\"prevResult\":$prev}")" p1
+  cni_code 102 "CHECK without the IPv6 address" || return 1
+
+  cni ADD node-a c2 "$conf" p2
+  cni_ok "ADD c2" || return 1
+  expect_json "ADD c2 result" "$CNI_OUT" '[.ips[].address] == ["10.102.0.2/24","fd00:102::2/64"]' || return 1
+  cni GC node-a "" "$(netconf node-a "$ipam" '{"cni.dev/valid-attachments":[{"containerID":"c1","ifname":"net1"}]}')"
+  cni_ok GC || return 1
+  expect_eq "v4 pool after GC" "$(pool_allocs "$p4" | jq -c 'map_values(.id)')" '{"1":"c1"}' || return 1
+  expect_eq "v6 pool after GC" "$(pool_allocs "$p6" | jq -c 'map_values(.id)')" '{"1":"c1"}' || return 1
+  res_exists "$(res_name fd00:102::2 "$n")" && { echo "GC left c2's v6 reservation"; return 1; }
+
+  cni DEL node-a c1 "$conf" p1
+  cni_ok DEL || return 1
+  expect_eq "v4 pool after DEL" "$(pool_allocs "$p4")" '{}' || return 1
+  expect_eq "v6 pool after DEL" "$(pool_allocs "$p6")" '{}' || return 1
+  expect_eq "reservations after DEL" "$(res_names_with "$n-" | wc -l)" 0
+}
+
+t_result_formats() {
+  # One allocation, re-ADDed in each result format (idempotent), dual-stack.
+  local n conf v
+  n=$(net formats)
+  for v in 0.2.0 0.3.1 0.4.0 1.0.0 1.1.0; do
+    conf=$(netconf node-a "{\"network_name\":\"$n\",\"ipRanges\":[{\"range\":\"10.103.9.0/24\"},{\"range\":\"fd00:103:9::/64\"}]}" \
+      "{\"cniVersion\":\"$v\"}")
+    cni ADD node-a c1 "$conf" p1
+    cni_ok "ADD $v" || return 1
+    case $v in
+      0.2.0) expect_json "$v" "$CNI_OUT" '.cniVersion == "0.2.0" and .ip4.ip == "10.103.9.1/24" and .ip6.ip == "fd00:103:9::1/64"' ;;
+      0.*) expect_json "$v" "$CNI_OUT" "
+           .cniVersion == \"$v\" and .ips == [{\"version\":\"4\",\"address\":\"10.103.9.1/24\"},{\"version\":\"6\",\"address\":\"fd00:103:9::1/64\"}]" ;;
+      *) expect_json "$v" "$CNI_OUT" "
+           .cniVersion == \"$v\" and .ips == [{\"address\":\"10.103.9.1/24\"},{\"address\":\"fd00:103:9::1/64\"}]" ;;
+    esac || return 1
+  done
+}
+
+t_multiple_ranges() {
+  local n conf
+  n=$(net multi)
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"ipRanges\":[
+      {\"range\":\"10.103.0.0/24\",\"range_start\":\"10.103.0.10\",\"range_end\":\"10.103.0.20\",\"exclude\":[\"10.103.0.10/31\"]},
+      {\"range\":\"10.103.1.0/24\"},
+      {\"range\":\"fd00:103::/120\",\"exclude\":[\"fd00:103::1\"]}]}")
+  cni ADD node-a c1 "$conf" p1
+  cni_ok ADD || return 1
+  expect_json "ADD result" "$CNI_OUT" \
+    '[.ips[].address] == ["10.103.0.12/24","10.103.1.1/24","fd00:103::2/120"]' || return 1
+  local p
+  for p in "$(pool_name 10.103.0.0/24 "$n")" "$(pool_name 10.103.1.0/24 "$n")" "$(pool_name fd00:103::/120 "$n")"; do
+    expect_eq "$p holder" "$(pool_allocs "$p" | jq -r '[.[].id] | join(",")')" c1 || return 1
+  done
+  expect_eq "reservations" "$(res_names_with "$n-" | sort | tr '\n' ' ')" \
+    "$n-10.103.0.12 $n-10.103.1.1 $n-fd00-103--2 " || return 1
+  cni DEL node-a c1 "$conf" p1
+  cni_ok DEL || return 1
+  for p in "$(pool_name 10.103.0.0/24 "$n")" "$(pool_name 10.103.1.0/24 "$n")" "$(pool_name fd00:103::/120 "$n")"; do
+    expect_eq "$p after DEL" "$(pool_allocs "$p")" '{}' || return 1
+  done
+  expect_eq "reservations after DEL" "$(res_names_with "$n-" | wc -l)" 0
+}
+
+t_rollback() {
+  # The second range holds exactly one address: the second pod's ADD must fail with
+  # "exhausted" and give back what it took in the first range.
+  local n conf p1
+  n=$(net rollback)
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"ipRanges\":[{\"range\":\"10.104.0.0/24\"},
+      {\"range\":\"10.104.1.0/24\",\"range_start\":\"10.104.1.7\",\"range_end\":\"10.104.1.7\"}]}")
+  p1=$(pool_name 10.104.0.0/24 "$n")
+  cni ADD node-a ca "$conf" pa
+  cni_ok "ADD ca" || return 1
+  expect_json "ADD ca" "$CNI_OUT" '[.ips[].address] == ["10.104.0.1/24","10.104.1.7/24"]' || return 1
+  cni ADD node-a cb "$conf" pb
+  cni_code 100 "ADD cb, second range exhausted" || return 1
+  cni_msg '10\.104\.1\.0/24' || return 1
+  expect_eq "first pool after rollback" "$(pool_allocs "$p1" | jq -c 'map_values(.id)')" '{"1":"ca"}' || return 1
+  res_exists "$(res_name 10.104.0.2 "$n")" && { echo "rolled-back reservation 10.104.0.2 remains"; return 1; }
+  expect_eq "reservations" "$(res_names_with "$n-" | sort | tr '\n' ' ')" "$n-10.104.0.1 $n-10.104.1.7 " || return 1
+  cni STATUS node-a "" "$conf"
+  cni_code 50 "STATUS with an exhausted pool" || return 1
+  # Once ca is gone, cb gets both ranges.
+  cni DEL node-a ca "$conf" pa
+  cni_ok "DEL ca" || return 1
+  cni ADD node-a cb "$conf" pb
+  cni_ok "ADD cb after DEL ca" || return 1
+  expect_json "ADD cb" "$CNI_OUT" '[.ips[].address] == ["10.104.0.1/24","10.104.1.7/24"]'
+}
+
+# ------------------------------------------------------- addresses & owners --
+
+t_requested_ips() {
+  local n conf pool
+  n=$(net req)
+  pool=$(pool_name 10.105.0.0/24 "$n")
+  local ipam="{\"network_name\":\"$n\",\"range\":\"10.105.0.0/24\"}"
+  cni ADD node-a c1 "$(netconf node-a "$ipam" '{"runtimeConfig":{"ips":["10.105.0.50/24"]}}')" p1
+  cni_ok "runtimeConfig.ips" || return 1
+  expect_eq "runtimeConfig.ips" "$(result_ip)" 10.105.0.50 || return 1
+  cni ADD node-a c2 "$(netconf node-a "$ipam" '{"args":{"cni":{"ips":["10.105.0.51"]}}}')" p2
+  cni_ok "args.cni.ips" || return 1
+  expect_eq "args.cni.ips" "$(result_ip)" 10.105.0.51 || return 1
+  EXTRA_ARGS=";IP=10.105.0.52" cni ADD node-a c3 "$(netconf node-a "$ipam")" p3
+  cni_ok "CNI_ARGS IP=" || return 1
+  expect_eq "CNI_ARGS IP=" "$(result_ip)" 10.105.0.52 || return 1
+  expect_eq "pool" "$(pool_allocs "$pool" | jq -c 'map_values(.id)')" '{"50":"c1","51":"c2","52":"c3"}' || return 1
+  # A requested address held by another pod is refused, and stays with its holder.
+  cni ADD node-b c4 "$(netconf node-b "$ipam" '{"runtimeConfig":{"ips":["10.105.0.50"]}}')" p4
+  cni_code 7 "requesting a taken address" || return 1
+  cni_msg '10\.105\.0\.50' || return 1
+  expect_eq "holder of .50" "$(pool_holder "$pool" 50)" c1 || return 1
+  # An address outside every range is refused.
+  cni ADD node-a c5 "$(netconf node-a "$ipam" '{"runtimeConfig":{"ips":["10.99.0.1"]}}')" p5
+  cni_code 7 "requesting an address in no range" || return 1
+  # Without a request, the lowest free address.
+  cni ADD node-a c6 "$(netconf node-a "$ipam")" p6
+  cni_ok "unrequested" || return 1
+  expect_eq "unrequested" "$(result_ip)" 10.105.0.1 || return 1
+  # Dual-stack request: one address per range.
+  local n2
+  n2=$(net req2)
+  cni ADD node-a c7 "$(netconf node-a "{\"network_name\":\"$n2\",\"ipRanges\":[{\"range\":\"10.105.1.0/24\"},{\"range\":\"fd00:105::/64\"}]}" \
+    '{"runtimeConfig":{"ips":["10.105.1.9/24","fd00:105::9/64"]}}')" p7
+  cni_ok "dual-stack runtimeConfig.ips" || return 1
+  expect_json "dual-stack request" "$CNI_OUT" '[.ips[].address] == ["10.105.1.9/24","fd00:105::9/64"]'
+}
+
+t_idempotent_add() {
+  local n conf pool ip1 before after
+  n=$(net idem)
+  pool=$(pool_name 10.106.0.0/24 "$n")
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.106.0.0/24\"}")
+  cni ADD node-a c1 "$conf" p1; cni_ok "ADD" || return 1
+  ip1=$(result_ip)
+  cni ADD node-a c2 "$conf" p2; cni_ok "ADD c2" || return 1
+  before=$(pool_json "$pool" | jq -cS '{rv: .metadata.resourceVersion, a: .spec.allocations}')
+  cni ADD node-a c1 "$conf" p1; cni_ok "re-ADD" || return 1
+  expect_eq "re-ADD address" "$(result_ip)" "$ip1" || return 1
+  # From another node too (no local cache there).
+  cni ADD node-b c1 "$(netconf node-b "{\"network_name\":\"$n\",\"range\":\"10.106.0.0/24\"}")" p1
+  cni_ok "re-ADD from another node" || return 1
+  expect_eq "re-ADD address from node-b" "$(result_ip)" "$ip1" || return 1
+  after=$(pool_json "$pool" | jq -cS '{rv: .metadata.resourceVersion, a: .spec.allocations}')
+  expect_eq "pool (resourceVersion and allocations) after re-ADD" "$after" "$before"
+}
+
+t_podref_handover() {
+  local n conf pool ip1
+  n=$(net handover)
+  pool=$(pool_name 10.107.0.0/24 "$n")
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.107.0.0/24\"}")
+  POD_UID=uid-old cni ADD node-a old "$conf" web-0; cni_ok "ADD old sandbox" || return 1
+  ip1=$(result_ip)
+  cni ADD node-a other "$conf" web-1; cni_ok "ADD other pod" || return 1
+  # The pod is re-created under the same name: a new sandbox (container ID) and UID.
+  POD_UID=uid-new cni ADD node-a new "$conf" web-0; cni_ok "ADD new sandbox" || return 1
+  expect_eq "handed-over address" "$(result_ip)" "$ip1" || return 1
+  expect_eq "allocation" "$(pool_allocs "$pool" | jq -c --arg o "${ip1##*.}" '.[$o] | {id, podref, poduid}')" \
+    "{\"id\":\"new\",\"podref\":\"$POD_NS/web-0\",\"poduid\":\"uid-new\"}" || return 1
+  # The old sandbox's DEL (it comes late) frees nothing.
+  POD_UID=uid-old cni DEL node-a old "$conf" web-0; cni_ok "DEL old" || return 1
+  expect_eq "holder after old DEL" "$(pool_holder "$pool" "${ip1##*.}")" new || return 1
+  expect_eq "allocations after old DEL" "$(pool_count "$pool")" 2 || return 1
+  res_exists "$(res_name "$ip1" "$n")" || { echo "old DEL removed the reservation of $ip1"; return 1; }
+  POD_UID=uid-new cni DEL node-a new "$conf" web-0; cni_ok "DEL new" || return 1
+  expect_eq "allocations after new DEL" "$(pool_allocs "$pool" | jq -c 'map_values(.id)')" '{"2":"other"}' || return 1
+  res_exists "$(res_name "$ip1" "$n")" && { echo "reservation of $ip1 left after DEL of its holder"; return 1; }
+  return 0
+}
+
+t_del_twice_and_without_prevresult() {
+  local n conf pool
+  n=$(net del)
+  pool=$(pool_name 10.108.0.0/24 "$n")
+  local ipam="{\"network_name\":\"$n\",\"range\":\"10.108.0.0/24\"}"
+  conf=$(netconf node-a "$ipam")
+  # DEL for a network never used: no pool exists. Success, and no pool is created.
+  cni DEL node-a c0 "$conf" p0; cni_ok "DEL before any pool" || return 1
+  [[ -z "$(pool_json "$pool")" ]] || { echo "DEL created the pool"; return 1; }
+  cni ADD node-a c1 "$conf" p1; cni_ok "ADD c1" || return 1
+  local prev=$CNI_OUT
+  cni ADD node-a c2 "$conf" p2; cni_ok "ADD c2" || return 1
+  # DEL with prevResult, twice.
+  cni DEL node-a c1 "$(netconf node-a "$ipam" "{\"prevResult\":$prev}")" p1; cni_ok "DEL c1 (prevResult)" || return 1
+  cni DEL node-a c1 "$(netconf node-a "$ipam" "{\"prevResult\":$prev}")" p1; cni_ok "DEL c1 again" || return 1
+  expect_eq "after DEL c1" "$(pool_allocs "$pool" | jq -c 'map_values(.id)')" '{"2":"c2"}' || return 1
+  # DEL without prevResult, from another node (no cache there), then again on node-a.
+  cni DEL node-b c2 "$(netconf node-b "$ipam")" p2; cni_ok "DEL c2 (no prevResult)" || return 1
+  cni DEL node-a c2 "$conf" p2; cni_ok "DEL c2 again (stale node cache)" || return 1
+  expect_eq "after DEL c2" "$(pool_allocs "$pool")" '{}' || return 1
+  expect_eq "reservations" "$(res_names_with "$n-" | wc -l)" 0 || return 1
+  # A container that never had an address.
+  cni DEL node-a never "$conf" nobody; cni_ok "DEL of an unknown container" || return 1
+  # The freed addresses are handed out again.
+  cni ADD node-a c3 "$conf" p3; cni_ok "ADD c3" || return 1
+  expect_eq "address reused" "$(result_ip)" 10.108.0.1
+}
+
+t_check_netns() {
+  local n ipam conf prev ns=${RUN}-check
+  n=$(net check)
+  ipam="{\"network_name\":\"$n\",\"range\":\"10.109.0.0/24\"}"
+  cni ADD node-a c1 "$(netconf node-a "$ipam")" p1; cni_ok ADD || return 1
+  prev=$CNI_OUT
+  conf=$(netconf node-a "$ipam" "{\"prevResult\":$prev}")
+  netns_with_iface "$ns" eth1 || return 1
+  ip -n "$ns" addr add 10.109.0.1/24 dev eth1 || return 1
+  # The address is there, but not on CNI_IFNAME.
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$conf" p1
+  cni_code 102 "CHECK when net1 does not exist in the netns" || return 1
+  ip -n "$ns" link set eth1 down && ip -n "$ns" link set eth1 name net1 && ip -n "$ns" link set net1 up || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$conf" p1
+  cni_ok "CHECK with the address on net1" || return 1
+  ip -n "$ns" addr del 10.109.0.1/24 dev net1 || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$conf" p1
+  cni_code 102 "CHECK after the address was removed" || return 1
+  cni_msg '10\.109\.0\.1' || return 1
+  ip -n "$ns" addr add 10.109.0.1/24 dev net1 || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$conf" p1
+  cni_ok "CHECK with the address back" || return 1
+  # A prevResult naming another address fails too.
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 \
+    "$(netconf node-a "$ipam" '{"prevResult":{"cniVersion":"1.1.0","ips":[{"address":"10.109.0.77/24"}]}}')" p1
+  cni_code 102 "CHECK against a wrong prevResult" || return 1
+  # After DEL, CHECK fails: the pool no longer holds the address.
+  cni DEL node-a c1 "$(netconf node-a "$ipam")" p1; cni_ok DEL || return 1
+  NETNS=/var/run/netns/$ns cni CHECK node-a c1 "$conf" p1
+  cni_code 102 "CHECK after DEL" || return 1
+}
+
+# ------------------------------------------------------------------ stress --
+
+# launch_adds VERB PREFIX NODE COUNT CONF: COUNT concurrent calls in the background, container
+# IDs PREFIX-NODE-I, each leaving rc and stdout in $WORK/runs/PREFIX-NODE-I.{rc,out}.
+launch() {
+  local verb=$1 prefix=$2 node=$3 count=$4 conf=$5 i id
+  mkdir -p "$WORK/runs"
+  printf '%s' "$conf" >"$WORK/runs/$prefix-$node.conf"
+  for (( i = 0; i < count; i++ )); do
+    id=$prefix-$node-$i
+    env CNI_COMMAND="$verb" CNI_CONTAINERID="$id" CNI_NETNS=/var/run/netns/allot-itest-none \
+      CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin NODENAME="$node" \
+      CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$POD_NS;K8S_POD_NAME=$id;K8S_POD_UID=uid-$id" \
+      sh -c '"$0" <"$1" >"$2.out" 2>"$2.err"; echo $? >"$2.rc"' \
+      "$ALLOT_BIN" "$WORK/runs/$prefix-$node.conf" "$WORK/runs/$verb-$id" &
+  done
+}
+
+# collect VERB PREFIX: "id ip" lines of successful ADDs; failures listed in $WORK/failures.
+collect() {
+  local verb=$1 prefix=$2 f id
+  : >"$WORK/failures"
+  for f in "$WORK/runs/$verb-$prefix"-*.rc; do
+    id=${f##*/$verb-}; id=${id%.rc}
+    if [[ "$(<"$f")" != 0 ]]; then
+      echo "$id rc=$(<"$f") $(<"${f%.rc}.out") $(tail -n 2 "${f%.rc}.err")" >>"$WORK/failures"
+    elif [[ "$verb" == ADD ]]; then
+      echo "$id $(result_ip "$(<"${f%.rc}.out")")"
+    fi
+  done
+}
+
+# pool_id_ips POOL: "id ip" lines of an IPv4 pool's allocations.
+pool_id_ips() {
+  pool_json "$1" | jq -r '
+    def ip2n: split(".") | map(tonumber) | .[0]*16777216 + .[1]*65536 + .[2]*256 + .[3];
+    def n2ip: [(./16777216|floor)%256, (./65536|floor)%256, (./256|floor)%256, .%256] | map(tostring) | join(".");
+    (.spec.range | split("/")[0] | ip2n) as $net
+    | (.spec.allocations // {}) | to_entries[] | "\(.value.id) \(.key | tonumber + $net | n2ip)"'
+}
+
+t_stress_four_nodes() {
+  local n pool r=10.110.0.0/24 node mark t0 results conflicts creates409 total
+  n=$(net stress)
+  pool=$(pool_name "$r" "$n")
+  audit_settle
+  mark=$(audit_mark)
+  t0=$EPOCHREALTIME
+  for node in node-1 node-2 node-3 node-4; do
+    launch ADD s "$node" 50 "$(netconf "$node" "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}")"
+  done
+  wait
+  note "200 concurrent ADDs from 4 nodes: $(elapsed_ms "$t0") ms"
+  results=$(collect ADD s | sort)
+  if [[ -s "$WORK/failures" ]]; then
+    echo "$(wc -l <"$WORK/failures") ADDs failed:"; head -n 5 "$WORK/failures"; return 1
+  fi
+  expect_eq "successful ADDs" "$(wc -l <<<"$results")" 200 || return 1
+  awk '{print $2}' <<<"$results" | no_dups "addresses" || return 1
+  expect_eq "distinct addresses" "$(awk '{print $2}' <<<"$results" | sort -u | wc -l)" 200 || return 1
+  # The pool holds exactly the results: same addresses, each for the container that got it.
+  local inpool
+  inpool=$(pool_id_ips "$pool" | sort)
+  if [[ "$inpool" != "$results" ]]; then
+    echo "pool allocations differ from the ADD results:"
+    diff <(echo "$results") <(echo "$inpool") | head -n 10
+    return 1
+  fi
+  # One reservation per address.
+  expect_eq "reservations" "$(res_names_with "$n-" | sort)" \
+    "$(awk -v p="$n-" '{print p $2}' <<<"$results" | sort)" || return 1
+  # Every allocation records its node.
+  expect_eq "allocations per node" "$(pool_allocs "$pool" | jq -r '[.[].node] | group_by(.) | map("\(.[0])=\(length)") | join(" ")')" \
+    "node-1=50 node-2=50 node-3=50 node-4=50" || return 1
+
+  audit_settle
+  local who=".user.username == \"$ALLOT_USER\""
+  conflicts=$(audit_since "$mark" "$who and .responseStatus.code == 409")
+  creates409=$(audit_since "$mark" "$who and .responseStatus.code == 409 and .verb == \"create\"")
+  total=$(audit_since "$mark" "$who")
+  note "409 Conflict responses during the 4-node run: $conflicts ($((conflicts - creates409)) pool updates, $creates409 reservation creates) of $total allot requests"
+  # Conflicts happened and every ADD survived them.
+  (( conflicts > 0 )) || { echo "no 409 seen: the run did not exercise conflicts"; return 1; }
+
+  t0=$EPOCHREALTIME
+  for node in node-1 node-2 node-3 node-4; do
+    launch DEL s "$node" 50 "$(netconf "$node" "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}")"
+  done
+  wait
+  note "200 concurrent DELs from 4 nodes: $(elapsed_ms "$t0") ms"
+  collect DEL s >/dev/null
+  if [[ -s "$WORK/failures" ]]; then
+    echo "$(wc -l <"$WORK/failures") DELs failed:"; head -n 5 "$WORK/failures"; return 1
+  fi
+  expect_eq "allocations after DEL of all" "$(pool_allocs "$pool")" '{}' || return 1
+  expect_eq "reservations after DEL of all" "$(res_names_with "$n-" | wc -l)" 0 || return 1
+  [[ -z "$(ls "$(node_dir node-1)/journal" 2>/dev/null)" ]] || { echo "DELs journaled"; return 1; }
+}
+
+t_hundred_one_node() {
+  local n pool r=10.111.0.0/24 t0 ms results
+  n=$(net hundred)
+  pool=$(pool_name "$r" "$n")
+  t0=$EPOCHREALTIME
+  launch ADD h node-h 100 "$(netconf node-h "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":30000}")"
+  wait
+  ms=$(elapsed_ms "$t0")
+  results=$(collect ADD h | sort)
+  note "100 concurrent ADDs on one node: wall time $ms ms (bar: 1500 ms)$( ((ms > 1500)) && echo ' -- OVER THE BAR')"
+  if [[ -s "$WORK/failures" ]]; then
+    echo "$(wc -l <"$WORK/failures") ADDs failed:"; head -n 5 "$WORK/failures"; return 1
+  fi
+  expect_eq "successful ADDs" "$(wc -l <<<"$results")" 100 || return 1
+  awk '{print $2}' <<<"$results" | no_dups "addresses" || return 1
+  expect_eq "pool equals results" "$(pool_id_ips "$pool" | sort | md5sum)" "$(md5sum <<<"$results")"
+}
+
+t_requests_per_add() {
+  local n conf mark reqs verbs
+  n=$(net reqs)
+  conf=$(netconf node-r "{\"network_name\":\"$n\",\"range\":\"10.112.0.0/24\"}")
+  cni ADD node-r warm "$conf" warm; cni_ok "warm-up ADD" || return 1
+  audit_settle
+  mark=$(audit_mark)
+  cni ADD node-r one "$conf" one; cni_ok "ADD" || return 1
+  audit_settle
+  local who=".user.username == \"$ALLOT_USER\""
+  reqs=$(audit_since "$mark" "$who")
+  verbs=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" |
+    jq -r "select(.stage == \"ResponseComplete\" and $who) | \"\(.verb) \(.objectRef.resource)\"" | tr '\n' ',')
+  note "API requests for one uncontended ADD: $reqs ($verbs)"
+  (( reqs >= 1 && reqs <= 2 )) || { echo "requests per ADD: $reqs ($verbs), want at most 2"; return 1; }
+}
+
+t_latency() {
+  # p50/p99 of 200 sequential uncontended ADDs (informational; the bar is p50 <= 15 ms).
+  local n conf i t0 f="$WORK/lat"
+  n=$(net latency)
+  conf=$(netconf node-l "{\"network_name\":\"$n\",\"range\":\"10.113.0.0/24\"}")
+  : >"$f"
+  for (( i = 0; i < 200; i++ )); do
+    t0=$EPOCHREALTIME
+    printf '%s' "$conf" | CNI_COMMAND=ADD CNI_CONTAINERID=l$i CNI_NETNS=/x CNI_IFNAME=net1 NODENAME=node-l \
+      CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$POD_NS;K8S_POD_NAME=l$i" "$ALLOT_BIN" >/dev/null 2>&1 ||
+      { echo "ADD l$i failed"; return 1; }
+    awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", (b - a) * 1000 }' >>"$f"
+  done
+  sort -n "$f" -o "$f"
+  note "200 sequential uncontended ADDs: p50 $(sed -n 100p "$f") ms, p99 $(sed -n 198p "$f") ms (includes process start)"
+}
+
+# ----------------------------------------------------------------- failures --
+
+apiserver_down=0
+t_apiserver_down() {
+  local n ipam conf pool rv_before t0 ms jdir
+  n=$(net down)
+  pool=$(pool_name 10.114.0.0/24 "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"10.114.0.0/24\",\"deadline_ms\":2000}"
+  conf=$(netconf node-a "$ipam")
+  jdir="$(node_dir node-a)/journal"
+  cni ADD node-a a1 "$conf" a1; cni_ok "ADD a1" || return 1
+  cni ADD node-a a2 "$conf" a2; cni_ok "ADD a2" || return 1
+  rv_before=$(pool_rv "$pool")
+
+  "$ALLOT_CLUSTER" stop-apiserver >/dev/null 2>&1 || { echo "stop-apiserver failed"; return 1; }
+  apiserver_down=1
+  on_exit "(( apiserver_down )) && '$ALLOT_CLUSTER' start-apiserver >/dev/null 2>&1"
+
+  t0=$EPOCHREALTIME
+  cni ADD node-a a3 "$conf" a3
+  ms=$(elapsed_ms "$t0")
+  cni_code 11 "ADD with the API server down" || return 1
+  note "ADD with the API server down: code 11 after $ms ms (deadline_ms 2000)"
+  (( ms <= 2000 + 1000 )) || { echo "ADD took $ms ms, deadline_ms is 2000"; return 1; }
+
+  t0=$EPOCHREALTIME
+  cni DEL node-a a1 "$conf" a1
+  ms=$(elapsed_ms "$t0")
+  cni_ok "DEL with the API server down" || return 1
+  note "DEL with the API server down: success after $ms ms, journaled"
+  (( ms <= 2000 + 1000 )) || { echo "DEL took $ms ms, deadline_ms is 2000"; return 1; }
+  local jfiles
+  jfiles=$(find "$jdir" -type f ! -name '*.tmp*' 2>/dev/null)
+  [[ -n "$jfiles" ]] || { echo "no journal file in $jdir"; ls -la "$jdir" 2>&1; return 1; }
+  # shellcheck disable=SC2086
+  grep -q '"a1"' $jfiles || { echo "journal does not name container a1:"; cat $jfiles; return 1; }
+
+  "$ALLOT_CLUSTER" start-apiserver >/dev/null 2>&1 || { echo "start-apiserver failed"; return 1; }
+  apiserver_down=0
+
+  # The failed ADD wrote nothing.
+  expect_eq "pool resourceVersion across the outage" "$(pool_rv "$pool")" "$rv_before" || return 1
+  [[ -z "$(pool_allocs "$pool" | jq -r '.[] | select(.id == "a3") | .id')" ]] || { echo "a3 allocated"; return 1; }
+  [[ -z "$(kubectl get overlappingrangeipreservations -n "$POOL_NS" -o json |
+      jq -r '.items[] | select(.spec.containerid == "a3") | .metadata.name')" ]] || { echo "a3 reserved"; return 1; }
+
+  # New ADDs (both nodes, a3 retried) never get an address held by another container.
+  local r results=""
+  for r in "node-a a3" "node-a a4" "node-b b1" "node-a a5"; do
+    set -- $r
+    cni ADD "$1" "$2" "$(netconf "$1" "$ipam")" "$2"; cni_ok "ADD $2 after restart" || return 1
+    results+="$2 $(result_ip)"$'\n'
+  done
+  awk 'NF {print $2}' <<<"$results" | no_dups "addresses after restart" || return 1
+  pool_id_ips "$pool" | awk '{print $2}' | no_dups "pool" || return 1
+  local want
+  want=$(pool_id_ips "$pool" | sort)
+  while read -r id ipaddr; do
+    [[ -z "$id" ]] && continue
+    grep -qx "$id $ipaddr" <<<"$want" || { echo "$id got $ipaddr, pool says: $want"; return 1; }
+  done <<<"$results"
+  # a1's release is pending in the journal (replayed by allot-gc): its address is not reused.
+  grep -q " $(pool_id_ips "$pool" | awk '$1 == "a1" {print $2}')\$" <<<"$results" &&
+    { echo "a1's address handed out while its release is only journaled"; return 1; }
+  return 0
+}
+
+# kubeconfig_with_token TOKEN FILE: the allot kubeconfig with another bearer token.
+kubeconfig_with_token() {
+  awk -v t="$1" '$1 == "token:" { sub(/token:.*/, "token: " t) } { print }' "$ALLOT_KUBECONFIG" >"$2"
+  chmod 600 "$2"
+}
+
+t_no_rights() {
+  local n token kc="$WORK/norights.kubeconfig"
+  n=$(net norights)
+  kubectl get serviceaccount norights -n kube-system >/dev/null 2>&1 ||
+    kubectl create serviceaccount norights -n kube-system >/dev/null || return 1
+  token=$(kubectl create token norights -n kube-system --duration=1h) || return 1
+  kubeconfig_with_token "$token" "$kc"
+  local conf
+  conf=$(KUBECONFIG_FOR_PLUGIN=$kc netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.115.0.0/24\"}")
+  cni ADD node-a c1 "$conf" p1
+  cni_code 101 "ADD without RBAC rights" || return 1
+  cni_msg 'ippools' || return 1
+  cni_msg 'system:serviceaccount:kube-system:norights' || return 1
+  note "no-rights ADD: $(jq -r .msg <<<"$CNI_OUT")"
+  [[ -z "$(pool_json "$(pool_name 10.115.0.0/24 "$n")")" ]] || { echo "a pool was created"; return 1; }
+  return 0
+}
+
+t_garbage_token() {
+  local n kc="$WORK/garbage.kubeconfig" conf
+  n=$(net garbage)
+  kubeconfig_with_token "not-a-real-token-0123456789" "$kc"
+  conf=$(KUBECONFIG_FOR_PLUGIN=$kc netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.116.0.0/24\"}")
+  cni ADD node-a c1 "$conf" p1
+  cni_code 101 "ADD with a garbage token" || return 1
+  cni_msg '401|unauthori[sz]ed' || return 1
+  note "garbage-token ADD: $(jq -r .msg <<<"$CNI_OUT")"
+  if grep -q 'not-a-real-token' <<<"$CNI_OUT$CNI_ERR"; then echo "the token leaks into the output"; return 1; fi
+  cni STATUS node-a "" "$conf"
+  cni_code 50 "STATUS with a garbage token"
+}
+
+# jwt CLAIMS_JSON: a ServiceAccount token signed with the cluster's ServiceAccount key.
+b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+jwt() {
+  local key="$ALLOT_CLUSTER_DIR/pki/sa.key" kid header body sig
+  kid=$(openssl pkey -in "$key" -pubout -outform DER 2>/dev/null | openssl dgst -sha256 -binary | b64url)
+  header=$(printf '{"alg":"RS256","kid":"%s"}' "$kid" | b64url)
+  body=$(printf '%s' "$1" | b64url)
+  sig=$(printf '%s.%s' "$header" "$body" | openssl dgst -sha256 -sign "$key" -binary | b64url)
+  printf '%s.%s.%s' "$header" "$body" "$sig"
+}
+
+t_expired_token() {
+  local n uid now claims kc_valid="$WORK/valid.kubeconfig" kc="$WORK/expired.kubeconfig" conf
+  n=$(net expired)
+  uid=$(kubectl get serviceaccount allot -n kube-system -o jsonpath='{.metadata.uid}') || return 1
+  now=$(date +%s)
+  claims() {  # claims IAT EXP
+    jq -cn --arg uid "$uid" --argjson iat "$1" --argjson exp "$2" '{
+      aud: ["https://kubernetes.default.svc"], iss: "https://kubernetes.default.svc",
+      iat: $iat, nbf: $iat, exp: $exp, sub: "system:serviceaccount:kube-system:allot",
+      "kubernetes.io": {namespace: "kube-system", serviceaccount: {name: "allot", uid: $uid}}}'
+  }
+  # The same token, unexpired, is accepted: so the expired one fails for expiry alone.
+  kubeconfig_with_token "$(jwt "$(claims $((now - 60)) $((now + 3600)))")" "$kc_valid"
+  cni ADD node-a c1 "$(KUBECONFIG_FOR_PLUGIN=$kc_valid netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.117.0.0/24\"}")" p1
+  cni_ok "ADD with a freshly minted token" || return 1
+  kubeconfig_with_token "$(jwt "$(claims $((now - 7200)) $((now - 3600)))")" "$kc"
+  conf=$(KUBECONFIG_FOR_PLUGIN=$kc netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.117.0.0/24\"}")
+  cni ADD node-a c2 "$conf" p2
+  cni_code 101 "ADD with an expired token" || return 1
+  cni_msg '401|unauthori[sz]ed' || return 1
+  note "expired-token ADD: $(jq -r .msg <<<"$CNI_OUT")"
+  expect_eq "pool" "$(pool_allocs "$(pool_name 10.117.0.0/24 "$n")" | jq -c 'map_values(.id)')" '{"1":"c1"}'
+}
+
+# ------------------------------------------------------------------ interop --
+
+t_whereabouts_interop() {
+  # A pool and reservation exactly as Whereabouts writes them (no network_name, no allot
+  # fields), in a range only this run uses.
+  local x=$(( 0x${RUN#it} % 200 + 20 )) range pool conf
+  range=10.$x.0.0/24
+  pool=$(pool_name "$range")
+  extra_objects+=("ippool/$pool" "overlappingrangeipreservation/10.$x.0.1"
+                  "overlappingrangeipreservation/10.$x.0.2" "overlappingrangeipreservation/10.$x.0.3"
+                  "ippool/$(pool_name "10.$x.0.0/25")")
+  kubectl delete -n "$POOL_NS" --ignore-not-found "${extra_objects[@]: -5}" >/dev/null 2>&1
+  kubectl create -n "$POOL_NS" -f - >/dev/null <<EOF || return 1
+{"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool",
+ "metadata":{"name":"$pool","namespace":"$POOL_NS"},
+ "spec":{"range":"$range","allocations":{"1":{"id":"wb-ctr","podref":"ns/wb-pod","ifname":"net1"}}}}
+EOF
+  kubectl create -n "$POOL_NS" -f - >/dev/null <<EOF || return 1
+{"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"OverlappingRangeIPReservation",
+ "metadata":{"name":"10.$x.0.1","namespace":"$POOL_NS"},
+ "spec":{"containerid":"wb-ctr","podref":"ns/wb-pod","ifname":"net1"}}
+EOF
+  local wb='{"id":"wb-ctr","ifname":"net1","podref":"ns/wb-pod"}'
+  conf=$(netconf node-a "{\"range\":\"$range\"}" '{"name":"wbnet"}')
+  cni ADD node-a c1 "$conf" p1; cni_ok "ADD beside a Whereabouts allocation" || return 1
+  expect_eq "address" "$(result_ip)" "10.$x.0.2" || return 1
+  cni ADD node-a c2 "$conf" p2 ; cni_ok "ADD c2" || return 1
+  expect_eq "address" "$(result_ip)" "10.$x.0.3" || return 1
+  cni ADD node-b c3 "$(netconf node-b "{\"range\":\"$range\"}" '{"name":"wbnet"}' | jq -c '.runtimeConfig = {ips: ["'"10.$x.0.1"'"]}')" p3
+  cni_code 7 "requesting the Whereabouts-held address" || return 1
+  expect_eq "Whereabouts allocation" "$(pool_allocs "$pool" | jq -cS '.["1"]')" "$wb" || return 1
+  # DEL of unrelated containers leaves it alone.
+  cni DEL node-a c2 "$conf" p2; cni_ok "DEL c2" || return 1
+  cni DEL node-a unrelated "$conf" nobody; cni_ok "DEL unrelated" || return 1
+  expect_eq "Whereabouts allocation after DELs" "$(pool_allocs "$pool" | jq -cS '.["1"]')" "$wb" || return 1
+  expect_eq "Whereabouts reservation after DELs" "$(res_json "10.$x.0.1" | jq -cS .spec)" \
+    '{"containerid":"wb-ctr","ifname":"net1","podref":"ns/wb-pod"}' || return 1
+  # An overlapping range in another pool skips addresses reserved through the first one.
+  cni ADD node-a c4 "$(netconf node-a "{\"range\":\"10.$x.0.0/25\"}" '{"name":"wbnet2"}')" p4
+  cni_ok "ADD in an overlapping range" || return 1
+  expect_eq "overlapping-range address" "$(result_ip)" "10.$x.0.3" || return 1
+  cni DEL node-a c4 "$(netconf node-a "{\"range\":\"10.$x.0.0/25\"}" '{"name":"wbnet2"}')" p4; cni_ok "DEL c4" || return 1
+  # allot's DEL of the Whereabouts container releases it (drop-in replacement).
+  POD_NS=ns cni DEL node-a wb-ctr "$conf" wb-pod; cni_ok "DEL wb-ctr" || return 1
+  expect_eq "pool after DEL wb-ctr" "$(pool_allocs "$pool" | jq -c 'map_values(.id)')" '{"2":"c1"}' || return 1
+  res_exists "10.$x.0.1" && { echo "Whereabouts reservation left after DEL of its holder"; return 1; }
+  return 0
+}
+
+check "VERSION lists 0.3.0 to 1.1.0" t_version
+check "single-stack: STATUS, ADD, CHECK, GC (node and network scoped), DEL" t_single_stack_verbs
+check "dual-stack ipRanges: ADD, STATUS, CHECK (pass and fail), GC, DEL" t_dual_stack_verbs
+check "result formats 0.2.0 to 1.1.0" t_result_formats
+check "three ipRanges with range_start/range_end/exclude" t_multiple_ranges
+check "second range exhausted: code 100, first range rolled back, STATUS 50" t_rollback
+check "requested IPs: runtimeConfig.ips, args.cni.ips, CNI_ARGS IP=" t_requested_ips
+check "re-ADD is idempotent and writes nothing" t_idempotent_add
+check "podref handover keeps the address; the old sandbox's DEL frees nothing" t_podref_handover
+check "DEL twice, DEL without prevResult, DEL of unknown" t_del_twice_and_without_prevresult
+check "CHECK in a real netns: passes with the address, 102 without" t_check_netns
+check "200 concurrent ADDs from 4 nodes, then 200 DELs" t_stress_four_nodes
+check "100 concurrent ADDs from one node" t_hundred_one_node
+check "uncontended ADD makes at most 2 API requests" t_requests_per_add
+check "latency of sequential uncontended ADDs" t_latency
+check "API server down: ADD code 11, DEL journals; no duplicates after restart" t_apiserver_down
+check "kubeconfig without RBAC rights: code 101 naming resource and identity" t_no_rights
+check "garbage token: code 101 (401)" t_garbage_token
+check "expired token: code 101 (401)" t_expired_token
+check "Whereabouts-written pool and reservation are respected" t_whereabouts_interop
+
+echo "plugin-integration: $passed passed, $failed failed ($((SECONDS - suite_start)) s)"
+(( failed == 0 ))
