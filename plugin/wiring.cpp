@@ -14,11 +14,14 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     };
     Deps deps;
     deps.log = &log;
-    deps.makeStore = [](const core::ValidatedConfig& c, Clock::time_point deadline) -> Result<StoreHandle> {
+    deps.makeStore = [&log](const core::ValidatedConfig& c, Clock::time_point deadline) -> Result<StoreHandle> {
         k8s::Client::Options o;
         o.deadline = deadline;
         auto s = store::openK8sStore(c.raw.kubeconfig, c.raw.poolNamespace, o);
         if (!s) return s.error();
+        if ((*s)->client().config().insecureSkipTlsVerify)
+            log.error("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
+                      (c.raw.kubeconfig.empty() ? std::string("the in-cluster config") : c.raw.kubeconfig) + ")");
         std::string ns = (*s)->poolNamespace();
         return StoreHandle{std::move(*s), ns};
     };

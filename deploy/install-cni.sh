@@ -1,0 +1,28 @@
+#!/bin/sh
+# Init container of the allot DaemonSet: installs the plugin on the node and writes its
+# node-local configuration. The node kubeconfig itself is written (and refreshed when the
+# projected token rotates) by allot-gc --node-kubeconfig.
+set -eu
+CNI_BIN_DIR=${CNI_BIN_DIR:-/host/opt/cni/bin}
+CONF_DIR=${CONF_DIR:-/host/etc/cni/net.d/allot.d}
+: "${NODE_NAME:?NODE_NAME must be set from spec.nodeName}"
+umask 077
+mkdir -p "$CNI_BIN_DIR" "$CONF_DIR"
+# Atomic install: a runtime exec'ing the plugin mid-copy never sees a torn binary.
+cp /usr/local/bin/allot "$CNI_BIN_DIR/.allot.new"
+chmod 0755 "$CNI_BIN_DIR/.allot.new"
+mv -f "$CNI_BIN_DIR/.allot.new" "$CNI_BIN_DIR/allot"
+cat >"$CONF_DIR/.allot.conf.new" <<CONF
+{
+  "kubernetes": {"kubeconfig": "/etc/cni/net.d/allot.d/allot.kubeconfig"},
+  "namespace": "${POOL_NAMESPACE:-kube-system}",
+  "lock_dir": "/run/allot/locks",
+  "journal_dir": "/var/lib/allot/journal"
+}
+CONF
+chmod 0600 "$CONF_DIR/.allot.conf.new"
+mv -f "$CONF_DIR/.allot.conf.new" "$CONF_DIR/allot.conf"
+printf '%s\n' "$NODE_NAME" >"$CONF_DIR/.nodename.new"
+chmod 0644 "$CONF_DIR/.nodename.new"
+mv -f "$CONF_DIR/.nodename.new" "$CONF_DIR/nodename"
+echo "allot installed on $NODE_NAME"

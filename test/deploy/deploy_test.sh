@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Applies every manifest in deploy/ to the real API server with server-side apply and checks
+# that the allot ServiceAccount may do exactly what allot and allot-gc need, and no more.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$ROOT/e2e/lib.sh"
+cluster_start >/dev/null
+
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); echo "ok - $*"; }
+bad() { fail=$((fail + 1)); echo "not ok - $*"; }
+
+for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do
+  if out=$(kubectl apply --server-side --force-conflicts --field-manager=allot-test -f "$f" 2>&1); then
+    ok "server-side apply $(basename "$f")"
+  else
+    bad "server-side apply $(basename "$f"): $out"
+  fi
+done
+
+if kubectl -n kube-system get daemonset allot -o jsonpath='{.spec.template.spec.serviceAccountName}' | grep -qx allot; then
+  ok "the DaemonSet runs as the allot ServiceAccount"
+else
+  bad "the DaemonSet's ServiceAccount is not allot"
+fi
+if kubectl get network-attachment-definitions macvlan-allot -n default -o jsonpath='{.spec.config}' | jq -e '.ipam.type == "allot"' >/dev/null; then
+  ok "the example NetworkAttachmentDefinition uses allot"
+else
+  bad "the example NetworkAttachmentDefinition is not an allot network"
+fi
+
+SA=system:serviceaccount:kube-system:allot
+can() {  # can VERB RESOURCE [NAMESPACE]
+  local ns=${3:-kube-system}
+  kubectl auth can-i "$1" "$2" --as="$SA" -n "$ns" >/dev/null 2>&1
+}
+# What the programs use: the plugin (pools, reservations, node slices) and allot-gc (pods,
+# NADs, events, the leader Lease).
+allowed=(
+  "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io"
+  "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io"
+  "watch ippools.whereabouts.cni.cncf.io"
+  "get overlappingrangeipreservations.whereabouts.cni.cncf.io"
+  "create overlappingrangeipreservations.whereabouts.cni.cncf.io"
+  "delete overlappingrangeipreservations.whereabouts.cni.cncf.io"
+  "list overlappingrangeipreservations.whereabouts.cni.cncf.io"
+  "get nodeslicepools.whereabouts.cni.cncf.io"
+  "list pods" "watch pods" "get pods"
+  "get network-attachment-definitions.k8s.cni.cncf.io"
+  "create events" "patch events"
+  "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
+)
+for a in "${allowed[@]}"; do
+  # shellcheck disable=SC2086
+  if can $a; then ok "allowed: $a"; else bad "allot cannot $a"; fi
+done
+denied=(
+  "get secrets" "list secrets" "create pods/exec" "delete nodes" "delete pods" "update pods"
+  "create pods" "delete network-attachment-definitions.k8s.cni.cncf.io"
+  "create serviceaccounts/token" "update clusterroles.rbac.authorization.k8s.io"
+  "delete leases.coordination.k8s.io"
+)
+for d in "${denied[@]}"; do
+  # shellcheck disable=SC2086
+  if can $d; then bad "allot may $d (must be denied)"; else ok "denied: $d"; fi
+done
+if can update leases.coordination.k8s.io default; then bad "allot may update leases outside kube-system"; else ok "denied: leases outside kube-system"; fi
+
+# A real request, not only the authorizer's opinion: the allot identity reading secrets is 403.
+secrets_out=$(kubectl --kubeconfig="$ALLOT_KUBECONFIG" get secrets -n kube-system 2>&1)
+if [[ "$secrets_out" == *Forbidden* ]]; then
+  ok "a real request for secrets as allot is Forbidden"
+else
+  bad "secrets were readable as allot"
+fi
+
+echo "deploy: $pass passed, $fail failed"
+((fail == 0))
