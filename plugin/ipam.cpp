@@ -76,10 +76,35 @@ std::optional<core::IpAddress> gatewayFor(const core::ValidatedConfig& cfg, cons
     return std::nullopt;
 }
 
+// Cleanup after a failed or finished attempt must still reach the store when the call's own
+// deadline is spent; it gets a short grace of its own.
+constexpr auto kCleanupGrace = std::chrono::seconds(3);
+
+void allowCleanup(EngineContext& ctx) {
+    ctx.store.setDeadline(std::max(ctx.deadline, Clock::now() + kCleanupGrace));
+}
+
 void forgetReservations(EngineContext& ctx, const std::vector<std::string>& names,
                         const std::string& keep) {
+    bool any = false;
+    for (const auto& n : names) any = any || n != keep;
+    if (!any) return;
+    allowCleanup(ctx);
     for (const auto& n : names)
         if (n != keep) (void)ctx.store.deleteReservation(n, "");
+    ctx.store.setDeadline(ctx.deadline);
+}
+
+// Deletes reservations whose create outcome is unknown, but only those that are ours.
+void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names, const core::Owner& owner) {
+    if (names.empty()) return;
+    allowCleanup(ctx);
+    for (const auto& n : names) {
+        auto r = ctx.store.getReservation(n);
+        if (r && r->containerId == owner.containerId && r->ifName == owner.ifName)
+            (void)ctx.store.deleteReservation(n, r->resourceVersion);
+    }
+    ctx.store.setDeadline(ctx.deadline);
 }
 
 Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
@@ -87,13 +112,15 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
     auto guard = lockPool(ctx, t.pool);
     if (!guard) return guard.error();
     std::set<core::u128> skip;
-    std::vector<std::string> mine;  // reservations this call created
+    std::vector<std::string> mine;       // reservations this call created
+    std::vector<std::string> uncertain;  // creates whose answer was lost
     bool allowCache = true;
     int attempt = 0;
     core::Error last{Errc::Transient, "no attempt made"};
     for (;;) {
         if (Clock::now() >= ctx.deadline) {
             forgetReservations(ctx, mine, "");
+            forgetUncertain(ctx, uncertain, owner);
             return gaveUp(last, attempt);
         }
         bool fromCache = false;
@@ -102,12 +129,15 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
             last = pool.error();
             if (!retryable(pool.code()) || !backoff(ctx, attempt++)) {
                 forgetReservations(ctx, mine, "");
+                forgetUncertain(ctx, uncertain, owner);
                 return attempt > 1 ? gaveUp(last, attempt) : last;
             }
             continue;
         }
         if (auto ok = checkRange(*pool, t.range); !ok) return ok.error();
-        core::AllocationMap allocs = pool->allocations;
+        core::AllocationMap allocs;
+    repick:
+        allocs = pool->allocations;
         auto pick = core::pick(t.range, allocs, {owner, requested, gatewayFor(cfg, t.range), &skip});
         if (!pick) {
             if (fromCache) {  // decide exhaustion or a refused request on fresh data only
@@ -129,6 +159,16 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
             if (made) {
                 mine.push_back(resName);
             } else if (made.code() == Errc::AlreadyExists) {
+                bool ours = std::find(mine.begin(), mine.end(), resName) != mine.end();
+                if (!ours && !requested && pick->kind == core::PickKind::New) {
+                    // Another pool (or a node racing us) holds it. Whose it is does not matter
+                    // for a free pick: skip it without another request and pick again from
+                    // the same snapshot. (A reservation left by a crashed earlier attempt of
+                    // this very container is skipped too; the repair loop reclaims it.)
+                    skip.insert(pick->offset);
+                    goto repick;
+                }
+                if (ours) goto reserved;
                 auto existing = ctx.store.getReservation(resName);
                 if (existing && !store::reservedFor(*existing, owner)) {
                     if (requested) {
@@ -152,13 +192,18 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
                 if (!existing) continue;  // deleted meanwhile: claim it again
             } else {
                 last = made.error();
+                // A create that timed out may still have been applied: remember it, and on
+                // giving up delete it if (and only if) it turns out to be ours.
+                if (last.code == Errc::Transient) uncertain.push_back(resName);
                 if (!retryable(last.code) || !backoff(ctx, attempt++)) {
                     forgetReservations(ctx, mine, "");
+                    forgetUncertain(ctx, uncertain, owner);
                     return attempt > 1 ? gaveUp(last, attempt) : last;
                 }
                 continue;
             }
         }
+    reserved:
         if (pick->kind == core::PickKind::Existing) {
             forgetReservations(ctx, mine, resName);
             return pick;
@@ -178,15 +223,38 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         if (written.code() == Errc::NotFound) continue;
         if (!retryable(written.code()) || !backoff(ctx, attempt++)) {
             forgetReservations(ctx, mine, "");
+            forgetUncertain(ctx, uncertain, owner);
             return attempt > 1 ? gaveUp(last, attempt) : last;
         }
     }
 }
 
+// Deletes the reservations of released addresses that still belong to their owner.
+Result<void> dropReservations(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                              const std::vector<std::pair<core::IpAddress, core::Owner>>& released) {
+    if (!cfg.raw.enableOverlappingRanges) return {};
+    for (const auto& [ip, owner] : released) {
+        std::string name = core::reservationName(ip, cfg.raw.networkName);
+        auto r = ctx.store.getReservation(name);
+        if (!r) {
+            if (r.code() == Errc::NotFound) continue;
+            return r.error();
+        }
+        if (!store::reservedFor(*r, owner)) continue;
+        auto d = ctx.store.deleteReservation(name, r->resourceVersion);
+        if (!d && d.code() != Errc::NotFound && d.code() != Errc::Conflict) return d.error();
+    }
+    return {};
+}
+
 // Removes entries matching `match` from one pool; returns the released addresses.
+// The reservations go first: an address is never free in the pool while its reservation
+// still blocks it elsewhere, and a DEL retried after a lost answer still finds the pool entry
+// (and with it the addresses whose reservations to delete).
 template <typename Match>
 Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
-    EngineContext& ctx, const Target& t, bool allowCache, Match match) {
+    EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t, bool allowCache,
+    Match match, std::vector<core::IpAddress>* seen = nullptr) {
     using Released = std::vector<std::pair<core::IpAddress, core::Owner>>;
     auto guard = lockPool(ctx, t.pool);
     if (!guard) return guard.error();
@@ -208,6 +276,8 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         for (auto it = next.allocations.begin(); it != next.allocations.end();) {
             if (match(it->second)) {
                 released.emplace_back(t.range.cidr().at(it->first), it->second);
+                if (seen && std::find(seen->begin(), seen->end(), released.back().first) == seen->end())
+                    seen->push_back(released.back().first);
                 it = next.allocations.erase(it);
             } else {
                 ++it;
@@ -219,6 +289,13 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
                 continue;
             }
             return released;
+        }
+        // Stale cached data is harmless here: a reservation is deleted only while it is still
+        // this owner's, and a stale write fails with Conflict.
+        if (auto d = dropReservations(ctx, cfg, released); !d) {
+            last = d.error();
+            if (!retryable(last.code) || !backoff(ctx, attempt++)) return gaveUp(last, attempt);
+            continue;
         }
         auto written = ctx.store.updatePool(next);
         if (written) {
@@ -232,24 +309,6 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         if (written.code() == Errc::NotFound) return Released{};
         if (!retryable(last.code) || !backoff(ctx, attempt++)) return gaveUp(last, attempt);
     }
-}
-
-// Deletes the reservations of released addresses that still belong to their owner.
-Result<void> dropReservations(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                              const std::vector<std::pair<core::IpAddress, core::Owner>>& released) {
-    if (!cfg.raw.enableOverlappingRanges) return {};
-    for (const auto& [ip, owner] : released) {
-        std::string name = core::reservationName(ip, cfg.raw.networkName);
-        auto r = ctx.store.getReservation(name);
-        if (!r) {
-            if (r.code() == Errc::NotFound) continue;
-            return r.error();
-        }
-        if (!store::reservedFor(*r, owner)) continue;
-        auto d = ctx.store.deleteReservation(name, r->resourceVersion);
-        if (!d && d.code() != Errc::NotFound && d.code() != Errc::Conflict) return d.error();
-    }
-    return {};
 }
 
 }  // namespace
@@ -310,15 +369,16 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
         if (!pick) {
             // Roll back what this call took; the deadline may have passed, so give it a moment.
             auto saved = ctx.deadline;
-            ctx.deadline = std::max(ctx.deadline, Clock::now() + std::chrono::seconds(5));
+            ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
+            ctx.store.setDeadline(ctx.deadline);
             for (size_t j : taken) {
                 const core::Owner& o = owner;
-                auto rel = releaseWhere(ctx, (*targets)[j], false, [&](const core::Owner& x) {
+                (void)releaseWhere(ctx, cfg, (*targets)[j], false, [&](const core::Owner& x) {
                     return x.containerId == o.containerId && x.ifName == o.ifName;
                 });
-                if (rel) (void)dropReservations(ctx, cfg, *rel);
             }
             ctx.deadline = saved;
+            ctx.store.setDeadline(saved);
             return makeError(pick.code(), "range " + t.range.cidr().str() + ": " + pick.error().message);
         }
         if (pick->kind != core::PickKind::Existing) taken.push_back(i);
@@ -334,33 +394,36 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
     auto match = [&](const core::Owner& x) {
         return x.containerId == owner.containerId && x.ifName == owner.ifName;
     };
-    auto journalIt = [&](const std::vector<std::string>& pools, const core::Error& why) -> Result<bool> {
+    JournalEntry pending{ctx.poolNamespace, {}, cfg.raw.networkName, owner.containerId,
+                         owner.ifName, owner.podRef, ctx.node, {}};
+    auto journalIt = [&](const core::Error& why) -> Result<bool> {
+        ctx.journalReason = why.message;
         if (!ctx.journal) return why;
-        JournalEntry e{ctx.poolNamespace, pools, cfg.raw.networkName, owner.containerId,
-                       owner.ifName, owner.podRef, ctx.node};
-        auto r = ctx.journal->record(e);
+        auto r = ctx.journal->record(pending);
         if (!r) return makeError(Errc::Transient, why.message + "; and the journal failed: " + r.error().message);
         return true;
     };
     auto targets = resolveTargets(ctx, cfg, "");
     if (!targets) {
-        if (targets.code() == Errc::Transient) return journalIt({}, targets.error());
+        if (targets.code() == Errc::Transient) return journalIt(targets.error());
         return targets.error();
     }
-    std::vector<std::string> pending;
     std::optional<core::Error> firstError;
+    auto remember = [&](const std::vector<core::IpAddress>& ips) {
+        for (const auto& ip : ips)
+            if (cfg.raw.enableOverlappingRanges)
+                pending.reservations.push_back(core::reservationName(ip, cfg.raw.networkName));
+    };
     for (const auto& t : *targets) {
-        auto rel = releaseWhere(ctx, t, true, match);
-        if (rel) {
-            auto d = dropReservations(ctx, cfg, *rel);
-            if (!d && !firstError) firstError = d.error();  // a stray reservation: repair loop
-            continue;
-        }
+        std::vector<core::IpAddress> seen;
+        auto rel = releaseWhere(ctx, cfg, t, true, match, &seen);
+        if (rel) continue;
         if (rel.code() != Errc::Transient && rel.code() != Errc::Conflict) return rel.error();
-        pending.push_back(t.pool);
+        pending.pools.push_back(t.pool);
+        remember(seen);
         if (!firstError) firstError = rel.error();
     }
-    if (!pending.empty()) return journalIt(pending, *firstError);
+    if (!pending.pools.empty() || !pending.reservations.empty()) return journalIt(*firstError);
     return false;
 }
 
@@ -409,7 +472,7 @@ Result<size_t> gc(EngineContext& ctx, const core::ValidatedConfig& cfg, const st
     if (!targets) return targets.error();
     size_t total = 0;
     for (const auto& t : *targets) {
-        auto rel = releaseWhere(ctx, t, false, [&](const core::Owner& x) {
+        auto rel = releaseWhere(ctx, cfg, t, false, [&](const core::Owner& x) {
             // Only what provably belongs to this node and this network.
             if (x.node.empty() || x.node != ctx.node) return false;
             if (x.network.empty() || x.network != netName) return false;
@@ -418,8 +481,6 @@ Result<size_t> gc(EngineContext& ctx, const core::ValidatedConfig& cfg, const st
             });
         });
         if (!rel) return rel.error();
-        auto d = dropReservations(ctx, cfg, *rel);
-        if (!d) return d.error();
         total += rel->size();
     }
     return total;

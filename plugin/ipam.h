@@ -40,6 +40,7 @@ struct JournalEntry {
     std::string ifName;
     std::string podRef;
     std::string node;
+    std::vector<std::string> reservations;  // to delete if still this container's
 };
 
 class ReleaseJournal {
@@ -71,6 +72,7 @@ struct EngineContext {
     // Counters for tests and benchmarks.
     int conflicts = 0;
     int storeRetries = 0;
+    std::string journalReason;  // why DEL journaled, for the log
 };
 
 struct AddOutcome {

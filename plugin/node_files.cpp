@@ -123,7 +123,7 @@ public:
     explicit FileJournal(std::string dir) : journal_(std::move(dir)) {}
     core::Result<void> record(const JournalEntry& e) override {
         return journal_.append({e.poolNamespace, e.pools, e.networkName, e.containerId, e.ifName,
-                                e.podRef, e.node, ""});
+                                e.podRef, e.node, "", e.reservations});
     }
 
 private:

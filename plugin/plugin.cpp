@@ -105,8 +105,11 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
                 out = failWith(version, r.error(), log);
                 break;
             }
-            if (log) log->info(*r ? "DEL could not reach the store; release journaled for allot-gc"
-                                  : "DEL released");
+            if (log) {
+                if (*r) log->error("DEL not finished (" + ctx.journalReason +
+                                   "); release journaled for allot-gc to replay");
+                else log->info("DEL released");
+            }
             out = Outcome{0, ""};
             break;
         }

@@ -367,9 +367,12 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         return makeError(Errc::Internal, std::string(method) + " " + url +
                                              ": response larger than " +
                                              std::to_string(kMaxResponseBytes >> 20) + " MiB");
-    if (rc != CURLE_OK) return impl_->failure(rc, method, url);
     curl().easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &resp.status);
     resp.retryAfterSeconds = hs.retryAfter;
+    // A server may answer 4xx (401, 403, 413) before it has read the body and close the
+    // stream; curl then reports a send error although the answer is final. A 4xx means the
+    // request was not applied, so it is the answer, not a transient failure to retry.
+    if (rc != CURLE_OK && !(resp.status >= 400 && resp.status < 500)) return impl_->failure(rc, method, url);
     return resp;
 }
 

@@ -92,6 +92,9 @@ core::Result<void> Journal::append(const JournalRecord& r) {
     v.set("ifname", json::Value::string(r.ifName));
     v.set("podref", json::Value::string(r.podRef));
     v.set("node", json::Value::string(r.node));
+    json::Value res = json::Value::array();
+    for (const auto& n : r.reservations) res.push(json::Value::string(n));
+    v.set("reservations", std::move(res));
     auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
@@ -143,6 +146,9 @@ core::Result<std::vector<JournalRecord>> Journal::entries(std::vector<std::strin
         if (const json::Value* p = v->find("pools"); p && p->isArray())
             for (const auto& x : p->items())
                 if (x.isString()) r.pools.push_back(x.asString());
+        if (const json::Value* p = v->find("reservations"); p && p->isArray())
+            for (const auto& x : p->items())
+                if (x.isString()) r.reservations.push_back(x.asString());
         if (r.containerId.empty() || r.ifName.empty()) {
             reject("missing containerID or ifname");
             continue;

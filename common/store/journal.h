@@ -18,6 +18,9 @@ struct JournalRecord {
     std::string podRef;
     std::string node;
     std::string file;  // set when read back
+    // Reservations (object names) to delete if they still belong to this container: written
+    // when the pool was released but its reservations could not be deleted in time.
+    std::vector<std::string> reservations;
 };
 
 class Journal {

@@ -26,6 +26,7 @@ public:
     Result<std::vector<Reservation>> listReservations() override;
     Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
     Result<void> ping() override;
+    void setDeadline(std::chrono::steady_clock::time_point d) override { client_.setDeadline(d); }
 
     k8s::Client& client() { return client_; }
     const std::string& poolNamespace() const { return ns_; }

@@ -4,6 +4,7 @@
 // K8sStore (IPPool / OverlappingRangeIPReservation objects). Both pass one conformance suite
 // (test/unit/store/store_conformance.h).
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,10 @@ public:
 
     // Cheap reachability probe for STATUS. Transient/Unauthorized/Forbidden on failure.
     virtual Result<void> ping() = 0;
+
+    // Moves the point after which calls fail with Transient without trying (cleanup after a
+    // failed call gets a short grace of its own). Stores without deadlines ignore it.
+    virtual void setDeadline(std::chrono::steady_clock::time_point) {}
 };
 
 // True when reservation `r` was made for `owner`: same container and interface, or (as

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for driving build/plugin/allot the way a container runtime does, against the real
 # API server of e2e/cluster. Source after e2e/lib.sh and cluster_start:
 #
@@ -9,19 +10,21 @@
 
 ALLOT_PLUGIN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 ALLOT_BIN=${ALLOT_BIN:-$ALLOT_PLUGIN_ROOT/build/plugin/allot}
-POOL_NS=${POOL_NS:-kube-system}
+# shellcheck disable=SC2034  # used by the scripts that source this
 ALLOT_USER="system:serviceaccount:kube-system:allot"
 POD_NS=itest
 
-# plugin_init: a work dir removed at exit, a run id that prefixes every object this run makes
-# (network names, netns and veth names), and cleanup of this run's pools and reservations.
+# plugin_init: a work dir removed at exit; a run id that prefixes every name this run makes
+# (network names, netns and veth names); a pool namespace of its own (POOL_NS), so that one
+# request per kind cleans up at exit. Cases that need the default namespace (the kubeconfig's,
+# kube-system) set `local POOL_NS=kube-system`; their objects carry the run id and are deleted
+# by name.
 plugin_init() {
   [[ -x "$ALLOT_BIN" ]] || { echo "plugin binary $ALLOT_BIN missing: run scripts/build" >&2; return 1; }
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/allot-itest.XXXXXX")
   RUN=it$(printf '%04x' $(( (RANDOM ^ $$) & 0xffff )))
   export WORK RUN
   on_exit "rm -rf '$WORK'"
-  on_exit plugin_cleanup_objects
   # Run a snapshot of the binary: a rebuild during the run must not pull it from under us.
   local i
   for (( i = 0; i < 20; i++ )); do  # a link in progress leaves a partial file: try again
@@ -33,23 +36,31 @@ plugin_init() {
   ALLOT_BIN=$WORK/allot
   # Keep any flat file on this machine out of the tests: the network config says everything.
   export ALLOT_FLAT_FILES=$WORK/no-flat-file
+  RUN_NS=allot-$RUN
+  POOL_NS=$RUN_NS
+  on_exit plugin_cleanup_objects
+  kubectl create namespace "$RUN_NS" >/dev/null || return 1
 }
 
-# extra_objects: pool and reservation names made without this run's prefix (interop), to delete.
+# extra_objects: kube-system objects made without this run's prefix (interop), to delete.
 extra_objects=()
 plugin_cleanup_objects() {
-  local kind names
+  local kind names o
   for kind in ippools overlappingrangeipreservations; do
-    names=$(kubectl get "$kind" -n "$POOL_NS" -o json 2>/dev/null |
+    # deletecollection: one request however many objects the run left.
+    kubectl delete --raw "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/$RUN_NS/$kind" >/dev/null 2>&1
+    names=$(kubectl get "$kind" -n kube-system -o json 2>/dev/null |
       jq -r --arg p "$RUN-" '.items[].metadata.name | select(startswith($p))')
     # shellcheck disable=SC2086
-    [[ -n "$names" ]] && kubectl delete "$kind" -n "$POOL_NS" --wait=false $names >/dev/null 2>&1
+    [[ -n "$names" ]] && kubectl delete "$kind" -n kube-system --wait=false $names >/dev/null 2>&1
   done
-  local o
   for o in "${extra_objects[@]}"; do
-    # shellcheck disable=SC2086
-    kubectl delete -n "$POOL_NS" --ignore-not-found --wait=false $o >/dev/null 2>&1
+    kubectl delete -n kube-system --ignore-not-found --wait=false "$o" >/dev/null 2>&1
   done
+  # No namespace controller runs: finalize the (now empty) namespace by hand.
+  kubectl delete namespace "$RUN_NS" --wait=false >/dev/null 2>&1
+  kubectl get namespace "$RUN_NS" -o json 2>/dev/null | jq '.spec.finalizers = []' |
+    kubectl replace --raw "/api/v1/namespaces/$RUN_NS/finalize" -f - >/dev/null 2>&1
   return 0
 }
 
@@ -59,15 +70,17 @@ node_dir() { echo "$WORK/nodes/$1"; }
 # netconf NODE IPAM_JSON [TOP_JSON]: a network config as the runtime hands it to the plugin on
 # NODE. IPAM_JSON is merged into the ipam section (range, ipRanges, network_name, ...), TOP_JSON
 # into the top level (runtimeConfig, args, prevResult, name, cniVersion, ...). The network
-# "name" defaults to the ipam network_name.
+# "name" defaults to the ipam network_name. ipam.namespace is POOL_NS, left out (the default)
+# when POOL_NS is kube-system.
 netconf() {
   local node=$1 ipam=$2 top=${3:-'{}'} d
   d=$(node_dir "$node")
   jq -cn --arg kc "${KUBECONFIG_FOR_PLUGIN:-$ALLOT_KUBECONFIG}" --arg lock "$d/lock" --arg journal "$d/journal" \
-    --argjson ipam "$ipam" --argjson top "$top" '
+    --arg ns "$POOL_NS" --argjson ipam "$ipam" --argjson top "$top" '
     {cniVersion: "1.1.0", name: ($ipam.network_name // "net"), type: "macvlan",
      ipam: ({type: "allot", kubernetes: {kubeconfig: $kc}, lock_dir: $lock, journal_dir: $journal,
-             deadline_ms: 5000} + $ipam)} + $top'
+             deadline_ms: 5000}
+            + (if $ns == "kube-system" then {} else {namespace: $ns} end) + $ipam)} + $top'
 }
 
 # cni VERB NODE CONTAINER CONF [POD]: run the plugin. Env knobs: IFNAME (net1), NETNS
@@ -177,18 +190,17 @@ audit_settle() {
 # ------------------------------------------------------------------- netns --
 
 # netns_with_iface NAME IFNAME: a network namespace NAME holding IFNAME, one end of a veth pair
-# whose other end (named uniquely for this run) stays in the root namespace until the netns
-# is deleted (which deletes the pair). Both are removed at exit.
+# made inside that namespace (both ends live there: the machine's root namespace is never
+# touched). Deleting the namespace deletes the pair; it is removed at exit.
 netns_with_iface() {
-  local ns=$1 ifname=$2 host
-  host="v${RUN}$(( ${#netns_made[@]} ))"
-  host=${host:0:15}
+  local ns=$1 ifname=$2 peer
+  peer="p${RUN}$(( ${#netns_made[@]} ))"
+  peer=${peer:0:15}
   ip netns add "$ns" || return 1
   netns_made+=("$ns")
-  on_exit "ip netns del '$ns' 2>/dev/null; ip link del '$host' 2>/dev/null"
-  ip link add "$host" type veth peer name "${host}p" || return 1
-  ip link set "${host}p" netns "$ns" || return 1
-  ip -n "$ns" link set "${host}p" name "$ifname" || return 1
+  on_exit "ip netns del '$ns' 2>/dev/null"
+  ip -n "$ns" link add "$ifname" type veth peer name "$peer" || return 1
+  ip -n "$ns" link set "$peer" up || return 1
   ip -n "$ns" link set "$ifname" up || return 1
 }
 netns_made=()

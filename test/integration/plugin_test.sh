@@ -8,6 +8,9 @@
 # Uses the cluster named by ALLOT_CLUSTER_DIR when it is up (eval "$(e2e/cluster env)");
 # otherwise starts a private one and removes it at exit. Needs root (ip netns, veth).
 # Prints `ok - NAME` / `not ok - NAME` per check, then `plugin-integration: N passed, N failed`.
+#
+#   ALLOT_ITEST_ONLY=REGEX        run only the checks whose function name matches
+#   ALLOT_ITEST_STRICT_DEL=1      fail the stress check when any of its DELs was journaled
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,6 +30,7 @@ suite_start=$SECONDS
 # Lines a check prints with `note` are shown either way.
 check() {
   local name=$1; shift
+  [[ -n "${ALLOT_ITEST_ONLY:-}" && ! "$1" =~ $ALLOT_ITEST_ONLY ]] && return 0
   local t0=$EPOCHREALTIME
   : >"$WORK/notes"
   if "$@" >"$WORK/out" 2>&1; then
@@ -73,6 +77,7 @@ t_version() {
 }
 
 t_single_stack_verbs() {
+  local POOL_NS=kube-system  # the kubeconfig context's namespace: the default
   local n r=10.101.0.0/24 pool conf prev ns=${RUN}-single
   n=$(net single); pool=$(pool_name "$r" "$n")
   conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\",\"gateway\":\"10.101.0.1\"}")
@@ -348,7 +353,49 @@ t_del_twice_and_without_prevresult() {
   cni DEL node-a never "$conf" nobody; cni_ok "DEL of an unknown container" || return 1
   # The freed addresses are handed out again.
   cni ADD node-a c3 "$conf" p3; cni_ok "ADD c3" || return 1
-  expect_eq "address reused" "$(result_ip)" 10.108.0.1
+  expect_eq "address reused" "$(result_ip)" 10.108.0.1 || return 1
+  # Two interfaces of one container on one network: DEL of one leaves the other.
+  IFNAME=net2 cni ADD node-a c3 "$conf" p3; cni_ok "ADD c3 net2" || return 1
+  expect_eq "second interface's address" "$(result_ip)" 10.108.0.2 || return 1
+  cni DEL node-a c3 "$conf" p3; cni_ok "DEL c3 net1" || return 1
+  expect_eq "after DEL of net1" "$(pool_allocs "$pool" | jq -c 'map_values("\(.id)/\(.ifname)")')" '{"2":"c3/net2"}' || return 1
+  res_exists "$(res_name 10.108.0.2 "$n")" || { echo "DEL of net1 removed net2's reservation"; return 1; }
+  IFNAME=net2 cni DEL node-a c3 "$conf" p3; cni_ok "DEL c3 net2" || return 1
+  expect_eq "after DEL of net2" "$(pool_allocs "$pool")" '{}'
+}
+
+t_log_file() {
+  # log_file at debug level: every line names the container and pod; no secret appears.
+  local n conf log="$WORK/plugin.log" token
+  n=$(net log)
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.108.9.0/24\",\"log_file\":\"$log\",\"log_level\":\"debug\"}")
+  cni ADD node-a logc1 "$conf" logp1; cni_ok ADD || return 1
+  local err=$CNI_ERR
+  cni DEL node-a logc1 "$conf" logp1; cni_ok DEL || return 1
+  err+=$CNI_ERR
+  [[ -s "$log" ]] || { echo "log_file $log is empty"; return 1; }
+  local bad
+  bad=$(grep -v "container=logc1 pod=$POD_NS/logp1" "$log")
+  [[ -z "$bad" ]] || { echo "log lines without container and pod:"; echo "$bad" | head -n 5; return 1; }
+  grep -q "ADD allocated 10.108.9.1" "$log" || { echo "no ADD line:"; cat "$log"; return 1; }
+  token=$(awk '$1 == "token:" {print $2}' "$ALLOT_KUBECONFIG")
+  if grep -qF -- "${token:0:40}" "$log"; then echo "the bearer token is in log_file"; return 1; fi
+  if grep -qF -- "${token:0:40}" <<<"$err"; then echo "the bearer token is on stderr"; return 1; fi
+  return 0
+}
+
+t_name_collision() {
+  # An IPPool already named like this network's pool but holding another range.
+  local n pool
+  n=$(net collide)
+  pool=$(pool_name 10.118.0.0/24 "$n")
+  jq -n --arg name "$pool" '{apiVersion: "whereabouts.cni.cncf.io/v1alpha1", kind: "IPPool",
+      metadata: {name: $name}, spec: {range: "10.119.0.0/24", allocations: {}}}' |
+    kubectl create -n "$POOL_NS" -f - >/dev/null || return 1
+  cni ADD node-a c1 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.118.0.0/24\"}")" p1
+  cni_code 7 "ADD into a pool holding another range" || return 1
+  cni_msg 'collision|10\.119\.0\.0/24' || return 1
+  expect_eq "foreign pool untouched" "$(pool_json "$pool" | jq -cS .spec)" '{"allocations":{},"range":"10.119.0.0/24"}'
 }
 
 t_check_netns() {
@@ -385,7 +432,7 @@ t_check_netns() {
 
 # ------------------------------------------------------------------ stress --
 
-# launch_adds VERB PREFIX NODE COUNT CONF: COUNT concurrent calls in the background, container
+# launch VERB PREFIX NODE COUNT CONF: COUNT concurrent calls in the background, container
 # IDs PREFIX-NODE-I, each leaving rc and stdout in $WORK/runs/PREFIX-NODE-I.{rc,out}.
 launch() {
   local verb=$1 prefix=$2 node=$3 count=$4 conf=$5 i id
@@ -393,6 +440,7 @@ launch() {
   printf '%s' "$conf" >"$WORK/runs/$prefix-$node.conf"
   for (( i = 0; i < count; i++ )); do
     id=$prefix-$node-$i
+    # shellcheck disable=SC2016  # expanded by the inner sh
     env CNI_COMMAND="$verb" CNI_CONTAINERID="$id" CNI_NETNS=/var/run/netns/allot-itest-none \
       CNI_IFNAME=net1 CNI_PATH=/opt/cni/bin NODENAME="$node" \
       CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$POD_NS;K8S_POD_NAME=$id;K8S_POD_UID=uid-$id" \
@@ -406,7 +454,7 @@ collect() {
   local verb=$1 prefix=$2 f id
   : >"$WORK/failures"
   for f in "$WORK/runs/$verb-$prefix"-*.rc; do
-    id=${f##*/$verb-}; id=${id%.rc}
+    id=${f##*/"$verb"-}; id=${id%.rc}
     if [[ "$(<"$f")" != 0 ]]; then
       echo "$id rc=$(<"$f") $(<"${f%.rc}.out") $(tail -n 2 "${f%.rc}.err")" >>"$WORK/failures"
     elif [[ "$verb" == ADD ]]; then
@@ -428,11 +476,13 @@ t_stress_four_nodes() {
   local n pool r=10.110.0.0/24 node mark t0 results conflicts creates409 total
   n=$(net stress)
   pool=$(pool_name "$r" "$n")
+  # deadline_ms as in production (the default, 60 s; DEL caps it at 10 s).
+  stress_conf() { netconf "$1" "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}"; }
   audit_settle
   mark=$(audit_mark)
   t0=$EPOCHREALTIME
   for node in node-1 node-2 node-3 node-4; do
-    launch ADD s "$node" 50 "$(netconf "$node" "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}")"
+    launch ADD s "$node" 50 "$(stress_conf "$node")"
   done
   wait
   note "200 concurrent ADDs from 4 nodes: $(elapsed_ms "$t0") ms"
@@ -469,7 +519,7 @@ t_stress_four_nodes() {
 
   t0=$EPOCHREALTIME
   for node in node-1 node-2 node-3 node-4; do
-    launch DEL s "$node" 50 "$(netconf "$node" "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}")"
+    launch DEL s "$node" 50 "$(stress_conf "$node")"
   done
   wait
   note "200 concurrent DELs from 4 nodes: $(elapsed_ms "$t0") ms"
@@ -477,9 +527,43 @@ t_stress_four_nodes() {
   if [[ -s "$WORK/failures" ]]; then
     echo "$(wc -l <"$WORK/failures") DELs failed:"; head -n 5 "$WORK/failures"; return 1
   fi
+  # A DEL that cannot finish within its deadline (10 s at most) journals the release for
+  # allot-gc and succeeds. No release may be lost: whatever the pool still holds must be in a
+  # journal. (A journaled release may also have reached the pool: a write whose response came
+  # too late.)
+  local journaled left lost
+  journaled=$(cat "$WORK"/nodes/node-*/journal/*.json 2>/dev/null | jq -r '"\(.node) \(.containerID)"' | sort)
+  left=$(pool_allocs "$pool" | jq -r '.[] | "\(.node) \(.id)"' | sort)
+  lost=$(comm -23 <(echo "$left") <(echo "$journaled") | grep .)
+  [[ -z "$lost" ]] || { echo "allocations neither released nor journaled: $lost"; return 1; }
+  if [[ -n "$journaled" ]]; then
+    note "$(wc -l <<<"$journaled") of 200 DELs were journaled (deadline passed), $(grep -c . <<<"$left") allocations left for allot-gc; the API server was up"
+    if [[ -n "${ALLOT_ITEST_STRICT_DEL:-}" ]]; then echo "journaled DELs (ALLOT_ITEST_STRICT_DEL)"; return 1; fi
+    # Replay them as allot-gc would: DEL again, one at a time per node.
+    for node in node-1 node-2 node-3 node-4; do
+      (
+        conf=$(stress_conf "$node")
+        awk -v n="$node" '$1 == n {print $2}' <<<"$journaled" | while read -r id; do
+          cni DEL "$node" "$id" "$conf" "$id"
+          [[ "$CNI_RC" == 0 ]] || echo "replayed DEL $id failed: $CNI_OUT"
+        done
+      ) &
+    done
+    wait
+  fi
   expect_eq "allocations after DEL of all" "$(pool_allocs "$pool")" '{}' || return 1
-  expect_eq "reservations after DEL of all" "$(res_names_with "$n-" | wc -l)" 0 || return 1
-  [[ -z "$(ls "$(node_dir node-1)/journal" 2>/dev/null)" ]] || { echo "DELs journaled"; return 1; }
+  local stray
+  stray=$(kubectl get overlappingrangeipreservations -n "$POOL_NS" -o json |
+    jq -r --arg p "$n-" '.items[] | select(.metadata.name | startswith($p)) | "\(.metadata.name) \(.spec.containerid)"')
+  if [[ -n "$stray" ]]; then
+    echo "$(grep -c . <<<"$stray") reservations left after DEL of all (the pool holds nothing):"
+    local name id
+    while read -r name id; do
+      echo "  $name of $id: DEL $(grep -q " $id\$" <<<"$journaled" && echo journaled || echo "returned released"):" \
+        "$(tail -n 1 "$WORK/runs/DEL-$id.err" | cut -c1-200)"
+    done <<<"$stray"
+    return 1
+  fi
 }
 
 t_hundred_one_node() {
@@ -515,15 +599,27 @@ t_requests_per_add() {
     jq -r "select(.stage == \"ResponseComplete\" and $who) | \"\(.verb) \(.objectRef.resource)\"" | tr '\n' ',')
   note "API requests for one uncontended ADD: $reqs ($verbs)"
   (( reqs >= 1 && reqs <= 2 )) || { echo "requests per ADD: $reqs ($verbs), want at most 2"; return 1; }
+  # DEL and STATUS, for the record.
+  local verb
+  for verb in DEL STATUS; do
+    mark=$(audit_mark)
+    cni "$verb" node-r one "$conf" one; cni_ok "$verb" || return 1
+    audit_settle
+    reqs=$(audit_since "$mark" "$who")
+    verbs=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" |
+      jq -r "select(.stage == \"ResponseComplete\" and $who) | \"\(.verb) \(.objectRef.resource)\"" | tr '\n' ',')
+    note "API requests for one uncontended $verb: $reqs ($verbs)"
+  done
 }
 
 t_latency() {
-  # p50/p99 of 200 sequential uncontended ADDs (informational; the bar is p50 <= 15 ms).
+  # p50/p99 of 100 sequential uncontended ADDs (informational: the bar, p50 <= 15 ms over 200
+  # calls, is bench/'s to measure on a quiet machine).
   local n conf i t0 f="$WORK/lat"
   n=$(net latency)
   conf=$(netconf node-l "{\"network_name\":\"$n\",\"range\":\"10.113.0.0/24\"}")
   : >"$f"
-  for (( i = 0; i < 200; i++ )); do
+  for (( i = 0; i < 100; i++ )); do
     t0=$EPOCHREALTIME
     printf '%s' "$conf" | CNI_COMMAND=ADD CNI_CONTAINERID=l$i CNI_NETNS=/x CNI_IFNAME=net1 NODENAME=node-l \
       CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$POD_NS;K8S_POD_NAME=l$i" "$ALLOT_BIN" >/dev/null 2>&1 ||
@@ -531,12 +627,13 @@ t_latency() {
     awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", (b - a) * 1000 }' >>"$f"
   done
   sort -n "$f" -o "$f"
-  note "200 sequential uncontended ADDs: p50 $(sed -n 100p "$f") ms, p99 $(sed -n 198p "$f") ms (includes process start)"
+  note "100 sequential uncontended ADDs: p50 $(sed -n 50p "$f") ms, p99 $(sed -n 99p "$f") ms (spawn to exit; load average $(cut -d' ' -f1 /proc/loadavg))"
 }
 
 # ----------------------------------------------------------------- failures --
 
-apiserver_down=0
+# 1 while t_apiserver_down has the API server stopped: the exit handler starts it again.
+export apiserver_down=0
 t_apiserver_down() {
   local n ipam conf pool rv_before t0 ms jdir
   n=$(net down)
@@ -560,6 +657,12 @@ t_apiserver_down() {
   (( ms <= 2000 + 1000 )) || { echo "ADD took $ms ms, deadline_ms is 2000"; return 1; }
 
   t0=$EPOCHREALTIME
+  cni STATUS node-a "" "$conf"
+  ms=$(elapsed_ms "$t0")
+  cni_code 50 "STATUS with the API server down" || return 1
+  note "STATUS with the API server down: code 50 after $ms ms"
+
+  t0=$EPOCHREALTIME
   cni DEL node-a a1 "$conf" a1
   ms=$(elapsed_ms "$t0")
   cni_ok "DEL with the API server down" || return 1
@@ -581,11 +684,11 @@ t_apiserver_down() {
       jq -r '.items[] | select(.spec.containerid == "a3") | .metadata.name')" ]] || { echo "a3 reserved"; return 1; }
 
   # New ADDs (both nodes, a3 retried) never get an address held by another container.
-  local r results=""
+  local r node ctr results=""
   for r in "node-a a3" "node-a a4" "node-b b1" "node-a a5"; do
-    set -- $r
-    cni ADD "$1" "$2" "$(netconf "$1" "$ipam")" "$2"; cni_ok "ADD $2 after restart" || return 1
-    results+="$2 $(result_ip)"$'\n'
+    read -r node ctr <<<"$r"
+    cni ADD "$node" "$ctr" "$(netconf "$node" "$ipam")" "$ctr"; cni_ok "ADD $ctr after restart" || return 1
+    results+="$ctr $(result_ip)"$'\n'
   done
   awk 'NF {print $2}' <<<"$results" | no_dups "addresses after restart" || return 1
   pool_id_ips "$pool" | awk '{print $2}' | no_dups "pool" || return 1
@@ -599,6 +702,42 @@ t_apiserver_down() {
   grep -q " $(pool_id_ips "$pool" | awk '$1 == "a1" {print $2}')\$" <<<"$results" &&
     { echo "a1's address handed out while its release is only journaled"; return 1; }
   return 0
+}
+
+t_deadline_leaves_no_reservation() {
+  # ADDs that run out of deadline_ms at every point of their work (reading, reserving, writing
+  # a large pool), each followed by the runtime's DEL, as kubelet does after a failed ADD.
+  # Afterwards every reservation of the network must belong to an allocation in the pool:
+  # an orphaned reservation blocks its address for every later ADD.
+  local n r=10.120.0.0/23 pool d failures=0 ipam
+  n=$(net deadline)
+  pool=$(pool_name "$r" "$n")
+  jq -n --arg name "$pool" --arg r "$r" '{apiVersion: "whereabouts.cni.cncf.io/v1alpha1", kind: "IPPool",
+      metadata: {name: $name}, spec: {range: $r, allocations: ([range(1; 401)]
+        | map({key: tostring, value: {id: "big\(.)", podref: "ns/big\(.)", ifname: "net1"}}) | from_entries)}}' |
+    kubectl create -n "$POOL_NS" -f - >/dev/null || return 1
+  cni ADD node-d warm "$(netconf node-d "{\"network_name\":\"$n\",\"range\":\"$r\"}")" warm
+  cni_ok "warm-up ADD" || return 1
+  for d in 10 14 18 22 26 30 35 40 50 60 80 100; do
+    ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":$d}"
+    cni ADD node-d "t$d" "$(netconf node-d "$ipam")" "t$d"
+    [[ "$CNI_RC" == 0 ]] && continue
+    failures=$((failures + 1))
+    cni_code 11 "ADD with deadline_ms $d" || return 1
+    cni DEL node-d "t$d" "$(netconf node-d "{\"network_name\":\"$n\",\"range\":\"$r\"}")" "t$d"
+    cni_ok "DEL after the failed ADD t$d" || return 1
+  done
+  local resv alloc orphans
+  resv=$(res_names_with "$n-" | sed "s/^$n-//" | sort)
+  alloc=$(pool_ips "$pool" | sort)
+  orphans=$(comm -23 <(echo "$resv") <(echo "$alloc") | grep .)
+  note "ADDs failed at their deadline: $failures of 12; reservations left without an allocation: $(grep -c . <<<"$orphans")"
+  if [[ -n "$orphans" ]]; then
+    echo "reservations without an allocation after failed ADD + DEL:"
+    local ip
+    for ip in $orphans; do echo "  $n-$ip $(res_json "$n-$ip" | jq -c .spec)"; done
+    return 1
+  fi
 }
 
 # kubeconfig_with_token TOKEN FILE: the allot kubeconfig with another bearer token.
@@ -651,7 +790,7 @@ jwt() {
 }
 
 t_expired_token() {
-  local n uid now claims kc_valid="$WORK/valid.kubeconfig" kc="$WORK/expired.kubeconfig" conf
+  local n uid now kc_valid="$WORK/valid.kubeconfig" kc="$WORK/expired.kubeconfig" conf
   n=$(net expired)
   uid=$(kubectl get serviceaccount allot -n kube-system -o jsonpath='{.metadata.uid}') || return 1
   now=$(date +%s)
@@ -677,6 +816,7 @@ t_expired_token() {
 # ------------------------------------------------------------------ interop --
 
 t_whereabouts_interop() {
+  local POOL_NS=kube-system  # where Whereabouts keeps its pools by default
   # A pool and reservation exactly as Whereabouts writes them (no network_name, no allot
   # fields), in a range only this run uses.
   local x=$(( 0x${RUN#it} % 200 + 20 )) range pool conf
@@ -734,11 +874,14 @@ check "re-ADD is idempotent and writes nothing" t_idempotent_add
 check "podref handover keeps the address; the old sandbox's DEL frees nothing" t_podref_handover
 check "DEL twice, DEL without prevResult, DEL of unknown" t_del_twice_and_without_prevresult
 check "CHECK in a real netns: passes with the address, 102 without" t_check_netns
+check "log_file: every line names container and pod, no token" t_log_file
+check "a pool name taken by another range is an error, not an overwrite" t_name_collision
 check "200 concurrent ADDs from 4 nodes, then 200 DELs" t_stress_four_nodes
 check "100 concurrent ADDs from one node" t_hundred_one_node
 check "uncontended ADD makes at most 2 API requests" t_requests_per_add
 check "latency of sequential uncontended ADDs" t_latency
-check "API server down: ADD code 11, DEL journals; no duplicates after restart" t_apiserver_down
+check "API server down: ADD code 11, STATUS 50, DEL journals; no duplicates after restart" t_apiserver_down
+check "an ADD failing at its deadline leaves no reservation behind" t_deadline_leaves_no_reservation
 check "kubeconfig without RBAC rights: code 101 naming resource and identity" t_no_rights
 check "garbage token: code 101 (401)" t_garbage_token
 check "expired token: code 101 (401)" t_expired_token
