@@ -221,6 +221,10 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         allowCache = false;
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) continue;
+        if (written.code() == Errc::Invalid && last.message.find("too large") != std::string::npos)
+            last = makeError(Errc::Exhausted, "IPPool " + t.pool + " cannot grow further: " + last.message +
+                                                  " (about 5,000 allocations fit in one pool object; "
+                                                  "split the network with node_slice_size or smaller ranges)");
         if (!retryable(written.code()) || !backoff(ctx, attempt++)) {
             forgetReservations(ctx, mine, "");
             forgetUncertain(ctx, uncertain, owner);
