@@ -12,7 +12,7 @@ RUN meson setup /build --buildtype=release -Db_ndebug=false \
     && strip /build/plugin/allot /build/gc-sidecar/allot-gc
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libcurl4 ca-certificates \
+RUN apt-get update && apt-get install -y --no-install-recommends libcurl4 libcpp-httplib0.11 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/plugin/allot /build/gc-sidecar/allot-gc /usr/local/bin/
 COPY deploy/install-cni.sh /usr/local/bin/install-cni.sh

@@ -27,7 +27,7 @@ struct ReservationInfo {
 };
 
 class Cluster {
-public:
+  public:
     virtual ~Cluster() = default;
 
     // NotFound when absent.
@@ -38,11 +38,14 @@ public:
     // Every pool of `ns`, a page at a time (memory stays bounded); `fn` may move the pool away
     // and returns false to stop. A pool that cannot be decoded is passed to `onBad` (name,
     // reason) and skipped.
-    virtual Result<void> eachPool(const std::string& ns, const std::function<bool(store::Pool&)>& fn,
-                                  const std::function<void(const std::string&, const std::string&)>& onBad) = 0;
+    virtual Result<void> eachPool(
+        const std::string& ns, const std::function<bool(store::Pool&)>& fn,
+        const std::function<void(const std::string&, const std::string&)>& onBad) = 0;
 
-    virtual Result<store::Reservation> getReservation(const std::string& ns, const std::string& name) = 0;
-    // With a resourceVersion, only if unchanged since read (Conflict otherwise). NotFound when absent.
+    virtual Result<store::Reservation> getReservation(const std::string& ns,
+                                                      const std::string& name) = 0;
+    // With a resourceVersion, only if unchanged since read (Conflict otherwise). NotFound when
+    // absent.
     virtual Result<void> deleteReservation(const std::string& ns, const std::string& name,
                                            const std::string& resourceVersion) = 0;
     // AlreadyExists when the name is taken.
@@ -51,10 +54,13 @@ public:
                                          const std::function<bool(ReservationInfo&)>& fn) = 0;
 
     // nullopt when the pod does not exist.
-    virtual Result<std::optional<PodInfo>> getPod(const std::string& ns, const std::string& name) = 0;
-    // Every pod of the cluster, paginated.
+    virtual Result<std::optional<PodInfo>> getPod(const std::string& ns,
+                                                  const std::string& name) = 0;
+    // Every pod of namespace `ns` ("" = the whole cluster), paginated.
     virtual Result<void> eachPod(
-        const std::function<bool(const std::string& ns, const std::string& name, PodInfo&)>& fn) = 0;
+        const std::string& ns,
+        const std::function<bool(const std::string& ns, const std::string& name, PodInfo&)>&
+            fn) = 0;
 
     // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.
     virtual Result<std::string> getNadConfig(const std::string& ns, const std::string& name) = 0;

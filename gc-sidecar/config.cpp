@@ -26,7 +26,8 @@ Result<int64_t> parseInt(std::string_view text, std::string_view what, int64_t l
         v = v * 10 + (c - '0');
     }
     if (v < lo || v > hi)
-        return bad(what, text, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+        return bad(what, text,
+                   "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
     return v;
 }
 
@@ -37,7 +38,8 @@ Result<Millis> durationIn(std::string_view text, std::string_view what, Millis l
         if (m.count() % 1000 == 0) return std::to_string(m.count() / 1000) + "s";
         return std::to_string(m.count()) + "ms";
     };
-    if (*d < lo || *d > hi) return bad(what, text, "must be between " + show(lo) + " and " + show(hi));
+    if (*d < lo || *d > hi)
+        return bad(what, text, "must be between " + show(lo) + " and " + show(hi));
     return d;
 }
 
@@ -51,13 +53,15 @@ bool validName(std::string_view s) {
     // DNS-1123 subdomain: what Kubernetes accepts for node, namespace and Lease names.
     if (s.empty() || s.size() > 253) return false;
     for (char c : s)
-        if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-              c == '-' || c == '.'))
+        if (!(std::islower(static_cast<unsigned char>(c)) ||
+              std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'))
             return false;
-    return std::isalnum(static_cast<unsigned char>(s.front())) && std::isalnum(static_cast<unsigned char>(s.back()));
+    return std::isalnum(static_cast<unsigned char>(s.front())) &&
+           std::isalnum(static_cast<unsigned char>(s.back()));
 }
 
-using Setter = std::function<Result<void>(Config&, const std::string& value, const std::string& what)>;
+using Setter =
+    std::function<Result<void>(Config&, const std::string& value, const std::string& what)>;
 
 struct Flag {
     const char* name;  // without "--"
@@ -90,7 +94,8 @@ Setter stringSetter(std::string Config::*field, bool mustBeName, bool mayBeEmpty
     return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         if (v.empty() && !mayBeEmpty) return bad(what, v, "must not be empty");
         if (mustBeName && !validName(v))
-            return bad(what, v, "is not a valid Kubernetes name (lowercase letters, digits, '-', '.')");
+            return bad(what, v,
+                       "is not a valid Kubernetes name (lowercase letters, digits, '-', '.')");
         c.*field = v;
         return {};
     };
@@ -109,10 +114,12 @@ const std::vector<Flag>& flags() {
         {"namespace", "ALLOT_GC_NAMESPACE", "NS",
          "namespace of the IPPools and reservations (default kube-system)",
          stringSetter(&Config::poolNamespace, true, false)},
-        {"kubeconfig", "KUBECONFIG", "PATH", "kubeconfig to use (default: in-cluster ServiceAccount)",
+        {"kubeconfig", "KUBECONFIG", "PATH",
+         "kubeconfig to use (default: in-cluster ServiceAccount)",
          stringSetter(&Config::kubeconfig, false, true)},
         {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
-         "comma-separated IPAM types whose addresses this sidecar reclaims (default allot,whereabouts)",
+         "comma-separated IPAM types whose addresses this sidecar reclaims (default "
+         "allot,whereabouts)",
          [](Config& c, const std::string& v, const std::string& what) -> Result<void> {
              std::vector<std::string> out;
              size_t p = 0;
@@ -138,7 +145,8 @@ const std::vector<Flag>& flags() {
              return {};
          },
          true},
-        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION", "time between repair passes (default 60s)",
+        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION",
+         "time between repair passes (default 60s)",
          durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
         {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
          "a leaked allocation is released only when first seen at least this long ago (default 5m)",
@@ -146,7 +154,8 @@ const std::vector<Flag>& flags() {
         {"leak-passes", "ALLOT_GC_LEAK_PASSES", "N",
          "consecutive passes an allocation must be seen leaked before release (default 3)",
          intSetter(&Config::leakPasses, 1, 100)},
-        {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N", "releases per repair pass at most (default 500)",
+        {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N",
+         "releases per repair pass at most (default 500)",
          intSetter(&Config::repairBatch, 1, 100000)},
         {"listen", "ALLOT_GC_LISTEN", "HOST:PORT",
          "address of /metrics, /healthz and /readyz (default 127.0.0.1:9847; port 0: off)",
@@ -160,7 +169,8 @@ const std::vector<Flag>& flags() {
         {"journal-dir", "ALLOT_GC_JOURNAL_DIR", "DIR",
          "the plugin's DEL journal to replay (default /var/lib/allot/journal; empty: off)",
          stringSetter(&Config::journalDir, false, true)},
-        {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION", "time between journal replays (default 30s)",
+        {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
+         "time between journal replays (default 30s)",
          durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
         {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
          "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
@@ -172,9 +182,11 @@ const std::vector<Flag>& flags() {
         {"token-check-interval", "ALLOT_GC_TOKEN_CHECK_INTERVAL", "DURATION",
          "how often the token is checked for rotation (default 30s)",
          durationSetter(&Config::tokenCheckInterval, milliseconds(100), hours(1))},
-        {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME", "Lease electing the repair leader (default allot-gc)",
+        {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME",
+         "Lease electing the repair leader (default allot-gc)",
          stringSetter(&Config::leaseName, true, false)},
-        {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS", "namespace of the Lease (default kube-system)",
+        {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS",
+         "namespace of the Lease (default kube-system)",
          stringSetter(&Config::leaseNamespace, true, false)},
         {"lease-duration", "ALLOT_GC_LEASE_DURATION", "DURATION",
          "how long a leader's claim lasts without renewal (default 15s)",
@@ -186,11 +198,14 @@ const std::vector<Flag>& flags() {
          "the API server ends each pod watch after this long; it is resumed (default 5m)",
          durationSetter(&Config::watchTimeout, seconds(1), hours(1))},
         {"health-threshold", "ALLOT_GC_HEALTH_THRESHOLD", "DURATION",
-         "/healthz fails when the watch or the repair loop made no progress for this long (default 5m)",
+         "/healthz fails when the watch or the repair loop made no progress for this long (default "
+         "5m)",
          durationSetter(&Config::healthThreshold, seconds(1), hours(24))},
         {"api-parallelism", "ALLOT_GC_API_PARALLELISM", "N",
-         "concurrent API requests when releasing a batch (default 4)", intSetter(&Config::apiParallelism, 1, 32)},
-        {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION", "timeout of one API request (default 10s)",
+         "concurrent API requests when releasing a batch (default 4)",
+         intSetter(&Config::apiParallelism, 1, 32)},
+        {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION",
+         "timeout of one API request (default 10s)",
          durationSetter(&Config::requestTimeout, milliseconds(100), minutes(5))},
         {"release-retries", "ALLOT_GC_RELEASE_RETRIES", "N",
          "attempts at a failing release before a ReleaseFailed Event (default 8)",
@@ -227,12 +242,19 @@ Result<Millis> parseDuration(std::string_view text, std::string_view what) {
         while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
         std::string_view unit = text.substr(ustart, i - ustart);
         int64_t scale = 0;
-        if (unit == "ms") scale = 1;
-        else if (unit == "s") scale = 1000;
-        else if (unit == "m") scale = 60'000;
-        else if (unit == "h") scale = 3'600'000;
-        else if (unit.empty()) return bad(what, text, "needs a unit (ms, s, m or h)");
-        else return bad(what, text, "has an unknown unit \"" + std::string(unit) + "\" (use ms, s, m or h)");
+        if (unit == "ms")
+            scale = 1;
+        else if (unit == "s")
+            scale = 1000;
+        else if (unit == "m")
+            scale = 60'000;
+        else if (unit == "h")
+            scale = 3'600'000;
+        else if (unit.empty())
+            return bad(what, text, "needs a unit (ms, s, m or h)");
+        else
+            return bad(what, text,
+                       "has an unknown unit \"" + std::string(unit) + "\" (use ms, s, m or h)");
         if (n > cap / scale || totalMs > cap - n * scale) return bad(what, text, "is too large");
         totalMs += n * scale;
     }
@@ -252,7 +274,8 @@ Result<std::pair<std::string, int>> parseListen(std::string_view text, std::stri
         auto colon = text.rfind(':');
         if (colon == std::string_view::npos) return bad(what, text, "is not HOST:PORT");
         host = std::string(text.substr(0, colon));
-        if (host.find(':') != std::string::npos) return bad(what, text, "needs brackets around an IPv6 host");
+        if (host.find(':') != std::string::npos)
+            return bad(what, text, "needs brackets around an IPv6 host");
         portText = text.substr(colon + 1);
     }
     if (host.empty()) host = "0.0.0.0";
@@ -280,7 +303,8 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
             name = name.substr(0, eq);
             hasValue = true;
         }
-        auto it = std::find_if(table.begin(), table.end(), [&](const Flag& f) { return name == f.name; });
+        auto it =
+            std::find_if(table.begin(), table.end(), [&](const Flag& f) { return name == f.name; });
         if (it == table.end()) return bad("flag", "--" + name, "is unknown (see --help)");
         if (!hasValue) {
             if (it->boolean) {
@@ -302,7 +326,8 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
         if (auto r = table[i].set(c, *v, std::string(table[i].env)); !r) return r.error();
     }
     if (c.nodeName.empty())
-        return makeError(Errc::InvalidConfig, "the node name is required: --node-name or NODE_NAME");
+        return makeError(Errc::InvalidConfig,
+                         "the node name is required: --node-name or NODE_NAME");
     if (c.identity.empty()) c.identity = c.nodeName;
     if (c.leaseRenewInterval * 2 > c.leaseDuration)
         return makeError(Errc::InvalidConfig,

@@ -16,21 +16,21 @@ namespace allot::gc {
 using Millis = std::chrono::milliseconds;
 
 struct Config {
-    std::string nodeName;                  // required
-    std::string identity;                  // Lease holder identity; default the node name
+    std::string nodeName;  // required
+    std::string identity;  // Lease holder identity; default the node name
     std::string poolNamespace = "kube-system";
-    std::string kubeconfig;                // empty: in-cluster ServiceAccount
+    std::string kubeconfig;  // empty: in-cluster ServiceAccount
     std::vector<std::string> ipamTypes{"allot", "whereabouts"};
     bool repair = true;
     Millis repairInterval{std::chrono::seconds(60)};
     Millis leakGrace{std::chrono::minutes(5)};
     int leakPasses = 3;
-    int repairBatch = 500;                 // releases per pass at most
-    std::string listenHost = "127.0.0.1";  // metrics and health
-    int listenPort = 9847;                 // 0: no HTTP server
+    int repairBatch = 500;                              // releases per pass at most
+    std::string listenHost = "127.0.0.1";               // metrics and health
+    int listenPort = 9847;                              // 0: no HTTP server
     std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay
     Millis journalInterval{std::chrono::seconds(30)};
-    std::string nodeKubeconfig;            // empty: not maintained
+    std::string nodeKubeconfig;  // empty: not maintained
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
     Millis tokenCheckInterval{std::chrono::seconds(30)};
     std::string leaseName = "allot-gc";

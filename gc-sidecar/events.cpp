@@ -52,9 +52,12 @@ json::Value eventObject(const EventSpec& e, const std::string& node, const std::
     return ev;
 }
 
-EventRecorder::EventRecorder(k8s::Client client, std::string node, std::string identity, Metrics& metrics,
-                             StopSignal& stop)
-    : client_(std::move(client)), node_(std::move(node)), identity_(std::move(identity)), metrics_(metrics),
+EventRecorder::EventRecorder(k8s::Client client, std::string node, std::string identity,
+                             Metrics& metrics, StopSignal& stop)
+    : client_(std::move(client)),
+      node_(std::move(node)),
+      identity_(std::move(identity)),
+      metrics_(metrics),
       stop_(stop) {}
 
 void EventRecorder::emit(EventSpec e) {
@@ -90,8 +93,9 @@ void EventRecorder::run() {
         auto r = client_.create(k8s::collectionPath(k8s::kEvent, e.object.ns), body);
         if (!r) {
             metrics_.addEventDropped();
-            logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" + e.object.name +
-                    " not recorded: " + r.error().message);
+            metrics_.addApiError();
+            logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" +
+                    e.object.name + " not recorded: " + r.error().message);
         }
     }
 }

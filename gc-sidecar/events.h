@@ -31,7 +31,7 @@ ObjectRef podRef(const std::string& ns, const std::string& name, const std::stri
 ObjectRef poolRef(const std::string& ns, const std::string& name);
 
 class EventSink {
-public:
+  public:
     virtual ~EventSink() = default;
     virtual void emit(EventSpec e) = 0;
 };
@@ -41,15 +41,16 @@ json::Value eventObject(const EventSpec& e, const std::string& node, const std::
                         std::chrono::system_clock::time_point now);
 
 class EventRecorder : public EventSink {
-public:
+  public:
     static constexpr size_t kMaxQueued = 2000;
 
-    EventRecorder(k8s::Client client, std::string node, std::string identity, Metrics& metrics, StopSignal& stop);
+    EventRecorder(k8s::Client client, std::string node, std::string identity, Metrics& metrics,
+                  StopSignal& stop);
     void emit(EventSpec e) override;
     // Posts queued Events until stopped.
     void run();
 
-private:
+  private:
     k8s::Client client_;
     std::string node_, identity_;
     Metrics& metrics_;

@@ -26,8 +26,8 @@ std::string stringAt(const json::Value& obj, std::initializer_list<const char*> 
 
 template <typename T>
 Result<T> K8sCluster::seen(Result<T> r) {
-    if (!r && r.code() != Errc::NotFound && r.code() != Errc::Conflict && r.code() != Errc::AlreadyExists &&
-        onError_)
+    if (!r && r.code() != Errc::NotFound && r.code() != Errc::Conflict &&
+        r.code() != Errc::AlreadyExists && onError_)
         onError_(r.error());
     return r;
 }
@@ -42,31 +42,38 @@ Result<store::Pool> K8sCluster::getPool(const std::string& ns, const std::string
 
 Result<store::Pool> K8sCluster::updatePool(const std::string& ns, const store::Pool& pool) {
     if (pool.resourceVersion.empty())
-        return makeError(Errc::Internal, "updatePool without a resourceVersion would be unconditional");
-    auto obj = seen(client_.replace(k8s::objectPath(k8s::kIPPool, ns, pool.name), store::encodePool(pool, ns)));
+        return makeError(Errc::Internal,
+                         "updatePool without a resourceVersion would be unconditional");
+    auto obj = seen(
+        client_.replace(k8s::objectPath(k8s::kIPPool, ns, pool.name), store::encodePool(pool, ns)));
     if (!obj) return obj.error();
     auto p = store::decodePool(*obj);
-    if (!p) return makeError(Errc::Invalid, "IPPool " + ns + "/" + pool.name + ": " + p.error().message);
+    if (!p)
+        return makeError(Errc::Invalid,
+                         "IPPool " + ns + "/" + pool.name + ": " + p.error().message);
     return p;
 }
 
-Result<void> K8sCluster::eachPool(const std::string& ns, const std::function<bool(store::Pool&)>& fn,
-                                  const std::function<void(const std::string&, const std::string&)>& onBad) {
+Result<void> K8sCluster::eachPool(
+    const std::string& ns, const std::function<bool(store::Pool&)>& fn,
+    const std::function<void(const std::string&, const std::string&)>& onBad) {
     k8s::ListOptions o;
     o.limit = kPoolPageSize;
-    auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kIPPool, ns), o, [&](json::Value& item) {
-        auto p = store::decodePool(item);
-        if (!p) {
-            if (onBad) onBad(stringAt(item, {"metadata", "name"}), p.error().message);
-            return true;
-        }
-        return fn(*p);
-    }));
+    auto rv =
+        seen(client_.listEach(k8s::collectionPath(k8s::kIPPool, ns), o, [&](json::Value& item) {
+            auto p = store::decodePool(item);
+            if (!p) {
+                if (onBad) onBad(stringAt(item, {"metadata", "name"}), p.error().message);
+                return true;
+            }
+            return fn(*p);
+        }));
     if (!rv) return rv.error();
     return {};
 }
 
-Result<store::Reservation> K8sCluster::getReservation(const std::string& ns, const std::string& name) {
+Result<store::Reservation> K8sCluster::getReservation(const std::string& ns,
+                                                      const std::string& name) {
     auto obj = seen(client_.get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns, name)));
     if (!obj) return obj.error();
     auto r = store::decodeReservation(*obj);
@@ -78,7 +85,8 @@ Result<void> K8sCluster::deleteReservation(const std::string& ns, const std::str
                                            const std::string& resourceVersion) {
     std::optional<k8s::Preconditions> pre;
     if (!resourceVersion.empty()) pre = k8s::Preconditions{"", resourceVersion};
-    auto r = seen(client_.remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns, name), pre));
+    auto r =
+        seen(client_.remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns, name), pre));
     if (!r) return r.error();
     return {};
 }
@@ -92,18 +100,19 @@ Result<void> K8sCluster::createReservation(const std::string& ns, const store::R
     return {};
 }
 
-Result<void> K8sCluster::eachReservation(const std::string& ns, const std::function<bool(ReservationInfo&)>& fn) {
+Result<void> K8sCluster::eachReservation(const std::string& ns,
+                                         const std::function<bool(ReservationInfo&)>& fn) {
     k8s::ListOptions o;
     o.limit = kReservationPageSize;
-    auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns), o,
-                                    [&](json::Value& item) {
-                                        auto r = store::decodeReservation(item);
-                                        if (!r) return true;
-                                        ReservationInfo info{std::move(*r), {}};
-                                        if (auto t = parseTime(stringAt(item, {"metadata", "creationTimestamp"})))
-                                            info.created = *t;
-                                        return fn(info);
-                                    }));
+    auto rv = seen(client_.listEach(
+        k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns), o, [&](json::Value& item) {
+            auto r = store::decodeReservation(item);
+            if (!r) return true;
+            ReservationInfo info{std::move(*r), {}};
+            if (auto t = parseTime(stringAt(item, {"metadata", "creationTimestamp"})))
+                info.created = *t;
+            return fn(info);
+        }));
     if (!rv) return rv.error();
     return {};
 }
@@ -118,12 +127,15 @@ Result<std::optional<PodInfo>> K8sCluster::getPod(const std::string& ns, const s
     return std::optional<PodInfo>(std::move(p));
 }
 
-Result<void> K8sCluster::eachPod(const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) {
+Result<void> K8sCluster::eachPod(
+    const std::string& ns,
+    const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) {
     k8s::ListOptions o;
     o.limit = kPodPageSize;
-    auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kPod, ""), o, [&](json::Value& item) {
+    auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kPod, ns), o, [&](json::Value& item) {
         PodInfo p{stringAt(item, {"metadata", "uid"}), stringAt(item, {"status", "phase"})};
-        return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}), p);
+        return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
+                  p);
     }));
     if (!rv) return rv.error();
     return {};
@@ -140,16 +152,19 @@ Result<std::string> K8sCluster::nodeSlice(const std::string& ns, const std::stri
     auto obj = seen(client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns, sliceName)));
     if (!obj) return obj.error();
     const json::Value* status = obj->find("status");
-    const json::Value* allocs = status && status->isObject() ? status->find("allocations") : nullptr;
+    const json::Value* allocs =
+        status && status->isObject() ? status->find("allocations") : nullptr;
     if (allocs && allocs->isArray()) {
         for (const auto& a : allocs->items()) {
             if (!a.isObject()) continue;
             const json::Value* n = a.find("nodeName");
             const json::Value* r = a.find("sliceRange");
-            if (n && n->isString() && n->asString() == node && r && r->isString()) return r->asString();
+            if (n && n->isString() && n->asString() == node && r && r->isString())
+                return r->asString();
         }
     }
-    return makeError(Errc::NotFound, "NodeSlicePool " + ns + "/" + sliceName + " has no slice for node " + node);
+    return makeError(Errc::NotFound,
+                     "NodeSlicePool " + ns + "/" + sliceName + " has no slice for node " + node);
 }
 
 }  // namespace allot::gc

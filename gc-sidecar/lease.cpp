@@ -39,27 +39,28 @@ void setLeaseRecord(Value& lease, const LeaseRecord& r) {
     lease.set("spec", std::move(spec));
 }
 
-bool mayAcquire(const LeaseRecord& r, const std::string& me, std::chrono::milliseconds sinceObserved) {
+bool mayAcquire(const LeaseRecord& r, const std::string& me,
+                std::chrono::milliseconds sinceObserved) {
     if (r.holder.empty() || r.holder == me) return true;
     return sinceObserved >= std::chrono::seconds(std::max<int64_t>(r.durationSeconds, 1));
 }
 
 void LeaderElector::setLeading(bool v) {
     if (leading_.exchange(v) == v) return;
-    logInfo(std::string(v ? "became" : "is no longer") + " the repair leader (Lease " + opts_.ns + "/" + opts_.name +
-            ", identity " + opts_.identity + ")");
+    logInfo(std::string(v ? "became" : "is no longer") + " the repair leader (Lease " + opts_.ns +
+            "/" + opts_.name + ", identity " + opts_.identity + ")");
     if (onChange_) onChange_(v);
 }
 
 bool LeaderElector::tryAcquireOrRenew() {
     const auto now = Clock::now();
     const std::string stamp = formatMicroTime(std::chrono::system_clock::now());
-    const int64_t durationSeconds =
-        std::max<int64_t>(1, (opts_.duration.count() + 999) / 1000);
+    const int64_t durationSeconds = std::max<int64_t>(1, (opts_.duration.count() + 999) / 1000);
     const std::string path = k8s::objectPath(k8s::kLease, opts_.ns, opts_.name);
     auto got = client_.get(path);
     if (!got) {
         if (got.code() != Errc::NotFound) {
+            if (onApiError_) onApiError_();
             logWarn("Lease " + opts_.ns + "/" + opts_.name + ": " + got.error().message);
             return false;
         }
@@ -74,8 +75,11 @@ bool LeaderElector::tryAcquireOrRenew() {
         setLeaseRecord(lease, r);
         auto made = client_.create(k8s::collectionPath(k8s::kLease, opts_.ns), lease);
         if (!made) {
-            if (made.code() != Errc::AlreadyExists)
-                logWarn("creating Lease " + opts_.ns + "/" + opts_.name + ": " + made.error().message);
+            if (made.code() != Errc::AlreadyExists) {
+                if (onApiError_) onApiError_();
+                logWarn("creating Lease " + opts_.ns + "/" + opts_.name + ": " +
+                        made.error().message);
+            }
             return false;
         }
         lastLease_ = std::move(*made);
@@ -87,9 +91,12 @@ bool LeaderElector::tryAcquireOrRenew() {
     LeaseRecord cur = leaseRecordOf(*got);
     if (!observed_ || !(*observed_ == cur)) {
         observed_ = cur;
-        observedAt_ = now;
+        // The change happened after the previous poll: date it there (see lease.h).
+        observedAt_ = lastGet_ ? std::max(*lastGet_, now - opts_.renewInterval) : now;
     }
-    if (!mayAcquire(cur, opts_.identity, std::chrono::duration_cast<std::chrono::milliseconds>(now - observedAt_)))
+    lastGet_ = now;
+    if (!mayAcquire(cur, opts_.identity,
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - observedAt_)))
         return false;
     LeaseRecord next = cur;
     if (cur.holder != opts_.identity) {
@@ -103,8 +110,10 @@ bool LeaderElector::tryAcquireOrRenew() {
     setLeaseRecord(lease, next);
     auto put = client_.replace(path, lease);  // metadata.resourceVersion is the one just read
     if (!put) {
-        if (put.code() != Errc::Conflict)
+        if (put.code() != Errc::Conflict) {
+            if (onApiError_) onApiError_();
             logWarn("updating Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
+        }
         return false;
     }
     lastLease_ = std::move(*put);
@@ -125,8 +134,10 @@ void LeaderElector::release() {
     setLeaseRecord(lastLease_, r);
     client_.setDeadline(Clock::now() + std::chrono::seconds(3));
     auto put = client_.replace(k8s::objectPath(k8s::kLease, opts_.ns, opts_.name), lastLease_);
-    if (put) logInfo("released Lease " + opts_.ns + "/" + opts_.name);
-    else logWarn("releasing Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
+    if (put)
+        logInfo("released Lease " + opts_.ns + "/" + opts_.name);
+    else
+        logWarn("releasing Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
     setLeading(false);
 }
 
@@ -137,14 +148,17 @@ void LeaderElector::run() {
         const auto now = Clock::now();
         if (ok) {
             setLeading(true);
-        } else if (leading_ && (now - lastRenew_ >= renewDeadline || (observed_ && observed_->holder != opts_.identity))) {
+        } else if (leading_ && (now - lastRenew_ >= renewDeadline ||
+                                (observed_ && observed_->holder != opts_.identity))) {
             setLeading(false);
         }
         auto next = now + opts_.renewInterval;
         if (!leading_ && observed_ && !observed_->holder.empty()) {
             // Try again right when the holder's claim runs out, not up to an interval later.
-            const auto expiry = observedAt_ + std::chrono::seconds(std::max<int64_t>(observed_->durationSeconds, 1)) +
-                                std::chrono::milliseconds(10);
+            const auto expiry =
+                observedAt_ +
+                std::chrono::seconds(std::max<int64_t>(observed_->durationSeconds, 1)) +
+                std::chrono::milliseconds(10);
             if (expiry > now && expiry < next) next = expiry;
         }
         if (leading_) next = std::min(next, lastRenew_ + renewDeadline);

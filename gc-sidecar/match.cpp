@@ -3,7 +3,8 @@
 namespace allot::gc {
 
 MatchKind matchGone(const core::Owner& e, const GonePod& pod, const std::string& node, bool scan) {
-    if (!e.podUid.empty()) return !pod.uid.empty() && e.podUid == pod.uid ? MatchKind::Uid : MatchKind::None;
+    if (!e.podUid.empty())
+        return !pod.uid.empty() && e.podUid == pod.uid ? MatchKind::Uid : MatchKind::None;
     if (e.podRef.empty() || e.podRef != pod.ref()) return MatchKind::None;
     if (!e.node.empty() && e.node != node) return MatchKind::None;
     if (scan && e.node.empty()) return MatchKind::None;
@@ -18,10 +19,14 @@ Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod) {
 
 const char* leakReasonName(LeakReason r) {
     switch (r) {
-        case LeakReason::None: return "none";
-        case LeakReason::NoPod: return "no_pod";
-        case LeakReason::OtherUid: return "other_uid";
-        case LeakReason::Terminal: return "terminal";
+        case LeakReason::None:
+            return "none";
+        case LeakReason::NoPod:
+            return "no_pod";
+        case LeakReason::OtherUid:
+            return "other_uid";
+        case LeakReason::Terminal:
+            return "terminal";
     }
     return "none";
 }

@@ -28,7 +28,8 @@ enum class MatchKind { None, Uid, PodRef };
 // `scan`: the pool was not named by the pod's own networks (missing or malformed annotation,
 // missing NetworkAttachmentDefinition, catch-up): then a podref match also needs the entry
 // to be recorded on `node`.
-MatchKind matchGone(const core::Owner& entry, const GonePod& pod, const std::string& node, bool scan);
+MatchKind matchGone(const core::Owner& entry, const GonePod& pod, const std::string& node,
+                    bool scan);
 
 // What a GET of the pod's namespace/name said, after the pool was read.
 enum class Liveness { Gone, SameUid, OtherUid, Unknown };

@@ -33,8 +33,10 @@ void header(std::string& s, const char* name, const char* type, const char* help
 
 void line(std::string& s, const std::string& name, const std::string& labels, double v) {
     char buf[64];
-    if (v == static_cast<double>(static_cast<uint64_t>(v)) && v < 1e18) std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
-    else std::snprintf(buf, sizeof buf, "%.6f", v);
+    if (v == static_cast<double>(static_cast<uint64_t>(v)) && v < 1e18)
+        std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
+    else
+        std::snprintf(buf, sizeof buf, "%.6f", v);
     s += name;
     if (!labels.empty()) s += "{" + labels + "}";
     s += ' ';
@@ -47,8 +49,9 @@ void line(std::string& s, const std::string& name, const std::string& labels, do
 Metrics::Metrics() : lastWatch_(Clock::now()) {
     // Always present, so that a rate() over them starts at zero.
     for (const char* r : {"pod_deleted", "catch_up", "journal", "leak"}) releases_[r] = 0;
-    for (const char* k : {"duplicate_ip", "out_of_range", "reservation_without_allocation",
-                          "allocation_without_reservation", "malformed_network_status", "undecodable_pool"})
+    for (const char* k :
+         {"duplicate_ip", "out_of_range", "reservation_without_allocation",
+          "allocation_without_reservation", "malformed_network_status", "undecodable_pool"})
         anomaliesTotal_[k] = 0;
 }
 
@@ -56,7 +59,9 @@ void Metrics::addReleases(const std::string& reason, uint64_t n) {
     std::lock_guard l(m_);
     releases_[reason] += n;
 }
-void Metrics::addReleaseFailure() { ++releaseFailures_; }
+void Metrics::addReleaseFailure() {
+    ++releaseFailures_;
+}
 void Metrics::addAnomalyFound(const std::string& kind) {
     std::lock_guard l(m_);
     ++anomaliesTotal_[kind];
@@ -65,7 +70,9 @@ void Metrics::setAnomalies(const std::map<std::string, uint64_t>& current) {
     std::lock_guard l(m_);
     anomaliesNow_ = current;
 }
-void Metrics::setLeakCandidates(uint64_t n) { leakCandidates_ = n; }
+void Metrics::setLeakCandidates(uint64_t n) {
+    leakCandidates_ = n;
+}
 void Metrics::repairPassDone(double seconds) {
     std::lock_guard l(m_);
     lastPassSeconds_ = seconds;
@@ -73,10 +80,18 @@ void Metrics::repairPassDone(double seconds) {
     ++passes_;
     lastPass_ = Clock::now();
 }
-void Metrics::addApiError() { ++apiErrors_; }
-void Metrics::addWatchRestart() { ++watchRestarts_; }
-void Metrics::addEventDropped() { ++eventsDropped_; }
-void Metrics::addJournalFailure() { ++journalFailures_; }
+void Metrics::addApiError() {
+    ++apiErrors_;
+}
+void Metrics::addWatchRestart() {
+    ++watchRestarts_;
+}
+void Metrics::addEventDropped() {
+    ++eventsDropped_;
+}
+void Metrics::addJournalFailure() {
+    ++journalFailures_;
+}
 void Metrics::setLeader(bool leader) {
     std::lock_guard l(m_);
     if (leader && !leader_) leaderSince_ = Clock::now();
@@ -91,15 +106,20 @@ void Metrics::watchProgress() {
     std::lock_guard l(m_);
     lastWatch_ = Clock::now();
 }
-void Metrics::setReady() { ready_ = true; }
+void Metrics::setReady() {
+    ready_ = true;
+}
 
-std::string Metrics::unhealthyReason(std::chrono::milliseconds threshold, std::chrono::milliseconds repairInterval) const {
+std::string Metrics::unhealthyReason(std::chrono::milliseconds threshold,
+                                     std::chrono::milliseconds repairInterval) const {
     std::lock_guard l(m_);
     const auto now = Clock::now();
     auto ms = [](Clock::duration d) {
-        return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
+        return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) +
+               "ms";
     };
-    if (now - lastWatch_ > threshold) return "pod watch made no progress for " + ms(now - lastWatch_);
+    if (now - lastWatch_ > threshold)
+        return "pod watch made no progress for " + ms(now - lastWatch_);
     if (leader_) {
         // A new leader gets one interval for its first pass.
         const auto since = std::max(lastPass_, leaderSince_);
@@ -125,41 +145,57 @@ std::string Metrics::render() const {
     std::lock_guard l(m_);
     std::string s;
     s.reserve(4096 + pools_.size() * 256);
-    header(s, "allot_pool_size", "gauge", "Allocatable addresses in the pool's range (leader only).");
+    header(s, "allot_pool_size", "gauge",
+           "Allocatable addresses in the pool's range (leader only).");
     for (const auto& p : pools_)
-        line(s, "allot_pool_size", "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
+        line(s, "allot_pool_size",
+             "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
              static_cast<double>(p.size));
     header(s, "allot_pool_used", "gauge", "Allocated addresses in the pool (leader only).");
     for (const auto& p : pools_)
-        line(s, "allot_pool_used", "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
+        line(s, "allot_pool_used",
+             "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
              static_cast<double>(p.used));
     header(s, "allot_pool_free", "gauge", "Free addresses in the pool (leader only).");
     for (const auto& p : pools_)
-        line(s, "allot_pool_free", "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
+        line(s, "allot_pool_free",
+             "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
              static_cast<double>(p.free));
     header(s, "allot_releases_total", "counter", "Addresses released, by reason.");
-    for (const auto& [r, n] : releases_) line(s, "allot_releases_total", "reason=\"" + escapeLabel(r) + "\"", static_cast<double>(n));
-    header(s, "allot_release_failures_total", "counter", "Releases given up after every retry (ReleaseFailed Events).");
+    for (const auto& [r, n] : releases_)
+        line(s, "allot_releases_total", "reason=\"" + escapeLabel(r) + "\"",
+             static_cast<double>(n));
+    header(s, "allot_release_failures_total", "counter",
+           "Releases given up after every retry (ReleaseFailed Events).");
     line(s, "allot_release_failures_total", "", static_cast<double>(releaseFailures_.load()));
-    header(s, "allot_leak_candidates", "gauge", "Allocations seen leaked by the last repair pass, not yet released.");
+    header(s, "allot_leak_candidates", "gauge",
+           "Allocations seen leaked by the last repair pass, not yet released.");
     line(s, "allot_leak_candidates", "", static_cast<double>(leakCandidates_.load()));
-    header(s, "allot_anomalies_total", "counter", "Pool anomalies found (each counted once, when first seen), by kind.");
-    for (const auto& [k, n] : anomaliesTotal_) line(s, "allot_anomalies_total", "kind=\"" + escapeLabel(k) + "\"", static_cast<double>(n));
-    header(s, "allot_anomalies", "gauge", "Pool anomalies present at the last repair pass, by kind.");
-    for (const auto& [k, n] : anomaliesNow_) line(s, "allot_anomalies", "kind=\"" + escapeLabel(k) + "\"", static_cast<double>(n));
+    header(s, "allot_anomalies_total", "counter",
+           "Pool anomalies found (each counted once, when first seen), by kind.");
+    for (const auto& [k, n] : anomaliesTotal_)
+        line(s, "allot_anomalies_total", "kind=\"" + escapeLabel(k) + "\"", static_cast<double>(n));
+    header(s, "allot_anomalies", "gauge",
+           "Pool anomalies present at the last repair pass, by kind.");
+    for (const auto& [k, n] : anomaliesNow_)
+        line(s, "allot_anomalies", "kind=\"" + escapeLabel(k) + "\"", static_cast<double>(n));
     header(s, "allot_repair_pass_seconds", "gauge", "Duration of the last repair pass.");
     line(s, "allot_repair_pass_seconds", "", lastPassSeconds_);
     header(s, "allot_repair_passes_total", "counter", "Repair passes completed.");
     line(s, "allot_repair_passes_total", "", static_cast<double>(passes_));
     header(s, "allot_repair_pass_seconds_sum", "counter", "Total time spent in repair passes.");
     line(s, "allot_repair_pass_seconds_sum", "", passSecondsSum_);
-    header(s, "allot_api_errors_total", "counter", "Failed API requests (not counting NotFound and Conflict).");
+    header(s, "allot_api_errors_total", "counter",
+           "Failed API requests (not counting NotFound and Conflict).");
     line(s, "allot_api_errors_total", "", static_cast<double>(apiErrors_.load()));
-    header(s, "allot_watch_restarts_total", "counter", "Pod watch restarts after an error or a 410 Gone.");
+    header(s, "allot_watch_restarts_total", "counter",
+           "Pod watch restarts after an error or a 410 Gone.");
     line(s, "allot_watch_restarts_total", "", static_cast<double>(watchRestarts_.load()));
-    header(s, "allot_events_dropped_total", "counter", "Kubernetes Events not recorded (queue full or API error).");
+    header(s, "allot_events_dropped_total", "counter",
+           "Kubernetes Events not recorded (queue full or API error).");
     line(s, "allot_events_dropped_total", "", static_cast<double>(eventsDropped_.load()));
-    header(s, "allot_journal_failures_total", "counter", "Journal entries whose replay failed (retried later).");
+    header(s, "allot_journal_failures_total", "counter",
+           "Journal entries whose replay failed (retried later).");
     line(s, "allot_journal_failures_total", "", static_cast<double>(journalFailures_.load()));
     header(s, "allot_is_leader", "gauge", "1 while this sidecar leads the repair loop.");
     line(s, "allot_is_leader", "", leader_ ? 1 : 0);

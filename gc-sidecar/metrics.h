@@ -17,7 +17,7 @@ struct PoolGauge {
 };
 
 class Metrics {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
 
     Metrics();
@@ -40,13 +40,14 @@ public:
     bool ready() const { return ready_.load(); }
     bool leader() const { return leader_.load(); }
     // Empty when healthy, else why not.
-    std::string unhealthyReason(std::chrono::milliseconds threshold, std::chrono::milliseconds repairInterval) const;
+    std::string unhealthyReason(std::chrono::milliseconds threshold,
+                                std::chrono::milliseconds repairInterval) const;
 
     uint64_t releases(const std::string& reason) const;
     uint64_t anomaliesFound(const std::string& kind) const;
     std::string render() const;
 
-private:
+  private:
     mutable std::mutex m_;
     std::map<std::string, uint64_t> releases_;
     std::map<std::string, uint64_t> anomaliesTotal_;

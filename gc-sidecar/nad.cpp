@@ -21,8 +21,8 @@ bool owned(const json::Value& plugin, const std::vector<std::string>& types) {
 }
 
 Result<NetworkIpam> decodeOne(const json::Value& plugin, const std::string& name,
-                              const std::string& cniVersion, const std::vector<std::string>& flatFiles,
-                              const std::string& where) {
+                              const std::string& cniVersion,
+                              const std::vector<std::string>& flatFiles, const std::string& where) {
     // Hand the plugin's own decoder a single network config, as a runtime would.
     json::Value single = json::Value::object();
     single.set("cniVersion", json::Value::string(cniVersion.empty() ? "1.1.0" : cniVersion));
@@ -45,7 +45,8 @@ Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
     auto doc = json::parse(specConfig, {kMaxNadConfigBytes, 32});
     if (!doc) return makeError(Errc::Decode, "spec.config: " + doc.error().message);
     if (!doc->isObject())
-        return makeError(Errc::Decode, std::string("spec.config must be a JSON object, got ") + doc->typeName());
+        return makeError(Errc::Decode,
+                         std::string("spec.config must be a JSON object, got ") + doc->typeName());
     auto name = doc->getString("name");
     auto version = doc->getString("cniVersion");
     if (!name) return makeError(Errc::Decode, "spec.config: " + name.error().message);
@@ -54,12 +55,16 @@ Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
 
     std::vector<NetworkIpam> out;
     if (const json::Value* plugins = doc->find("plugins"); plugins && !plugins->isNull()) {
-        if (!plugins->isArray()) return makeError(Errc::Decode, "spec.config.plugins must be a list");
+        if (!plugins->isArray())
+            return makeError(Errc::Decode, "spec.config.plugins must be a list");
         for (size_t i = 0; i < plugins->items().size(); ++i) {
             const json::Value& p = plugins->items()[i];
-            if (!p.isObject()) return makeError(Errc::Decode, "spec.config.plugins[" + std::to_string(i) + "] must be an object");
+            if (!p.isObject())
+                return makeError(Errc::Decode, "spec.config.plugins[" + std::to_string(i) +
+                                                   "] must be an object");
             if (!owned(p, ownedTypes)) continue;
-            auto one = decodeOne(p, netName, cniVersion, flatFiles, "plugins[" + std::to_string(i) + "]");
+            auto one =
+                decodeOne(p, netName, cniVersion, flatFiles, "plugins[" + std::to_string(i) + "]");
             if (!one) return one.error();
             out.push_back(std::move(*one));
         }

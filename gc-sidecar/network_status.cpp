@@ -15,7 +15,8 @@ Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
     auto doc = json::parse(text, {kMaxNetworkStatusBytes, 8});
     if (!doc) return makeError(Errc::Decode, "network-status: " + doc.error().message);
     if (!doc->isArray())
-        return makeError(Errc::Decode, std::string("network-status must be a list, got ") + doc->typeName());
+        return makeError(Errc::Decode,
+                         std::string("network-status must be a list, got ") + doc->typeName());
     if (doc->items().size() > kMaxNetworkStatusEntries)
         return makeError(Errc::Decode, "network-status has more than " +
                                            std::to_string(kMaxNetworkStatusEntries) + " entries");
@@ -24,7 +25,8 @@ Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
     for (size_t i = 0; i < doc->items().size(); ++i) {
         const json::Value& e = doc->items()[i];
         const std::string at = "network-status[" + std::to_string(i) + "]";
-        if (!e.isObject()) return makeError(Errc::Decode, at + " must be an object, got " + e.typeName());
+        if (!e.isObject())
+            return makeError(Errc::Decode, at + " must be an object, got " + e.typeName());
         NetworkStatus s;
         auto name = e.getString("name");
         if (!name || !*name || (*name)->empty())
@@ -53,15 +55,18 @@ Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
     return out;
 }
 
-Result<std::pair<std::string, std::string>> nadOf(const NetworkStatus& s, const std::string& podNamespace) {
+Result<std::pair<std::string, std::string>> nadOf(const NetworkStatus& s,
+                                                  const std::string& podNamespace) {
     auto slash = s.name.find('/');
     if (slash == std::string::npos) {
-        if (podNamespace.empty()) return makeError(Errc::Decode, "network \"" + s.name + "\" has no namespace");
+        if (podNamespace.empty())
+            return makeError(Errc::Decode, "network \"" + s.name + "\" has no namespace");
         return std::pair<std::string, std::string>(podNamespace, s.name);
     }
     std::string ns = s.name.substr(0, slash), name = s.name.substr(slash + 1);
     if (ns.empty() || name.empty() || name.find('/') != std::string::npos)
-        return makeError(Errc::Decode, "network name \"" + s.name.substr(0, 256) + "\" is not namespace/name");
+        return makeError(Errc::Decode,
+                         "network name \"" + s.name.substr(0, 256) + "\" is not namespace/name");
     return std::pair<std::string, std::string>(ns, name);
 }
 

@@ -16,7 +16,7 @@ inline constexpr size_t kMaxNetworkStatusBytes = 256u << 10;
 inline constexpr size_t kMaxNetworkStatusEntries = 128;
 
 struct NetworkStatus {
-    std::string name;        // "namespace/nad" (or "nad": the pod's namespace)
+    std::string name;  // "namespace/nad" (or "nad": the pod's namespace)
     std::string interface;
     std::vector<core::IpAddress> ips;  // written bare or as CIDRs
     bool isDefault = false;
@@ -30,6 +30,6 @@ core::Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view tex
 // The NetworkAttachmentDefinition an entry names: {namespace, name}; a bare name is in
 // `podNamespace`. Errors: Decode for an empty part or more than one '/'.
 core::Result<std::pair<std::string, std::string>> nadOf(const NetworkStatus& s,
-                                                       const std::string& podNamespace);
+                                                        const std::string& podNamespace);
 
 }  // namespace allot::gc

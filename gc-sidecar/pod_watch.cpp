@@ -1,5 +1,7 @@
 #include "gc-sidecar/pod_watch.h"
 
+#include <malloc.h>
+
 #include <random>
 
 #include "gc-sidecar/log.h"
@@ -51,7 +53,7 @@ void PodWatch::run() {
 bool PodWatch::relist(std::string& rv) {
     k8s::ListOptions o;
     o.fieldSelector = "spec.nodeName=" + opts_.node;
-    o.limit = 250;
+    o.limit = 100;
     std::unordered_map<std::string, PodRecord> fresh;
     auto listed = client_.listEach(k8s::collectionPath(k8s::kPod, ""), o, [&](json::Value& item) {
         if (auto r = podRecordOf(item)) fresh.insert_or_assign(r->uid, std::move(*r));
@@ -59,6 +61,7 @@ bool PodWatch::relist(std::string& rv) {
     });
     if (!listed) {
         metrics_.addWatchRestart();
+        metrics_.addApiError();
         logWarn("listing the pods of node " + opts_.node + " failed: " + listed.error().message);
         return false;
     }
@@ -66,11 +69,13 @@ bool PodWatch::relist(std::string& rv) {
     for (auto& [uid, rec] : pods_)
         if (!fresh.count(uid)) onDeleted_(std::move(rec));
     pods_ = std::move(fresh);
+    ::malloc_trim(0);  // the list's pages are gone: do not keep their peak
     rv = *listed;
     metrics_.watchProgress();
     if (!synced_) {
         synced_ = true;
-        logInfo("pod watch of node " + opts_.node + " synced: " + std::to_string(pods_.size()) + " pods");
+        logInfo("pod watch of node " + opts_.node + " synced: " + std::to_string(pods_.size()) +
+                " pods");
         std::vector<PodRecord> live;
         live.reserve(pods_.size());
         for (const auto& [uid, rec] : pods_) live.push_back(rec);
@@ -92,23 +97,27 @@ bool PodWatch::watchFrom(std::string& rv) {
     auto r = client_.watch(k8s::collectionPath(k8s::kPod, ""), w, [&](const k8s::WatchEvent& ev) {
         metrics_.watchProgress();
         if (const json::Value* md = ev.object.find("metadata"); md && md->isObject())
-            if (const json::Value* v = md->find("resourceVersion"); v && v->isString() && !v->asString().empty())
+            if (const json::Value* v = md->find("resourceVersion");
+                v && v->isString() && !v->asString().empty())
                 rv = v->asString();
         backoff_ = std::chrono::milliseconds(0);
         switch (ev.type) {
             case k8s::WatchEvent::Type::Added:
             case k8s::WatchEvent::Type::Modified:
-                if (auto rec = podRecordOf(ev.object)) pods_.insert_or_assign(rec->uid, std::move(*rec));
+                if (auto rec = podRecordOf(ev.object))
+                    pods_.insert_or_assign(rec->uid, std::move(*rec));
                 break;
             case k8s::WatchEvent::Type::Deleted:
                 if (auto rec = podRecordOf(ev.object)) {
                     auto it = pods_.find(rec->uid);
-                    if (!rec->hasNetworkStatus && it != pods_.end() && it->second.hasNetworkStatus) *rec = it->second;
+                    if (!rec->hasNetworkStatus && it != pods_.end() && it->second.hasNetworkStatus)
+                        *rec = it->second;
                     if (it != pods_.end()) pods_.erase(it);
                     onDeleted_(std::move(*rec));
                 }
                 break;
-            default: break;
+            default:
+                break;
         }
         return !stop_.stopped();
     });
@@ -123,7 +132,9 @@ bool PodWatch::watchFrom(std::string& rv) {
         backoff_ = std::chrono::milliseconds(0);
         return false;
     }
-    logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message + " (resuming from " + rv + ")");
+    metrics_.addApiError();
+    logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message +
+            " (resuming from " + rv + ")");
     backoff_ = std::max(backoff_, opts_.backoffMin);
     static thread_local std::minstd_rand rng2{std::random_device{}()};
     std::uniform_int_distribution<int64_t> pauseDist(backoff_.count() / 2, backoff_.count());

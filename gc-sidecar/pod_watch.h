@@ -26,23 +26,27 @@ struct PodWatchOptions {
     std::string node;
     std::chrono::milliseconds watchTimeout{std::chrono::minutes(5)};
     std::chrono::milliseconds backoffMin{200};
-    std::chrono::milliseconds backoffMax{std::chrono::seconds(30)};
+    std::chrono::milliseconds backoffMax{std::chrono::seconds(5)};
 };
 
 class PodWatch {
-public:
+  public:
     using OnDeleted = std::function<void(PodRecord)>;
     using OnSynced = std::function<void(std::vector<PodRecord>)>;  // after the first full list
 
-    PodWatch(PodWatchOptions opts, k8s::Client client, OnDeleted onDeleted, OnSynced onSynced, Metrics& metrics,
-             StopSignal& stop)
-        : opts_(std::move(opts)), client_(std::move(client)), onDeleted_(std::move(onDeleted)),
-          onSynced_(std::move(onSynced)), metrics_(metrics), stop_(stop) {}
+    PodWatch(PodWatchOptions opts, k8s::Client client, OnDeleted onDeleted, OnSynced onSynced,
+             Metrics& metrics, StopSignal& stop)
+        : opts_(std::move(opts)),
+          client_(std::move(client)),
+          onDeleted_(std::move(onDeleted)),
+          onSynced_(std::move(onSynced)),
+          metrics_(metrics),
+          stop_(stop) {}
 
     // Runs until stopped (a watch in progress ends with its next event or its timeout).
     void run();
 
-private:
+  private:
     bool relist(std::string& rv);
     // Watches from rv; false when a relist is needed.
     bool watchFrom(std::string& rv);

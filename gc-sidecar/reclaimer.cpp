@@ -1,8 +1,11 @@
 #include "gc-sidecar/reclaimer.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <atomic>
 #include <random>
+#include <span>
 #include <thread>
 
 #include "core/naming.h"
@@ -16,7 +19,8 @@ namespace allot::gc {
 using core::Errc;
 using core::makeError;
 
-void parallelFor(const std::vector<Cluster*>& clusters, size_t n, const std::function<void(size_t, Cluster&)>& fn) {
+void parallelFor(const std::vector<Cluster*>& clusters, size_t n,
+                 const std::function<void(size_t, Cluster&)>& fn) {
     if (n == 0) return;
     const size_t workers = std::min(clusters.size(), n);
     std::atomic<size_t> next{0};
@@ -59,12 +63,15 @@ struct Reclaimer::Item {
     std::optional<std::string> failure;
     Liveness live = Liveness::Unknown;
     std::vector<Released> released;
-    std::vector<std::string> networks;  // NAD names, for messages
 };
 
-Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events, Metrics& metrics,
-                     StopSignal& stop)
-    : opts_(std::move(opts)), clusters_(std::move(clusters)), events_(events), metrics_(metrics), stop_(stop) {
+Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events,
+                     Metrics& metrics, StopSignal& stop)
+    : opts_(std::move(opts)),
+      clusters_(std::move(clusters)),
+      events_(events),
+      metrics_(metrics),
+      stop_(stop) {
     stop_.onStop([this] {
         {
             std::lock_guard l(m_);
@@ -90,6 +97,7 @@ void Reclaimer::catchUp(std::vector<PodRecord> live) {
     {
         std::lock_guard l(m_);
         catchUpRequest_ = std::move(live);
+        catchUpAt_ = Clock::now();
     }
     cv_.notify_one();
 }
@@ -114,11 +122,14 @@ void Reclaimer::run() {
             std::unique_lock l(m_);
             auto wake = opts_.journalDir.empty() ? Clock::time_point::max() : nextJournal_;
             for (const auto& w : queue_) wake = std::min(wake, w.due);
+            if (catchUpRequest_) wake = std::min(wake, catchUpAt_);
             cv_.wait_until(l, wake, [&] {
-                if (stopping_ || catchUpRequest_) return true;
+                if (stopping_) return true;
                 const auto now = Clock::now();
+                if (catchUpRequest_ && now >= catchUpAt_) return true;
                 if (!opts_.journalDir.empty() && now >= nextJournal_) return true;
-                return std::any_of(queue_.begin(), queue_.end(), [&](const Work& w) { return w.due <= now; });
+                return std::any_of(queue_.begin(), queue_.end(),
+                                   [&](const Work& w) { return w.due <= now; });
             });
             if (stopping_) return;
         }
@@ -130,30 +141,32 @@ void Reclaimer::runOnce(Clock::time_point now) {
     std::optional<std::vector<PodRecord>> catchUpReq;
     {
         std::lock_guard l(m_);
-        catchUpReq.swap(catchUpRequest_);
+        if (now >= catchUpAt_) catchUpReq.swap(catchUpRequest_);
     }
     if (catchUpReq) {
         auto r = doCatchUp(*catchUpReq);
         std::lock_guard l(m_);
         if (r) {
+            if (!caughtUp_) {
+                metrics_.setReady();
+                logInfo("ready: first sync and catch-up complete");
+            }
             caughtUp_ = true;
         } else {
-            logWarn("catch-up scan failed (retrying): " + r.error().message);
+            catchUpBackoff_ = std::clamp(catchUpBackoff_ * 2, opts_.retryBase, opts_.retryMax);
+            catchUpAt_ = Clock::now() + catchUpBackoff_;
+            logWarn("catch-up scan failed (retrying in " + std::to_string(catchUpBackoff_.count()) +
+                    "ms): " + r.error().message);
             if (!catchUpRequest_) catchUpRequest_ = std::move(catchUpReq);
         }
     }
-    std::vector<Work> batch;
-    {
-        std::lock_guard l(m_);
-        std::stable_partition(queue_.begin(), queue_.end(), [&](const Work& w) { return w.due > now; });
-        auto firstDue = std::find_if(queue_.begin(), queue_.end(), [&](const Work& w) { return w.due <= now; });
-        const size_t due = static_cast<size_t>(queue_.end() - firstDue);
-        const size_t take = std::min(due, opts_.maxBatch);
-        batch.assign(std::make_move_iterator(queue_.end() - static_cast<std::ptrdiff_t>(take)),
-                     std::make_move_iterator(queue_.end()));
-        queue_.resize(queue_.size() - take);
+    std::vector<Item> items;
+    for (int round = 0; round < 8; ++round) {
+        auto batch = takeDue(round == 0 ? now : Clock::now());
+        if (batch.empty()) break;
+        releaseBatch(std::move(batch), items);
     }
-    if (!batch.empty()) processBatch(std::move(batch), now);
+    if (!items.empty()) finish(items, now);
     bool journalDue = false;
     {
         std::lock_guard l(m_);
@@ -165,14 +178,29 @@ void Reclaimer::runOnce(Clock::time_point now) {
     if (journalDue) replayJournal();
 }
 
-Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::string& ns, const std::string& name,
-                                                     bool& missing) {
+std::vector<Reclaimer::Work> Reclaimer::takeDue(Clock::time_point now) {
+    std::lock_guard l(m_);
+    auto firstDue = std::stable_partition(queue_.begin(), queue_.end(),
+                                          [&](const Work& w) { return w.due > now; });
+    const size_t due = static_cast<size_t>(queue_.end() - firstDue);
+    const size_t take = std::min(due, opts_.maxBatch);
+    std::vector<Work> batch(
+        std::make_move_iterator(queue_.end() - static_cast<std::ptrdiff_t>(take)),
+        std::make_move_iterator(queue_.end()));
+    queue_.resize(queue_.size() - take);
+    return batch;
+}
+
+Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::string& ns,
+                                                     const std::string& name, bool& missing) {
     missing = false;
     const std::string key = ns + "/" + name;
     const auto now = Clock::now();
     auto it = nadCache_.find(key);
     // A missing NAD is re-read sooner than a present one: it may have been just created.
-    const auto ttl = [&](const NadEntry& e) { return e.found ? opts_.nadCacheTtl : opts_.nadCacheTtl / 6; };
+    const auto ttl = [&](const NadEntry& e) {
+        return e.found ? opts_.nadCacheTtl : opts_.nadCacheTtl / 6;
+    };
     if (it == nadCache_.end() || now - it->second.at > ttl(it->second)) {
         auto cfg = c.getNadConfig(ns, name);
         if (!cfg && cfg.code() != Errc::NotFound) return cfg.error();
@@ -194,21 +222,26 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
     std::vector<PoolKey> out;
     for (const auto& n : *nets) {
         const auto& cfg = n.config;
-        const std::string ns2 = cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
+        const std::string ns2 =
+            cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
         for (const auto& r : cfg.ranges) {
             if (!cfg.sliceSize) {
-                out.push_back({ns2, core::poolName(r.cidr(), cfg.raw.networkName, ""), cfg.raw.networkName});
+                out.push_back(
+                    {ns2, core::poolName(r.cidr(), cfg.raw.networkName, ""), cfg.raw.networkName});
                 continue;
             }
-            const std::string sliceName = cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
+            const std::string sliceName =
+                cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
             auto slice = c.nodeSlice(ns2, sliceName, opts_.node);
             if (!slice) {
-                if (slice.code() == Errc::NotFound) continue;  // no slice here: nothing was allocated
+                if (slice.code() == Errc::NotFound)
+                    continue;  // no slice here: nothing was allocated
                 return slice.error();
             }
             auto sc = core::Cidr::parse(*slice);
             if (!sc) continue;
-            out.push_back({ns2, core::poolName(*sc, cfg.raw.networkName, opts_.node), cfg.raw.networkName});
+            out.push_back(
+                {ns2, core::poolName(*sc, cfg.raw.networkName, opts_.node), cfg.raw.networkName});
         }
     }
     return out;
@@ -248,19 +281,84 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
             return;
         }
         if (missing) it.scanMatch = it.scanAll = true;
-        if (!targets->empty()) it.networks.push_back(nad->first + "/" + nad->second);
         for (auto& t : *targets) it.pools.insert(std::move(t));
     }
 }
 
-void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
-    std::vector<Item> items(batch.size());
-    for (size_t i = 0; i < batch.size(); ++i) {
-        items[i].w = std::move(batch[i]);
-        const PodRecord& p = items[i].w.pod;
-        items[i].gone = GonePod{p.ns, p.name, p.uid};
+void Reclaimer::checkLiveness(std::vector<Item>& all, size_t from) {
+    // Many deleted pods of one namespace: one paginated list is far cheaper for the API
+    // server than a GET each.
+    constexpr size_t kListThreshold = 16;
+    std::map<std::string, std::vector<size_t>> byNs;
+    for (size_t i = from; i < all.size(); ++i) {
+        const Item& it = all[i];
+        if (!it.failure && (!it.pools.empty() || it.scanAll || !it.w.pendingReservations.empty()))
+            byNs[it.gone.ns].push_back(i);
     }
+    struct Task {
+        std::string ns;
+        std::vector<size_t> idx;  // one GET when a single item
+    };
+    std::vector<Task> tasks;
+    for (auto& [ns, idx] : byNs) {
+        if (idx.size() >= kListThreshold) {
+            tasks.push_back({ns, std::move(idx)});
+        } else {
+            for (size_t i : idx) tasks.push_back({ns, {i}});
+        }
+    }
+    parallelFor(clusters_, tasks.size(), [&](size_t k, Cluster& c) {
+        Task& t = tasks[k];
+        if (t.idx.size() == 1) {
+            Item& it = all[t.idx[0]];
+            auto pod = c.getPod(it.gone.ns, it.gone.name);
+            if (!pod)
+                it.failure = "get pod " + it.gone.ref() + ": " + pod.error().message;
+            else
+                it.live = livenessOf(*pod, it.gone);
+            return;
+        }
+        std::map<std::string, std::vector<size_t>> wanted;
+        for (size_t i : t.idx) wanted[all[i].gone.name].push_back(i);
+        std::map<std::string, PodInfo> found;
+        auto r = c.eachPod(t.ns, [&](const std::string&, const std::string& name, PodInfo& p) {
+            if (wanted.count(name)) found.insert_or_assign(name, std::move(p));
+            return true;
+        });
+        for (auto& [name, idx] : wanted) {
+            for (size_t i : idx) {
+                Item& it = all[i];
+                if (!r) {
+                    it.failure = "list pods of " + t.ns + ": " + r.error().message;
+                    continue;
+                }
+                auto f = found.find(name);
+                it.live = livenessOf(
+                    f == found.end() ? std::optional<PodInfo>() : std::optional<PodInfo>(f->second),
+                    it.gone);
+            }
+        }
+    });
+}
+
+void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
+    const size_t from = all.size();
+    for (auto& w : batch) {
+        Item it;
+        it.w = std::move(w);
+        it.gone = GonePod{it.w.pod.ns, it.w.pod.name, it.w.pod.uid};
+        all.push_back(std::move(it));
+    }
+    // This batch's items: a view over the tail of `all`.
+    std::span<Item> items(all.data() + from, all.size() - from);
     Cluster& main = *clusters_[0];
+    const auto t0 = Clock::now();
+    auto ms = [&] {
+        return std::to_string(
+                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0)
+                       .count()) +
+               "ms";
+    };
 
     // 1. Which pools each pod's networks use.
     for (auto& it : items) {
@@ -269,30 +367,19 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
             it.w.warned = true;
             metrics_.addAnomalyFound("malformed_network_status");
             events_.emit({true, "MalformedNetworkStatus",
-                          "the k8s.v1.cni.cncf.io/network-status annotation of deleted pod " + it.gone.ref() +
-                              " is malformed (" + it.malformedWhy.substr(0, 300) +
+                          "the k8s.v1.cni.cncf.io/network-status annotation of deleted pod " +
+                              it.gone.ref() + " is malformed (" + it.malformedWhy.substr(0, 300) +
                               "): searching this node's allocations by pod instead",
                           podRef(it.gone.ns, it.gone.name, it.gone.uid)});
             logWarn("pod " + it.gone.ref() + ": malformed network-status: " + it.malformedWhy);
         }
     }
 
+    logDebug("batch of " + std::to_string(items.size()) + ": targets resolved at " + ms());
     // 2. Does a pod of that namespace/name exist now? Asked after the pod's deletion was seen,
     //    so a pod found now is a re-creation (or a wrong relist): its addresses stay.
-    std::vector<size_t> ask;
-    for (size_t i = 0; i < items.size(); ++i)
-        if (!items[i].failure && (!items[i].pools.empty() || items[i].scanAll || !items[i].w.pendingReservations.empty()))
-            ask.push_back(i);
-    parallelFor(clusters_, ask.size(), [&](size_t k, Cluster& c) {
-        Item& it = items[ask[k]];
-        auto pod = c.getPod(it.gone.ns, it.gone.name);
-        if (!pod) {
-            it.failure = "get pod " + it.gone.ref() + ": " + pod.error().message;
-            return;
-        }
-        it.live = livenessOf(*pod, it.gone);
-    });
-
+    checkLiveness(all, from);
+    logDebug("batch: liveness checked at " + ms());
     // 3. Group the gone pods by pool; one scan of every pool finds the pools of pods whose
     //    networks are unknown. A member matches with scan rules unless the pool is one its
     //    own networks name.
@@ -301,7 +388,8 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
         std::vector<std::pair<size_t, bool>> members;  // item, scan rules
     };
     std::map<std::pair<std::string, std::string>, Group> groups;
-    auto join = [&](const std::string& ns, const std::string& pool, const std::string& net, size_t i, bool scan) {
+    auto join = [&](const std::string& ns, const std::string& pool, const std::string& net,
+                    size_t i, bool scan) {
         Group& g = groups[{ns, pool}];
         if (g.networkName.empty()) g.networkName = net;
         for (const auto& m : g.members)
@@ -338,7 +426,8 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
     }
 
     // 4. One guarded write per pool.
-    std::vector<std::pair<std::pair<std::string, std::string>, Group>> work(groups.begin(), groups.end());
+    std::vector<std::pair<std::pair<std::string, std::string>, Group>> work(groups.begin(),
+                                                                            groups.end());
     struct PoolOutcome {
         std::vector<std::pair<size_t, Released>> released;
         std::optional<std::string> error;
@@ -386,7 +475,8 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
             return;
         }
         for (auto& r : *rel) {
-            if (!group.networkName.empty()) r.networkNames.insert(r.networkNames.begin(), group.networkName);
+            if (!group.networkName.empty())
+                r.networkNames.insert(r.networkNames.begin(), group.networkName);
             outcomes[k].released.emplace_back(owners[r.offset], std::move(r));
         }
     });
@@ -397,6 +487,10 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
         for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
     }
 
+    logDebug("batch: " + std::to_string(work.size()) + " pools written at " + ms());
+}
+
+void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
     // 5. The overlapping-range reservations of what was released (and of earlier attempts).
     std::vector<std::pair<size_t, const Released*>> drops;
     for (size_t i = 0; i < items.size(); ++i) {
@@ -406,7 +500,8 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
     std::vector<std::optional<std::string>> dropErr(drops.size());
     parallelFor(clusters_, drops.size(), [&](size_t k, Cluster& c) {
         auto d = dropReservation(c, *drops[k].second);
-        if (!d) dropErr[k] = "reservation of " + drops[k].second->ip.str() + ": " + d.error().message;
+        if (!d)
+            dropErr[k] = "reservation of " + drops[k].second->ip.str() + ": " + d.error().message;
     });
     std::vector<std::vector<Released>> stillPending(items.size());
     for (size_t k = 0; k < drops.size(); ++k) {
@@ -416,6 +511,7 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
         if (!it.failure) it.failure = dropErr[k];
     }
 
+    logDebug("batch: " + std::to_string(drops.size()) + " reservations dropped");
     // 6. Report, and retry what failed.
     for (size_t i = 0; i < items.size(); ++i) {
         Item& it = items[i];
@@ -423,8 +519,10 @@ void Reclaimer::processBatch(std::vector<Work> batch, Clock::time_point now) {
             metrics_.addReleases(it.w.reason, it.released.size());
             std::string what;
             for (const auto& r : it.released) what += (what.empty() ? "" : ", ") + describe(r);
-            const char* why = it.w.reason == "catch_up" ? "deleted while allot-gc was not running" : "deleted";
-            logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid + ", " + why + ")");
+            const char* why =
+                it.w.reason == "catch_up" ? "deleted while allot-gc was not running" : "deleted";
+            logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid +
+                    ", " + why + ")");
             events_.emit({false, "AddressReleased",
                           "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
                           podRef(it.gone.ns, it.gone.name, it.gone.uid)});
@@ -444,17 +542,18 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
     ++w.attempts;
     if (w.attempts >= opts_.releaseRetries) {
         metrics_.addReleaseFailure();
-        logError("giving up releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " after " +
-                 std::to_string(w.attempts) + " attempts: " + error);
+        logError("giving up releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
+                 " after " + std::to_string(w.attempts) + " attempts: " + error);
         events_.emit({true, "ReleaseFailed",
-                      "could not release the addresses of deleted pod " + w.pod.ns + "/" + w.pod.name + " after " +
-                          std::to_string(w.attempts) + " attempts: " + error.substr(0, 400) +
-                          " (the repair loop will retry)",
+                      "could not release the addresses of deleted pod " + w.pod.ns + "/" +
+                          w.pod.name + " after " + std::to_string(w.attempts) +
+                          " attempts: " + error.substr(0, 400) + " (the repair loop will retry)",
                       podRef(w.pod.ns, w.pod.name, w.pod.uid)});
         return;
     }
     static thread_local std::minstd_rand rng{std::random_device{}()};
-    const auto cap = std::min<int64_t>(opts_.retryMax.count(), opts_.retryBase.count() << std::min(w.attempts - 1, 16));
+    const auto cap = std::min<int64_t>(opts_.retryMax.count(), opts_.retryBase.count()
+                                                                   << std::min(w.attempts - 1, 16));
     std::uniform_int_distribution<int64_t> d(cap / 2, std::max<int64_t>(cap, 1));
     w.due = now + std::chrono::milliseconds(d(rng));
     logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " failed (attempt " +
@@ -471,12 +570,15 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     }
     // key: uid, or podref when there is none
     std::map<std::string, Work> found;
+    std::unique_lock<std::mutex> scan;
+    if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
     auto r = clusters_[0]->eachPool(
         opts_.poolNamespace,
         [&](store::Pool& p) {
             for (const auto& [off, o] : p.allocations) {
                 if (o.node != opts_.node || o.podRef.empty()) continue;
-                if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0) continue;
+                if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
+                    continue;
                 const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
                 Work& w = found[key];
                 if (w.reason.empty()) {
@@ -488,13 +590,19 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
             }
             return true;
         },
-        [](const std::string& name, const std::string& why) { logWarn("IPPool " + name + " cannot be decoded: " + why); });
+        [](const std::string& name, const std::string& why) {
+            logWarn("IPPool " + name + " cannot be decoded: " + why);
+        });
+    if (scan.owns_lock()) scan.unlock();
+    ::malloc_trim(0);
     if (!r) return r.error();
     logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node + ", " +
             std::to_string(found.size()) + " with allocations and no pod");
     std::vector<Work> batch;
     for (auto& [k, w] : found) batch.push_back(std::move(w));
-    if (!batch.empty()) processBatch(std::move(batch), Clock::now());
+    std::vector<Item> items;
+    if (!batch.empty()) releaseBatch(std::move(batch), items);
+    if (!items.empty()) finish(items, Clock::now());
     return {};
 }
 
@@ -531,12 +639,14 @@ void Reclaimer::replayJournal() {
         std::vector<Released> released;
         for (const auto& pool : pools) {
             if (failure) break;
-            auto rel = releaseFromPool(c, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
-                std::vector<core::u128> out;
-                for (const auto& [off, o] : p.allocations)
-                    if (o.containerId == e.containerId && o.ifName == e.ifName) out.push_back(off);
-                return out;
-            });
+            auto rel = releaseFromPool(
+                c, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+                    std::vector<core::u128> out;
+                    for (const auto& [off, o] : p.allocations)
+                        if (o.containerId == e.containerId && o.ifName == e.ifName)
+                            out.push_back(off);
+                    return out;
+                });
             if (!rel) {
                 failure = "IPPool " + ns + "/" + pool + ": " + rel.error().message;
                 break;
@@ -555,19 +665,23 @@ void Reclaimer::replayJournal() {
             metrics_.addReleases("journal", released.size());
             std::string what;
             for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
-            logInfo("journal: released " + what + " of container " + e.containerId + " (" + e.podRef + ")");
+            logInfo("journal: released " + what + " of container " + e.containerId + " (" +
+                    e.podRef + ")");
             auto [pns, pname] = splitRef(e.podRef);
             if (!pns.empty())
-                events_.emit({false, "AddressReleased",
-                              "released " + what + " of pod " + e.podRef + " (a DEL the plugin journaled while the API server was unreachable)",
-                              podRef(pns, pname, "")});
+                events_.emit(
+                    {false, "AddressReleased",
+                     "released " + what + " of pod " + e.podRef +
+                         " (a DEL the plugin journaled while the API server was unreachable)",
+                     podRef(pns, pname, "")});
         }
         if (failure) {
             metrics_.addJournalFailure();
             logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
             continue;
         }
-        if (auto rm = journal.remove(e); !rm) logWarn("journal entry " + e.file + ": " + rm.error().message);
+        if (auto rm = journal.remove(e); !rm)
+            logWarn("journal entry " + e.file + ": " + rm.error().message);
     }
 }
 

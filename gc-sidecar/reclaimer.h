@@ -35,7 +35,8 @@ struct PodRecord {
 
 // Runs fn(i, cluster) for every i in [0, n) on up to clusters.size() threads, each thread
 // with its own Cluster (a Cluster serves one thread). clusters[0] runs on the caller's thread.
-void parallelFor(const std::vector<Cluster*>& clusters, size_t n, const std::function<void(size_t, Cluster&)>& fn);
+void parallelFor(const std::vector<Cluster*>& clusters, size_t n,
+                 const std::function<void(size_t, Cluster&)>& fn);
 
 struct ReclaimerOptions {
     std::string node;
@@ -49,6 +50,9 @@ struct ReclaimerOptions {
     std::chrono::milliseconds journalInterval{std::chrono::seconds(30)};
     size_t maxBatch = 1000;
     std::chrono::milliseconds nadCacheTtl{std::chrono::seconds(30)};
+    // Held while scanning every pool (catch-up), so that the memory peaks of such scans and
+    // of repair passes never add up. Null: none.
+    std::mutex* scanLock = nullptr;
 };
 
 struct PoolKey {
@@ -60,14 +64,15 @@ struct PoolKey {
 };
 
 class Reclaimer {
-public:
-    Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events, Metrics& metrics,
-              StopSignal& stop);
+  public:
+    Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events,
+              Metrics& metrics, StopSignal& stop);
 
     // Thread-safe. A pod of this node was deleted (or found gone at a relist).
     void podDeleted(PodRecord pod);
     // Thread-safe. `live` are this node's pods now: allocations recorded for this node whose
-    // pod is not among them (and does not exist) are released. Readiness follows its success.
+    // pod is not among them (and does not exist) are released. Its first success makes
+    // allot-gc ready (Metrics::setReady).
     void catchUp(std::vector<PodRecord> live);
 
     // Works until stopped.
@@ -78,22 +83,27 @@ public:
     size_t pending() const;
     bool caughtUp() const;
 
-private:
+  private:
     struct Work {
         PodRecord pod;
-        std::string reason;          // releases_total label: pod_deleted, catch_up
-        std::set<PoolKey> hinted;    // catch-up: pools known to hold its entries
+        std::string reason;        // releases_total label: pod_deleted, catch_up
+        std::set<PoolKey> hinted;  // catch-up: pools known to hold its entries
         int attempts = 0;
         Clock::time_point due{};
-        bool warned = false;         // malformed annotation already reported
+        bool warned = false;                        // malformed annotation already reported
         std::vector<Released> pendingReservations;  // released, reservation not yet deleted
     };
     struct Item;
 
-    void processBatch(std::vector<Work> batch, Clock::time_point now);
+    // Steps up to the pool writes (what a deleted pod waits for), then the rest: under a burst,
+    // every queued batch gets its pool writes before any batch's reservations are deleted.
+    void releaseBatch(std::vector<Work> batch, std::vector<Item>& out);
+    void finish(std::vector<Item>& items, Clock::time_point now);
+    void checkLiveness(std::vector<Item>& items, size_t from);
+    std::vector<Work> takeDue(Clock::time_point now);
     void resolveTargets(Item& it, Cluster& c);
-    Result<std::vector<PoolKey>> targetsOfNad(Cluster& c, const std::string& ns, const std::string& name,
-                                              bool& missing);
+    Result<std::vector<PoolKey>> targetsOfNad(Cluster& c, const std::string& ns,
+                                              const std::string& name, bool& missing);
     Result<void> doCatchUp(const std::vector<PodRecord>& live);
     void replayJournal();
     void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
@@ -108,6 +118,8 @@ private:
     std::condition_variable cv_;
     std::vector<Work> queue_;
     std::optional<std::vector<PodRecord>> catchUpRequest_;
+    Clock::time_point catchUpAt_{};  // a failed catch-up is retried from then on
+    std::chrono::milliseconds catchUpBackoff_{0};
     bool caughtUp_ = false;
     bool stopping_ = false;
     Clock::time_point nextJournal_{};

@@ -17,14 +17,17 @@ std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Ow
     const std::string suffix = core::normalizeRange(cidr->str());
     const std::string& name = pool.name;
     if (name == suffix) return {""};
-    if (name.size() > suffix.size() + 1 && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+    if (name.size() > suffix.size() + 1 &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
         name[name.size() - suffix.size() - 1] == '-') {
         std::string prefix = name.substr(0, name.size() - suffix.size() - 1);
-        // Node-slice pools are [network_name-]node-range; the reservation carries only network_name.
+        // Node-slice pools are [network_name-]node-range; the reservation carries only
+        // network_name.
         if (!owner.node.empty()) {
             if (prefix == owner.node) out.push_back("");
             const std::string tail = "-" + owner.node;
-            if (prefix.size() > tail.size() && prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
+            if (prefix.size() > tail.size() &&
+                prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
                 out.push_back(prefix.substr(0, prefix.size() - tail.size()));
         }
         out.push_back(prefix);
@@ -33,8 +36,9 @@ std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Ow
     return {""};
 }
 
-Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns, const std::string& poolName,
-                                              const Selector& select, int maxAttempts) {
+Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
+                                              const std::string& poolName, const Selector& select,
+                                              int maxAttempts) {
     static thread_local std::minstd_rand rng{std::random_device{}()};
     for (int attempt = 0;; ++attempt) {
         auto pool = c.getPool(ns, poolName);
@@ -43,7 +47,9 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
             return pool.error();
         }
         auto cidr = core::Cidr::parse(pool->range);
-        if (!cidr) return makeError(Errc::Invalid, "IPPool " + ns + "/" + poolName + ": bad range " + pool->range);
+        if (!cidr)
+            return makeError(Errc::Invalid,
+                             "IPPool " + ns + "/" + poolName + ": bad range " + pool->range);
         auto offsets = select(*pool);
         if (!offsets) return offsets.error();
         if (offsets->empty()) return std::vector<Released>();
@@ -52,7 +58,8 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
         for (core::u128 off : *offsets) {
             auto it = next.allocations.find(off);
             if (it == next.allocations.end()) continue;
-            out.push_back(Released{ns, poolName, cidr->at(off), off, it->second, networkNamesFor(*pool, it->second)});
+            out.push_back(Released{ns, poolName, cidr->at(off), off, it->second,
+                                   networkNamesFor(*pool, it->second)});
             next.allocations.erase(it);
         }
         if (out.empty()) return out;
@@ -61,7 +68,8 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
         if (written.code() == Errc::NotFound) return std::vector<Released>();
         if (written.code() != Errc::Conflict) return written.error();
         if (attempt + 1 >= maxAttempts)
-            return makeError(Errc::Transient, "IPPool " + ns + "/" + poolName + ": still conflicting after " +
+            return makeError(Errc::Transient, "IPPool " + ns + "/" + poolName +
+                                                  ": still conflicting after " +
                                                   std::to_string(maxAttempts) + " attempts");
         // Another writer got there first (an ADD on some node): read again, after a short
         // jittered pause so that writers racing in lockstep drift apart.

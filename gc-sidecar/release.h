@@ -26,8 +26,9 @@ using Selector = std::function<Result<std::vector<core::u128>>(const store::Pool
 // resourceVersion it read; on Conflict it reads again and asks `select` again (so a
 // decision is always made on the data it overwrites). A missing pool releases nothing.
 // Errors: as Cluster, and Transient after `maxAttempts` conflicts.
-Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns, const std::string& pool,
-                                              const Selector& select, int maxAttempts = 10);
+Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
+                                              const std::string& pool, const Selector& select,
+                                              int maxAttempts = 10);
 
 // The network_name prefixes a reservation of an address in `pool` may carry, derived from the
 // pool's name, which is [network_name-][node-]range (Whereabouts' naming).

@@ -11,7 +11,7 @@
 namespace allot::gc {
 
 class StopSignal {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
 
     void request();
@@ -20,10 +20,11 @@ public:
     bool waitUntil(Clock::time_point deadline) const;
     bool waitFor(Clock::duration d) const { return waitUntil(Clock::now() + d); }
     // Runs `fn` on request() (or now, when already stopped): lets components with their own
-    // condition variables wake up.
+    // condition variables wake up. Whatever `fn` refers to must outlive this StopSignal or
+    // the request.
     void onStop(std::function<void()> fn);
 
-private:
+  private:
     mutable std::mutex m_;
     mutable std::condition_variable cv_;
     bool stopped_ = false;

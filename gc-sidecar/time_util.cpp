@@ -44,11 +44,16 @@ int digits(std::string_view s, size_t pos, size_t n, bool& ok) {
 
 }  // namespace
 
-std::string formatTime(SystemTime t) { return format(t, false); }
-std::string formatMicroTime(SystemTime t) { return format(t, true); }
+std::string formatTime(SystemTime t) {
+    return format(t, false);
+}
+std::string formatMicroTime(SystemTime t) {
+    return format(t, true);
+}
 
 std::optional<SystemTime> parseTime(std::string_view s) {
-    bool ok = s.size() >= 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':';
+    bool ok = s.size() >= 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' &&
+              s[16] == ':';
     if (!ok) return std::nullopt;
     std::tm tm{};
     tm.tm_year = digits(s, 0, 4, ok) - 1900;

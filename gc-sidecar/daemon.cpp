@@ -1,0 +1,262 @@
+#include "gc-sidecar/daemon.h"
+
+#include <malloc.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "gc-sidecar/events.h"
+#include "gc-sidecar/http_server.h"
+#include "gc-sidecar/k8s_cluster.h"
+#include "gc-sidecar/lease.h"
+#include "gc-sidecar/log.h"
+#include "gc-sidecar/metrics.h"
+#include "gc-sidecar/node_kubeconfig.h"
+#include "gc-sidecar/pod_watch.h"
+#include "gc-sidecar/reclaimer.h"
+#include "gc-sidecar/repair.h"
+#include "gc-sidecar/stop.h"
+#include "k8s/kubeconfig.h"
+#include "plugin/net_config.h"
+
+namespace allot::gc {
+
+namespace {
+
+// Threads that must finish before exit (the watch threads may sit in a long-poll and are
+// not waited for: nothing they hold needs cleaning up).
+class Joiner {
+  public:
+    void spawn(std::function<void()> fn) {
+        {
+            std::lock_guard l(m_);
+            ++running_;
+        }
+        std::thread([this, fn = std::move(fn)] {
+            fn();
+            {
+                std::lock_guard l(m_);
+                --running_;
+            }
+            cv_.notify_all();
+        }).detach();
+    }
+    bool waitAll(std::chrono::steady_clock::time_point deadline) {
+        std::unique_lock l(m_);
+        return cv_.wait_until(l, deadline, [&] { return running_ == 0; });
+    }
+
+  private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    int running_ = 0;
+};
+
+std::vector<std::string> flatFilesFromEnv() {
+    const char* extra = std::getenv("ALLOT_FLAT_FILES");
+    if (!extra) return plugin::defaultFlatFiles();
+    std::vector<std::string> out;
+    std::string s = extra;
+    size_t p = 0;
+    while (p <= s.size()) {
+        size_t c = s.find(':', p);
+        if (c == std::string::npos) c = s.size();
+        if (c > p) out.push_back(s.substr(p, c - p));
+        p = c + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+int runDaemon(const Config& cfg) {
+    // Few malloc arenas: with one per thread, memory freed by one thread's work (a repair
+    // pass, a relist) stays reserved in its arena and the resident size only grows.
+    ::mallopt(M_ARENA_MAX, 2);
+    // Fixed thresholds (no dynamic raising): big response bodies are mapped and unmapped
+    // rather than left in the heap after use.
+    ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    ::mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+    LogLevel level = LogLevel::Info;
+    parseLogLevel(cfg.logLevel, level);
+    setLogLevel(level);
+
+    auto cluster = cfg.kubeconfig.empty() ? k8s::inClusterConfig(cfg.serviceAccountDir)
+                                          : k8s::loadKubeconfig(cfg.kubeconfig);
+    if (!cluster) {
+        logError(cluster.error().message);
+        return 2;
+    }
+    k8s::Client::Options copts;
+    copts.requestTimeout = cfg.requestTimeout;
+    copts.userAgent = "allot-gc/" + cfg.nodeName;
+    auto newClient = [&]() -> std::optional<k8s::Client> {
+        auto c = k8s::Client::fromConfig(*cluster, copts);
+        if (!c) {
+            logError("API client: " + c.error().message);
+            return std::nullopt;
+        }
+        return std::move(*c);
+    };
+
+    // Signals are taken synchronously by the main thread only.
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+
+    Metrics metrics;
+    StopSignal stop;
+    std::mutex scanLock;
+    auto onApiError = [&metrics](const core::Error&) { metrics.addApiError(); };
+
+    std::vector<std::unique_ptr<K8sCluster>> owned;
+    auto clusters = [&](int n) -> std::optional<std::vector<Cluster*>> {
+        std::vector<Cluster*> out;
+        for (int i = 0; i < n; ++i) {
+            auto c = newClient();
+            if (!c) return std::nullopt;
+            owned.push_back(std::make_unique<K8sCluster>(std::move(*c), onApiError));
+            out.push_back(owned.back().get());
+        }
+        return out;
+    };
+
+    auto eventClient = newClient();
+    auto watchClient = newClient();
+    auto reclaimClusters = clusters(cfg.apiParallelism);
+    if (!eventClient || !watchClient || !reclaimClusters) return 2;
+    EventRecorder recorder(std::move(*eventClient), cfg.nodeName, cfg.identity, metrics, stop);
+
+    ReclaimerOptions ropts;
+    ropts.node = cfg.nodeName;
+    ropts.poolNamespace = cfg.poolNamespace;
+    ropts.ipamTypes = cfg.ipamTypes;
+    ropts.flatFiles = flatFilesFromEnv();
+    ropts.releaseRetries = cfg.releaseRetries;
+    ropts.journalDir = cfg.journalDir;
+    ropts.journalInterval = cfg.journalInterval;
+    ropts.scanLock = &scanLock;
+    Reclaimer reclaimer(ropts, *reclaimClusters, recorder, metrics, stop);
+
+    PodWatchOptions wopts;
+    wopts.node = cfg.nodeName;
+    wopts.watchTimeout = cfg.watchTimeout;
+    PodWatch watch(
+        wopts, std::move(*watchClient), [&](PodRecord p) { reclaimer.podDeleted(std::move(p)); },
+        [&](std::vector<PodRecord> live) { reclaimer.catchUp(std::move(live)); }, metrics, stop);
+
+    std::unique_ptr<RepairLoop> repair;
+    std::unique_ptr<LeaderElector> elector;
+    if (cfg.repair) {
+        auto repairClusters = clusters(std::min(cfg.apiParallelism, 2));
+        auto leaseClient = newClient();
+        if (!repairClusters || !leaseClient) return 2;
+        RepairOptions popts;
+        popts.poolNamespace = cfg.poolNamespace;
+        popts.interval = cfg.repairInterval;
+        popts.leakPasses = cfg.leakPasses;
+        popts.leakGrace = cfg.leakGrace;
+        popts.batch = cfg.repairBatch;
+        popts.scanLock = &scanLock;
+        repair = std::make_unique<RepairLoop>(popts, *repairClusters, recorder, metrics, stop);
+        LeaseOptions lopts{cfg.leaseName, cfg.leaseNamespace, cfg.identity, cfg.leaseDuration,
+                           cfg.leaseRenewInterval};
+        elector = std::make_unique<LeaderElector>(
+            lopts, std::move(*leaseClient),
+            [&](bool leading) {
+                metrics.setLeader(leading);
+                repair->setLeading(leading);
+            },
+            [&] { metrics.addApiError(); }, stop);
+    }
+
+    HttpServer http;
+    if (cfg.listenPort != 0) {
+        http.route("/metrics", [&] {
+            return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()};
+        });
+        http.route("/healthz", [&] {
+            auto why = metrics.unhealthyReason(cfg.healthThreshold, cfg.repairInterval);
+            return why.empty() ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
+                               : HttpReply{503, "text/plain; charset=utf-8", why + "\n"};
+        });
+        http.route("/readyz", [&] {
+            return metrics.ready()
+                       ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
+                       : HttpReply{503, "text/plain; charset=utf-8", "first sync not complete\n"};
+        });
+        if (auto b = http.bind(cfg.listenHost, cfg.listenPort); !b) {
+            logError(b.error().message);
+            return 2;
+        }
+    }
+
+    std::unique_ptr<NodeKubeconfig> nodeKubeconfig;
+    if (!cfg.nodeKubeconfig.empty()) {
+        nodeKubeconfig = std::make_unique<NodeKubeconfig>(cfg.nodeKubeconfig, cfg.serviceAccountDir,
+                                                          "", cfg.poolNamespace);
+        auto w = nodeKubeconfig->refresh();
+        if (!w)
+            logError("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
+        else if (*w)
+            logInfo("wrote node kubeconfig " + cfg.nodeKubeconfig);
+    }
+
+    logInfo("allot-gc starting on node " + cfg.nodeName + " (pool namespace " + cfg.poolNamespace +
+            ", identity " + cfg.identity + (cfg.repair ? ", repair candidate" : "") + ")");
+
+    Joiner joiner;
+    std::thread([&] { watch.run(); }).detach();
+    joiner.spawn([&] { recorder.run(); });
+    joiner.spawn([&] { reclaimer.run(); });
+    if (repair) {
+        joiner.spawn([&] { repair->run(); });
+        joiner.spawn([&] { elector->run(); });
+    }
+    if (cfg.listenPort != 0) joiner.spawn([&] { http.serve(); });
+
+    // The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.
+    for (;;) {
+        int sig = 0;
+        if (nodeKubeconfig) {
+            timespec ts{};
+            ts.tv_sec = cfg.tokenCheckInterval.count() / 1000;
+            ts.tv_nsec = (cfg.tokenCheckInterval.count() % 1000) * 1'000'000;
+            sig = sigtimedwait(&sigs, nullptr, &ts);
+            if (sig < 0) {
+                auto w = nodeKubeconfig->refresh();
+                if (!w)
+                    logWarn("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
+                else if (*w)
+                    logInfo("rewrote node kubeconfig " + cfg.nodeKubeconfig + " (token rotated)");
+                continue;
+            }
+        } else if (sigwait(&sigs, &sig) != 0) {
+            continue;
+        }
+        logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+                ": shutting down");
+        break;
+    }
+    stop.request();
+    if (cfg.listenPort != 0) http.stop();
+    // The Lease release and any request in flight are bounded by the request timeout.
+    const bool clean = joiner.waitAll(std::chrono::steady_clock::now() + cfg.requestTimeout +
+                                      std::chrono::seconds(2));
+    logInfo(clean ? "stopped" : "stopped (some work was still in flight)");
+    std::fflush(stderr);
+    // The watch threads may be inside a long-poll; nothing they hold needs cleaning up.
+    std::_Exit(0);
+}
+
+}  // namespace allot::gc

@@ -1,0 +1,83 @@
+#pragma once
+// The cluster-wide repair loop (run by the Lease holder only). Each pass lists pods, then
+// reservations, then pools, streaming a page at a time and keeping only compact indexes, and
+// rebuilds the truth:
+// - leak candidates: an allocation whose pod does not exist, exists with another UID (when
+//   the UID is recorded), or has terminated. Released after LeakTracker says so, and only
+//   when a fresh read of the pool and of the pod still agree;
+// - anomalies, reported once each with a Warning Event PoolAnomaly and counted:
+//   duplicate_ip (one IP held in two overlapping pools), out_of_range (an offset outside the
+//   pool's range), reservation_without_allocation, allocation_without_reservation (in a pool
+//   whose other allocations have reservations). The unambiguous ones are repaired under the
+//   same passes-and-grace rule: an orphan reservation older than the grace is deleted
+//   (guarded by its resourceVersion), a missing reservation of a live pod is re-created.
+//   Duplicates and out-of-range entries are only reported: which holder is right is a
+//   human's call.
+// Running a pass twice changes nothing the second time; each pass repairs at most `batch`.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gc-sidecar/cluster.h"
+#include "gc-sidecar/events.h"
+#include "gc-sidecar/leak_tracker.h"
+#include "gc-sidecar/metrics.h"
+#include "gc-sidecar/stop.h"
+
+namespace allot::gc {
+
+struct RepairOptions {
+    std::string poolNamespace = "kube-system";
+    std::chrono::milliseconds interval{std::chrono::seconds(60)};
+    int leakPasses = 3;
+    std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};
+    int batch = 500;
+    size_t maxAnomalyEventsPerPass = 50;
+    std::mutex* scanLock = nullptr;  // as ReclaimerOptions::scanLock
+};
+
+struct PassReport {
+    bool ok = false;
+    std::string error;
+    size_t pods = 0, pools = 0, allocations = 0, reservations = 0;
+    size_t leakCandidates = 0, released = 0, reservationsDeleted = 0, reservationsCreated = 0;
+    std::map<std::string, uint64_t> anomalies;  // kind -> present now
+    double seconds = 0;
+};
+
+class RepairLoop {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    RepairLoop(RepairOptions opts, std::vector<Cluster*> clusters, EventSink& events,
+               Metrics& metrics, StopSignal& stop);
+
+    // From the leader elector.
+    void setLeading(bool leading);
+    // Passes every interval while leading, until stopped.
+    void run();
+    // One pass now, on the calling thread.
+    PassReport pass();
+
+  private:
+    RepairOptions opts_;
+    std::vector<Cluster*> clusters_;
+    EventSink& events_;
+    Metrics& metrics_;
+    StopSignal& stop_;
+    LeakTracker tracker_;
+    std::set<std::string> anomaliesSeen_;  // reported while they last
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::atomic<bool> leading_{false};
+    bool stopping_ = false;
+    bool leadershipChanged_ = false;
+};
+
+}  // namespace allot::gc

@@ -1,0 +1,338 @@
+# Helpers for allot-gc's integration tests (test/integration/gc_test.sh): pods, NADs and
+# pools on the real API server of e2e/cluster, the real plugin for allocations, and allot-gc
+# processes in the background. Source after e2e/lib.sh and cluster_start, then call gc_init.
+
+GC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# gc_init: work dir, run id, a namespace for pods/NADs and one for pools, binary snapshots.
+gc_init() {
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/allot-gc-itest.XXXXXX")
+  RUN=gc$(printf '%04x' $(( (RANDOM ^ $$) & 0xffff )))
+  PODNS=$RUN-pods
+  POOLNS=$RUN-pools
+  export WORK RUN PODNS POOLNS
+  on_exit gc_cleanup
+  # Snapshots: a rebuild during the run must not pull a binary from under us.
+  local b i
+  local dir=$GC_ROOT/${GC_BUILD_DIR:-build}  # GC_BUILD_DIR=build-asan: the sanitizer build
+  for b in plugin/allot gc-sidecar/allot-gc; do
+    [[ -x "$dir/$b" ]] || { echo "missing $dir/$b: run scripts/build" >&2; return 1; }
+    for (( i = 0; i < 20; i++ )); do  # a link in progress leaves a partial file: try again
+      cp "$dir/$b" "$WORK/${b##*/}" 2>/dev/null && probe_bin "$WORK/${b##*/}" && break
+      sleep 1
+    done
+    (( i < 20 )) || { echo "cannot run a copy of build/$b" >&2; return 1; }
+  done
+  PLUGIN=$WORK/allot
+  GC=$WORK/allot-gc
+  # Keep any flat file on this machine out of the tests: the network config says everything.
+  export ALLOT_FLAT_FILES=$WORK/no-flat-file
+  kubectl create namespace "$PODNS" >/dev/null || return 1
+  kubectl create namespace "$POOLNS" >/dev/null || return 1
+  KUBE_CA=$ALLOT_CLUSTER_DIR/pki/ca.crt
+  KUBE_CERT=$ALLOT_CLUSTER_DIR/pki/admin.crt
+  KUBE_KEY=$ALLOT_CLUSTER_DIR/pki/admin.key
+  export KUBE_CA KUBE_CERT KUBE_KEY
+}
+
+probe_bin() {
+  if [[ "$1" == */allot ]]; then
+    echo '{"cniVersion":"1.1.0"}' | CNI_COMMAND=VERSION "$1" >/dev/null 2>&1
+  else
+    "$1" --help >/dev/null 2>&1
+  fi
+}
+
+gc_cleanup() {
+  local pid
+  for pid in "${gc_pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  # No namespace controller runs: empty the namespaces, then finalize them by hand.
+  local ns
+  if [[ -n "${BIGNS:-}" ]]; then  # thousands of objects: one collection delete each
+    kpy 'api("DELETE", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % sys.argv[1])' "$BIGNS" >/dev/null 2>&1
+  fi
+  kpy '
+for r in ("ippools", "overlappingrangeipreservations"):
+    api("DELETE", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/%s" % (sys.argv[1], r))' "$POOLNS" >/dev/null 2>&1
+  for ns in "$PODNS" "$POOLNS" ${BIGNS:+"$BIGNS"}; do
+    kubectl delete -n "$ns" --all --grace-period=0 --force --wait=false \
+      pods,ippools,overlappingrangeipreservations,network-attachment-definitions,events >/dev/null 2>&1
+    kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1
+    kubectl get namespace "$ns" -o json 2>/dev/null | jq '.spec.finalizers = []' |
+      kubectl replace --raw "/api/v1/namespaces/$ns/finalize" -f - >/dev/null 2>&1
+  done
+  kubectl delete lease -n kube-system "$RUN-lease" "$RUN-big-lease" --ignore-not-found >/dev/null 2>&1
+  [[ -n "${KEEP_WORK:-}" ]] || rm -rf "$WORK"
+}
+
+# kpy SCRIPT [ARGS...]: runs python3 with `api(method, path, body=None) -> (status, obj)` bound
+# to the API server as admin (one keep-alive connection per thread), and `pmap(fn, items, n)`.
+kpy() {
+  local script=$1; shift
+  local f
+  f=$(mktemp "$WORK/kpy.XXXXXX.py")
+  cat >"$f" <<PY
+import json, os, ssl, sys, threading, time, http.client, urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+_u = urllib.parse.urlparse(os.environ["ALLOT_APISERVER"])
+_ctx = ssl.create_default_context(cafile=os.environ["KUBE_CA"])
+_ctx.load_cert_chain(os.environ["KUBE_CERT"], os.environ["KUBE_KEY"])
+_local = threading.local()
+def api(method, path, body=None, ctype="application/json"):
+    for attempt in range(5):
+        c = getattr(_local, "c", None)
+        if c is None:
+            c = _local.c = http.client.HTTPSConnection(_u.hostname, _u.port, context=_ctx, timeout=30)
+        try:
+            data = None if body is None else (body if isinstance(body, (bytes, str)) else json.dumps(body))
+            c.request(method, path, body=data, headers={"Content-Type": ctype} if data is not None else {})
+            r = c.getresponse()
+            raw = r.read()
+            try:
+                obj = json.loads(raw) if raw else None
+            except ValueError:
+                obj = None
+            if r.status == 429 or r.status >= 500:
+                time.sleep(0.1 * (attempt + 1)); continue
+            return r.status, obj
+        except (OSError, http.client.HTTPException):
+            _local.c = None
+            time.sleep(0.1 * (attempt + 1))
+    return 0, None
+def pmap(fn, items, n=16):
+    with ThreadPoolExecutor(n) as ex:
+        return list(ex.map(fn, items))
+$script
+PY
+  python3 "$f" "$@"
+  local rc=$?
+  rm -f "$f"
+  return $rc
+}
+
+# make_pods NODE NAME... : creates pods bound to NODE; prints "name uid" lines.
+make_pods() {
+  local node=$1; shift
+  kpy '
+ns, node, names = os.environ["PODNS"], sys.argv[1], sys.argv[2:]
+def mk(name):
+    st, o = api("POST", "/api/v1/namespaces/%s/pods" % ns, {"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}})
+    if st != 201: raise SystemExit("create pod %s: %s %s" % (name, st, o))
+    return "%s %s" % (name, o["metadata"]["uid"])
+print("\n".join(pmap(mk, names)))
+' "$node" "$@"
+}
+
+# pod_uid NAME: the uid of pod NAME ("" when absent).
+pod_uid() { kubectl get pod -n "$PODNS" "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
+
+# del_pods NAME...: deletes the pods at once (grace period 0), in parallel; prints
+# "name epoch-seconds" with the time each delete request was answered.
+del_pods() {
+  kpy '
+ns = os.environ["PODNS"]
+def rm(name):
+    st, o = api("DELETE", "/api/v1/namespaces/%s/pods/%s" % (ns, name), {"gracePeriodSeconds": 0})
+    if st not in (200, 404): raise SystemExit("delete pod %s: %s" % (name, st))
+    return "%s %.6f" % (name, time.time())
+print("\n".join(pmap(rm, sys.argv[1:], 32)))
+' "$@"
+}
+
+# set_network_status POD JSON: the annotation Multus writes after the pod's networks are up.
+set_network_status() {
+  kubectl annotate -n "$PODNS" pod "$1" --overwrite "k8s.v1.cni.cncf.io/network-status=$2" >/dev/null
+}
+
+# mk_nad NAME IPAM_JSON: a NetworkAttachmentDefinition in PODNS; its ipam section is
+# IPAM_JSON + {type: allot, namespace: POOLNS}.
+mk_nad() {
+  local cfg
+  cfg=$(jq -cn --arg name "$1" --arg ns "$POOLNS" --argjson ipam "$2" \
+    '{cniVersion: "1.1.0", name: $name, type: "macvlan", master: "eth0",
+      ipam: ({type: "allot", namespace: $ns} + $ipam)}')
+  jq -n --arg name "$1" --arg ns "$PODNS" --arg cfg "$cfg" \
+    '{apiVersion: "k8s.cni.cncf.io/v1", kind: "NetworkAttachmentDefinition",
+      metadata: {name: $name, namespace: $ns}, spec: {config: $cfg}}' | kubectl apply -f - >/dev/null
+}
+
+# netconf NAD IPAM_JSON NODE: the network config the runtime hands the plugin on NODE.
+netconf() {
+  jq -cn --arg name "$1" --arg ns "$POOLNS" --argjson ipam "$2" --arg kc "${PLUGIN_KUBECONFIG:-$ALLOT_KUBECONFIG}" \
+    --arg d "$WORK/nodes/$3" \
+    '{cniVersion: "1.1.0", name: $name, type: "macvlan",
+      ipam: ({type: "allot", namespace: $ns, kubernetes: {kubeconfig: $kc}, lock_dir: ($d + "/lock"),
+              journal_dir: ($d + "/journal"), deadline_ms: (env.DEADLINE_MS // "5000" | tonumber)} + $ipam)}'
+}
+
+# cni VERB NODE CTR POD UID CONF: runs the plugin as a runtime would; sets CNI_RC, CNI_OUT, CNI_ERR.
+cni() {
+  local err=$WORK/cni.err
+  CNI_OUT=$(printf '%s' "$6" | env CNI_COMMAND="$1" CNI_CONTAINERID="$3" CNI_NETNS=/var/run/netns/allot-gc-none \
+    CNI_IFNAME="${IFNAME:-net1}" CNI_PATH=/opt/cni/bin NODENAME="$2" \
+    CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$PODNS;K8S_POD_NAME=$4;K8S_POD_UID=$5" "$PLUGIN" 2>"$err")
+  CNI_RC=$?
+  CNI_ERR=$(<"$err")
+}
+
+# add NODE CTR POD UID CONF: ADD that must succeed; prints the address.
+add() {
+  cni ADD "$@"
+  if [[ "$CNI_RC" != 0 ]]; then
+    echo "ADD $2 for $3 failed: rc=$CNI_RC $CNI_OUT $CNI_ERR" >&2
+    return 1
+  fi
+  jq -r '.ips[0].address | sub("/.*"; "")' <<<"$CNI_OUT"
+}
+
+# status_json NAD IFNAME IP: a network-status annotation naming PODNS/NAD with IP.
+status_json() {
+  jq -cn --arg n "$PODNS/$1" --arg i "$2" --arg ip "$3" \
+    '[{name: "cbr0", interface: "eth0", ips: ["10.244.0.9"], default: true},
+      {name: $n, interface: $i, ips: [$ip], mac: "02:00:00:00:00:01", dns: {}}]'
+}
+
+pool_name() { local r=${1//:/-}; r=${r//\//-}; echo "${2:+$2-}$r"; }
+res_name() { local ip=$1; [[ "$ip" == *: ]] && ip+=0; echo "${2:+$2-}${ip//:/-}"; }
+pool_json() { kubectl get ippool -n "$POOLNS" "$1" -o json 2>/dev/null; }
+# pool_podrefs POOL: "podref uid" per allocation.
+pool_holders() { pool_json "$1" | jq -r '(.spec.allocations // {})[] | "\(.podref) \(.poduid // "")"'; }
+pool_has_podref() { pool_json "$1" | jq -e --arg p "$PODNS/$2" '[(.spec.allocations // {})[] | select(.podref == $p)] | length > 0' >/dev/null; }
+pool_has_uid() { pool_json "$1" | jq -e --arg u "$2" '[(.spec.allocations // {})[] | select(.poduid == $u)] | length > 0' >/dev/null; }
+pool_count() { pool_json "$1" | jq '(.spec.allocations // {}) | length'; }
+res_exists() { kubectl get overlappingrangeipreservation -n "$POOLNS" "$1" >/dev/null 2>&1; }
+
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
+wait_for() {
+  local deadline=$(( SECONDS + $1 )); shift
+  while ! "$@" >/dev/null 2>&1; do
+    (( SECONDS >= deadline )) && return 1
+    sleep 0.1
+  done
+}
+# never_for SECONDS COMMAND...: COMMAND fails throughout SECONDS.
+never_for() {
+  local deadline=$(( SECONDS + $1 )); shift
+  while (( SECONDS < deadline )); do
+    "$@" >/dev/null 2>&1 && return 1
+    sleep 0.2
+  done
+}
+not() { ! "$@"; }
+
+free_port() {
+  local p
+  while :; do
+    p=$(( 20000 + RANDOM % 12000 ))  # below the ephemeral range
+    ss -Htan "( sport = :$p )" 2>/dev/null | grep -q . && continue
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+# start_gc NAME NODE [FLAGS...]: runs allot-gc in the background as the allot ServiceAccount;
+# sets GC_PORT_<NAME> and GC_PID_<NAME>; waits until /readyz answers 200.
+gc_pids=()
+start_gc() {
+  local name=$1 node=$2; shift 2
+  local port
+  port=$(free_port)
+  "$GC" --node-name="$node" --kubeconfig="$ALLOT_KUBECONFIG" --namespace="$POOLNS" \
+    --listen="127.0.0.1:$port" --lease-name="$RUN-lease" --lease-namespace=kube-system \
+    --journal-dir="$WORK/nodes/$node/journal" --journal-interval=500ms "$@" \
+    >>"$WORK/gc-$name.log" 2>&1 &
+  local pid=$!
+  gc_pids+=("$pid")
+  printf -v "GC_PORT_$name" '%s' "$port"
+  printf -v "GC_PID_$name" '%s' "$pid"
+  [[ -n "${GC_NOWAIT:-}" ]] && return 0
+  wait_for 20 gc_ready "$name" || { echo "allot-gc $name not ready:"; tail -n 20 "$WORK/gc-$name.log"; return 1; }
+}
+gc_port() { local v="GC_PORT_$1"; echo "${!v}"; }
+gc_pid() { local v="GC_PID_$1"; echo "${!v}"; }
+gc_ready() { [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(gc_port "$1")/readyz")" == 200 ]]; }
+gc_http() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$(gc_port "$1")$2"; }
+gc_metrics() { curl -s --max-time 5 "http://127.0.0.1:$(gc_port "$1")/metrics"; }
+# gc_metric NAME SERIES: the value of one series ("allot_is_leader", 'allot_releases_total{reason="leak"}').
+gc_metric() { gc_metrics "$1" | awk -v s="$2" '$1 == s { print $2; found=1 } END { if (!found) print "" }'; }
+# stop_gc NAME: SIGTERM, wait for the exit; prints the exit status.
+stop_gc() {
+  local pid
+  pid=$(gc_pid "$1")
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+gc_log() { cat "$WORK/gc-$1.log"; }
+
+# events REASON: "involvedObject-name message" of Events with REASON in PODNS and POOLNS.
+events() {
+  local ns
+  for ns in "$PODNS" "$POOLNS"; do
+    kubectl get events -n "$ns" -o json | jq -r --arg r "$1" '.items[] | select(.reason == $r) | "\(.involvedObject.name) \(.message)"'
+  done
+}
+
+# annotate_many NAD IFNAME LINES-FILE: writes each pod's network-status ("name ip" lines), in
+# parallel, as Multus does once the pod's networks are up.
+annotate_many() {
+  kpy '
+ns, nad, ifname = os.environ["PODNS"], sys.argv[1], sys.argv[2]
+lines = [l.split() for l in open(sys.argv[3]).read().splitlines() if l.strip()]
+def ann(x):
+    name, ip = x
+    status = [{"name": "cbr0", "interface": "eth0", "ips": ["10.244.0.9"], "default": True},
+              {"name": ns + "/" + nad, "interface": ifname, "ips": [ip], "mac": "02:00:00:00:00:01", "dns": {}}]
+    st, o = api("PATCH", "/api/v1/namespaces/%s/pods/%s" % (ns, name),
+                {"metadata": {"annotations": {"k8s.v1.cni.cncf.io/network-status": json.dumps(status)}}},
+                "application/merge-patch+json")
+    if st != 200: raise SystemExit("annotate %s: %s" % (name, st))
+pmap(ann, lines)
+' "$1" "$2" "$3"
+}
+
+# release_latency POOL PODS-FILE: deletes all the pods ("name uid" lines) at once and watches
+# POOL until each one's allocation is gone. Prints "p50 p99 max send-spread" in seconds (delete
+# request sent -> the pool write without the allocation seen on a watch of the pool), or fails
+# after 60 s.
+release_latency() {
+  kpy '
+ns, pns, pool = os.environ["PODNS"], os.environ["POOLNS"], sys.argv[1]
+pods = [l.split() for l in open(sys.argv[2]).read().splitlines() if l.strip()]
+want = {uid: name for name, uid in pods}
+sent, gone = {}, {}
+base = "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/ippools" % pns
+st, o = api("GET", base + "/" + pool)
+if st != 200: raise SystemExit("get pool: %s" % st)
+ready = threading.Event()
+def watch():
+    # A watch, not polling: exact times, and no load on the API server beyond the events.
+    c = http.client.HTTPSConnection(_u.hostname, _u.port, context=_ctx, timeout=60)
+    c.request("GET", base + "?watch=1&fieldSelector=metadata.name%%3D%s&resourceVersion=%s" % (pool, o["metadata"]["resourceVersion"]))
+    r = c.getresponse()
+    ready.set()
+    while len(gone) < len(want):
+        line = r.readline()
+        if not line: return
+        t = time.time()
+        if not line.strip(): continue
+        ev = json.loads(line)
+        held = {a.get("poduid") for a in (ev["object"].get("spec", {}).get("allocations") or {}).values()}
+        for uid in want:
+            if uid not in held and uid not in gone: gone[uid] = t
+th = threading.Thread(target=watch, daemon=True); th.start()
+ready.wait(10)
+def rm(p):
+    name, uid = p
+    sent[uid] = time.time()
+    st, o = api("DELETE", "/api/v1/namespaces/%s/pods/%s" % (ns, name), {"gracePeriodSeconds": 0})
+    if st not in (200, 404): raise SystemExit("delete %s: %s" % (name, st))
+pmap(rm, pods, 16)
+th.join(60)
+if len(gone) != len(want):
+    raise SystemExit("%d of %d allocations not released within 60 s" % (len(want) - len(gone), len(want)))
+lat = sorted(gone[u] - sent[u] for u in want)
+pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
+print("%.3f %.3f %.3f %.3f" % (pick(0.5), pick(0.99), lat[-1], max(sent.values()) - min(sent.values())))
+' "$1" "$2"
+}

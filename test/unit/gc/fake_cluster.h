@@ -1,0 +1,262 @@
+#pragma once
+// An in-memory Cluster for allot-gc's unit tests: pools and reservations with resource
+// versions, pods, NADs, node slices, injected faults, and a hook that runs between a pool
+// read and the next write (to play a concurrent ADD). Thread-safe, so one instance can stand
+// behind every parallel slot.
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gc-sidecar/cluster.h"
+#include "gc-sidecar/events.h"
+#include "gc-sidecar/log.h"
+
+namespace allot::test {
+
+using core::Errc;
+using core::makeError;
+
+class FakeCluster : public gc::Cluster {
+  public:
+    // ---- setup
+    void putPool(const std::string& ns, store::Pool p) {
+        std::lock_guard l(m_);
+        p.resourceVersion = std::to_string(++rv_);
+        const std::string key = ns + "/" + p.name;
+        pools_[key] = std::move(p);
+    }
+    void putReservation(
+        const std::string& ns, store::Reservation r,
+        std::chrono::system_clock::time_point created = std::chrono::system_clock::now()) {
+        std::lock_guard l(m_);
+        r.resourceVersion = std::to_string(++rv_);
+        const std::string key = ns + "/" + r.name;  // before r is moved from
+        res_[key] = {std::move(r), created};
+    }
+    void putPod(const std::string& ns, const std::string& name, std::string uid,
+                std::string phase = "Running") {
+        std::lock_guard l(m_);
+        pods_[ns + "/" + name] = gc::PodInfo{std::move(uid), std::move(phase)};
+    }
+    void removePod(const std::string& ns, const std::string& name) {
+        std::lock_guard l(m_);
+        pods_.erase(ns + "/" + name);
+    }
+    void putNad(const std::string& ns, const std::string& name, std::string config) {
+        std::lock_guard l(m_);
+        nads_[ns + "/" + name] = std::move(config);
+    }
+    void putSlice(const std::string& ns, const std::string& slicePool, const std::string& node,
+                  std::string cidr) {
+        std::lock_guard l(m_);
+        slices_[ns + "/" + slicePool + "/" + node] = std::move(cidr);
+    }
+    // The next `n` calls of `op` ("getPool", "updatePool", "getPod", "eachPool", ...) fail with
+    // `code`.
+    void failNext(const std::string& op, int n, Errc code) {
+        std::lock_guard l(m_);
+        faults_[op] = {n, code};
+    }
+    // Runs (once) right after the next getPool of `pool`, before the caller can write.
+    void afterNextRead(const std::string& pool, std::function<void()> fn) {
+        std::lock_guard l(m_);
+        afterRead_[pool] = std::move(fn);
+    }
+
+    // ---- inspection
+    std::optional<store::Pool> pool(const std::string& ns, const std::string& name) {
+        std::lock_guard l(m_);
+        auto it = pools_.find(ns + "/" + name);
+        if (it == pools_.end()) return std::nullopt;
+        return it->second;
+    }
+    bool hasReservation(const std::string& ns, const std::string& name) {
+        std::lock_guard l(m_);
+        return res_.count(ns + "/" + name) != 0;
+    }
+    int calls(const std::string& op) {
+        std::lock_guard l(m_);
+        return calls_[op];
+    }
+
+    // ---- Cluster
+    gc::Result<store::Pool> getPool(const std::string& ns, const std::string& name) override {
+        std::function<void()> hook;
+        gc::Result<store::Pool> out = makeError(Errc::Internal, "");
+        {
+            std::lock_guard l(m_);
+            if (auto f = fault("getPool")) return *f;
+            auto it = pools_.find(ns + "/" + name);
+            if (it == pools_.end()) return makeError(Errc::NotFound, "no pool " + name);
+            out = it->second;
+            if (auto h = afterRead_.find(name); h != afterRead_.end()) {
+                hook = std::move(h->second);
+                afterRead_.erase(h);
+            }
+        }
+        if (hook) hook();
+        return out;
+    }
+    gc::Result<store::Pool> updatePool(const std::string& ns, const store::Pool& p) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("updatePool")) return *f;
+        auto it = pools_.find(ns + "/" + p.name);
+        if (it == pools_.end()) return makeError(Errc::NotFound, "no pool " + p.name);
+        if (it->second.resourceVersion != p.resourceVersion)
+            return makeError(Errc::Conflict, "stale " + p.name);
+        it->second = p;
+        it->second.resourceVersion = std::to_string(++rv_);
+        return it->second;
+    }
+    gc::Result<void> eachPool(
+        const std::string& ns, const std::function<bool(store::Pool&)>& fn,
+        const std::function<void(const std::string&, const std::string&)>&) override {
+        std::vector<store::Pool> copy;
+        {
+            std::lock_guard l(m_);
+            if (auto f = fault("eachPool")) return *f;
+            for (const auto& [k, p] : pools_)
+                if (k.rfind(ns + "/", 0) == 0) copy.push_back(p);
+        }
+        for (auto& p : copy)
+            if (!fn(p)) break;
+        return {};
+    }
+    gc::Result<store::Reservation> getReservation(const std::string& ns,
+                                                  const std::string& name) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("getReservation")) return *f;
+        auto it = res_.find(ns + "/" + name);
+        if (it == res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
+        return it->second.r;
+    }
+    gc::Result<void> deleteReservation(const std::string& ns, const std::string& name,
+                                       const std::string& rv) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("deleteReservation")) return *f;
+        auto it = res_.find(ns + "/" + name);
+        if (it == res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
+        if (!rv.empty() && it->second.r.resourceVersion != rv)
+            return makeError(Errc::Conflict, "stale " + name);
+        res_.erase(it);
+        return {};
+    }
+    gc::Result<void> createReservation(const std::string& ns,
+                                       const store::Reservation& r) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("createReservation")) return *f;
+        if (res_.count(ns + "/" + r.name)) return makeError(Errc::AlreadyExists, r.name);
+        store::Reservation x = r;
+        x.resourceVersion = std::to_string(++rv_);
+        res_[ns + "/" + r.name] = {std::move(x), std::chrono::system_clock::now()};
+        return {};
+    }
+    gc::Result<void> eachReservation(const std::string& ns,
+                                     const std::function<bool(gc::ReservationInfo&)>& fn) override {
+        std::vector<gc::ReservationInfo> copy;
+        {
+            std::lock_guard l(m_);
+            if (auto f = fault("eachReservation")) return *f;
+            for (const auto& [k, r] : res_)
+                if (k.rfind(ns + "/", 0) == 0) copy.push_back(r);
+        }
+        for (auto& r : copy)
+            if (!fn(r)) break;
+        return {};
+    }
+    gc::Result<std::optional<gc::PodInfo>> getPod(const std::string& ns,
+                                                  const std::string& name) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("getPod")) return *f;
+        auto it = pods_.find(ns + "/" + name);
+        if (it == pods_.end()) return std::optional<gc::PodInfo>();
+        return std::optional<gc::PodInfo>(it->second);
+    }
+    gc::Result<void> eachPod(const std::string& ns,
+                             const std::function<bool(const std::string&, const std::string&,
+                                                      gc::PodInfo&)>& fn) override {
+        std::vector<std::pair<std::string, gc::PodInfo>> copy;
+        {
+            std::lock_guard l(m_);
+            if (auto f = fault("eachPod")) return *f;
+            for (const auto& [k, p] : pods_)
+                if (ns.empty() || k.rfind(ns + "/", 0) == 0) copy.emplace_back(k, p);
+        }
+        for (auto& [k, p] : copy) {
+            auto slash = k.find('/');
+            if (!fn(k.substr(0, slash), k.substr(slash + 1), p)) break;
+        }
+        return {};
+    }
+    gc::Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("getNadConfig")) return *f;
+        auto it = nads_.find(ns + "/" + name);
+        if (it == nads_.end()) return makeError(Errc::NotFound, "no NAD " + name);
+        return it->second;
+    }
+    gc::Result<std::string> nodeSlice(const std::string& ns, const std::string& pool,
+                                      const std::string& node) override {
+        std::lock_guard l(m_);
+        auto it = slices_.find(ns + "/" + pool + "/" + node);
+        if (it == slices_.end()) return makeError(Errc::NotFound, "no slice");
+        return it->second;
+    }
+
+  private:
+    std::optional<core::Error> fault(const std::string& op) {
+        ++calls_[op];
+        auto it = faults_.find(op);
+        if (it == faults_.end() || it->second.first <= 0) return std::nullopt;
+        --it->second.first;
+        return makeError(it->second.second, "injected " + op + " failure");
+    }
+
+    std::mutex m_;
+    uint64_t rv_ = 0;
+    std::map<std::string, store::Pool> pools_;
+    std::map<std::string, gc::ReservationInfo> res_;
+    std::map<std::string, gc::PodInfo> pods_;
+    std::map<std::string, std::string> nads_;
+    std::map<std::string, std::string> slices_;
+    std::map<std::string, std::pair<int, Errc>> faults_;
+    std::map<std::string, std::function<void()>> afterRead_;
+    std::map<std::string, int> calls_;
+};
+
+// Collects Events instead of posting them.
+class EventLog : public gc::EventSink {
+  public:
+    void emit(gc::EventSpec e) override {
+        std::lock_guard l(m_);
+        events_.push_back(std::move(e));
+    }
+    std::vector<gc::EventSpec> all() {
+        std::lock_guard l(m_);
+        return events_;
+    }
+    int count(const std::string& reason) {
+        std::lock_guard l(m_);
+        int n = 0;
+        for (const auto& e : events_) n += e.reason == reason;
+        return n;
+    }
+
+  private:
+    std::mutex m_;
+    std::vector<gc::EventSpec> events_;
+};
+
+}  // namespace allot::test
+
+namespace allot::test {
+// The code under test logs every release; keep the test output to failures.
+inline const int kQuietGcLogs = [] {
+    gc::setLogLevel(gc::LogLevel::Error);
+    return 0;
+}();
+}  // namespace allot::test

@@ -1,0 +1,126 @@
+#include <doctest/doctest.h>
+
+#include "gc-sidecar/events.h"
+#include "gc-sidecar/lease.h"
+#include "gc-sidecar/metrics.h"
+#include "gc-sidecar/node_kubeconfig.h"
+#include "gc-sidecar/pod_watch.h"
+#include "gc-sidecar/release.h"
+#include "gc-sidecar/time_util.h"
+
+using namespace allot;
+using namespace std::chrono_literals;
+
+TEST_CASE("Kubernetes timestamps round-trip, with and without microseconds") {
+    auto t = gc::parseTime("2024-02-29T23:59:58Z");
+    REQUIRE(t);
+    CHECK(gc::formatTime(*t) == "2024-02-29T23:59:58Z");
+    auto m = gc::parseTime("2024-02-29T23:59:58.123456Z");
+    REQUIRE(m);
+    CHECK(gc::formatMicroTime(*m) == "2024-02-29T23:59:58.123456Z");
+    CHECK(*m - *t == 123456us);
+    for (const char* bad : {"", "2024-02-29", "2024-02-29T23:59:58+01:00", "2024-02-29T23:59:5xZ"})
+        CHECK_FALSE(gc::parseTime(bad));
+}
+
+TEST_CASE("the node kubeconfig embeds the server, CA and token, and names the pool namespace") {
+    CHECK(gc::base64Encode("") == "");
+    CHECK(gc::base64Encode("f") == "Zg==");
+    CHECK(gc::base64Encode("fo") == "Zm8=");
+    CHECK(gc::base64Encode("foo") == "Zm9v");
+    const std::string k =
+        gc::renderNodeKubeconfig("https://10.96.0.1:443", "PEM", "tok\"en", "kube-system");
+    CHECK(k.find("server: \"https://10.96.0.1:443\"") != std::string::npos);
+    CHECK(k.find("certificate-authority-data: UEVN") != std::string::npos);
+    CHECK(k.find("token: \"tok\\\"en\"") != std::string::npos);
+    CHECK(k.find("namespace: \"kube-system\"") != std::string::npos);
+    CHECK(k.find("current-context: allot") != std::string::npos);
+}
+
+TEST_CASE("lease decisions: free, released, ours, or observed unrenewed for its duration") {
+    gc::LeaseRecord r{"other", 15, "", "", 0};
+    CHECK_FALSE(gc::mayAcquire(r, "me", 14s));
+    CHECK(gc::mayAcquire(r, "me", 15s));
+    CHECK(gc::mayAcquire({"", 15, "", "", 0}, "me", 0s));
+    CHECK(gc::mayAcquire({"me", 15, "", "", 0}, "me", 0s));
+    json::Value lease = json::Value::object();
+    gc::setLeaseRecord(lease,
+                       {"a", 3, "2024-01-01T00:00:00.000000Z", "2024-01-01T00:00:01.000000Z", 4});
+    auto back = gc::leaseRecordOf(lease);
+    CHECK(back.holder == "a");
+    CHECK(back.durationSeconds == 3);
+    CHECK(back.transitions == 4);
+    gc::setLeaseRecord(lease, {"", 1, "", "", 4});
+    CHECK(lease.find("spec")->find("holderIdentity") == nullptr);
+}
+
+TEST_CASE("pod records keep only namespace, name, uid and the network-status annotation") {
+    auto pod = json::parse(R"({"metadata":{"namespace":"a","name":"p","uid":"u","labels":{"x":"y"},
+        "annotations":{"k8s.v1.cni.cncf.io/network-status":"[]","other":"z"}},"spec":{"nodeName":"n"}})");
+    REQUIRE(pod.ok());
+    auto r = gc::podRecordOf(*pod);
+    REQUIRE(r);
+    CHECK(r->ns == "a");
+    CHECK(r->uid == "u");
+    CHECK(r->hasNetworkStatus);
+    CHECK(r->networkStatus == "[]");
+    CHECK_FALSE(gc::podRecordOf(*json::parse(R"({"metadata":{"name":"p"}})")));
+    auto bare =
+        gc::podRecordOf(*json::parse(R"({"metadata":{"namespace":"a","name":"p","uid":"u"}})"));
+    REQUIRE(bare);
+    CHECK_FALSE(bare->hasNetworkStatus);
+}
+
+TEST_CASE("Events name the object, the reason and the message, as core/v1 Events") {
+    gc::EventSpec e{true, "PoolAnomaly", "duplicate_ip: 10.0.0.5",
+                    gc::poolRef("kube-system", "10.0.0.0-24")};
+    auto v = gc::eventObject(e, "node-1", "node-1", std::chrono::system_clock::time_point{} + 1h);
+    CHECK(v.find("type")->asString() == "Warning");
+    CHECK(v.find("reason")->asString() == "PoolAnomaly");
+    CHECK(v.find("metadata")->find("namespace")->asString() == "kube-system");
+    CHECK(v.find("involvedObject")->find("kind")->asString() == "IPPool");
+    CHECK(v.find("source")->find("component")->asString() == "allot-gc");
+    CHECK(v.find("firstTimestamp")->asString() == "1970-01-01T01:00:00Z");
+}
+
+TEST_CASE("reservation ownership is strict about container IDs") {
+    core::Owner o{"c1", "ns/p", "net1", "n", "u", ""};
+    CHECK(gc::ownsReservation({"x", "c1", "ns/p", "net1", ""}, o));
+    CHECK(
+        gc::ownsReservation({"x", "", "ns/p", "net1", ""}, o));  // Whereabouts writes no container
+    CHECK_FALSE(gc::ownsReservation({"x", "c2", "ns/p", "net1", ""}, o));  // the re-created pod's
+    CHECK_FALSE(gc::ownsReservation({"x", "c1", "ns/p", "net2", ""}, o));
+    CHECK_FALSE(gc::ownsReservation({"x", "", "ns/q", "net1", ""}, o));
+}
+
+TEST_CASE(
+    "reservation names are derived from the pool name: network_name and node-slice prefixes") {
+    core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};
+    CHECK(gc::networkNamesFor({"10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
+          std::vector<std::string>{""});
+    CHECK(gc::networkNamesFor({"blue-10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
+          std::vector<std::string>{"blue"});
+    CHECK(gc::networkNamesFor({"blue-worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
+          std::vector<std::string>{"blue", "blue-worker-1"});
+    CHECK(gc::networkNamesFor({"worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
+          std::vector<std::string>{"", "worker-1"});
+    CHECK(gc::networkNamesFor({"odd", "10.0.0.0/24", {}, {}, {}}, o) ==
+          std::vector<std::string>{""});
+}
+
+TEST_CASE("health: the watch's progress and, for the leader, the repair loop's") {
+    gc::Metrics m;
+    CHECK(m.unhealthyReason(1h, 1min).empty());
+    CHECK_FALSE(m.unhealthyReason(0ms, 1min).empty());
+    m.setLeader(true);
+    m.watchProgress();
+    CHECK(m.unhealthyReason(1h, 1min).empty());
+    CHECK_FALSE(m.ready());
+    m.setReady();
+    CHECK(m.ready());
+    const std::string text = m.render();
+    for (const char* s : {"allot_releases_total{reason=\"pod_deleted\"} 0", "allot_is_leader 1",
+                          "allot_leak_candidates 0", "allot_api_errors_total 0",
+                          "allot_watch_restarts_total 0", "# TYPE allot_repair_pass_seconds gauge"})
+        CHECK_MESSAGE(text.find(s) != std::string::npos, s);
+}

@@ -1,0 +1,290 @@
+#include "gc-sidecar/reclaimer.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "core/naming.h"
+#include "fake_cluster.h"
+#include "store/journal.h"
+
+using namespace allot;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kNs = "pools";
+constexpr const char* kNode = "n1";
+
+core::Owner own(const std::string& ctr, const std::string& ref, const std::string& uid,
+                const std::string& node = kNode, const std::string& ifName = "net1") {
+    return core::Owner{ctr, ref, ifName, node, uid, "macnet"};
+}
+
+std::string status(const std::string& nad, const std::string& ip) {
+    return R"([{"name":"cbr0","interface":"eth0","ips":["10.244.0.5"],"default":true},{"name":")" +
+           nad + R"(","interface":"net1","ips":[")" + ip + R"("]}])";
+}
+
+struct Fixture {
+    test::FakeCluster fake;
+    test::EventLog events;
+    gc::Metrics metrics;
+    gc::StopSignal stop;
+    gc::ReclaimerOptions opts;
+    std::unique_ptr<gc::Reclaimer> r;
+    gc::Clock::time_point now = gc::Clock::now();
+
+    Fixture() {
+        opts.node = kNode;
+        opts.poolNamespace = kNs;
+        opts.flatFiles = {"/nonexistent/allot-gc-flat"};
+        opts.retryBase = 10ms;
+        opts.releaseRetries = 3;
+        fake.putNad(
+            "app", "macnet",
+            R"({"cniVersion":"1.1.0","name":"macnet","type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/24","namespace":"pools"}})");
+        fake.putPool(kNs, {"10.1.0.0-24", "10.1.0.0/24", {}, {}, {}});
+        make();
+    }
+    void make(int slots = 3) {
+        std::vector<gc::Cluster*> cs(static_cast<size_t>(slots), &fake);
+        r = std::make_unique<gc::Reclaimer>(opts, cs, events, metrics, stop);
+    }
+    // An allocation at offset `off` of 10.1.0.0/24 with its reservation.
+    void allocate(core::u128 off, const core::Owner& o, const char* pool = "10.1.0.0-24") {
+        auto p = *fake.pool(kNs, pool);
+        p.allocations[off] = o;
+        fake.putPool(kNs, p);
+        auto ip = core::Cidr::parse(p.range)->at(off);
+        fake.putReservation(kNs,
+                            {core::reservationName(ip, ""), o.containerId, o.podRef, o.ifName, ""});
+    }
+    bool held(core::u128 off, const char* pool = "10.1.0.0-24") {
+        return fake.pool(kNs, pool)->allocations.count(off) != 0;
+    }
+    void run() {
+        now += 1h;  // every retry is due
+        r->runOnce(now);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a deleted pod's allocation and reservation are released, with an Event and a metric") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.allocate(6, own("c2", "app/other", "u2"));
+    f.fake.putPod("app", "other", "u2");
+    f.r->podDeleted({"app", "web", "u1", true, status("app/macnet", "10.1.0.5")});
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(f.held(6));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.6"));
+    CHECK(f.events.count("AddressReleased") == 1);
+    CHECK(f.metrics.releases("pod_deleted") == 1);
+    CHECK(f.r->pending() == 0);
+}
+
+TEST_CASE("StatefulSet re-creation: a pod of the same name with another UID keeps the address") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web-0", "u1"));
+    f.fake.putPod("app", "web-0", "u2");  // re-created before the deletion was handled
+    f.r->podDeleted({"app", "web-0", "u1", true, status("app/macnet", "10.1.0.5")});
+    f.run();
+    CHECK(f.held(5));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(f.events.count("AddressReleased") == 0);
+    // The new pod's ADD hands the entry over (its UID); the old pod's cleanup never takes it.
+    f.allocate(5, own("c2", "app/web-0", "u2"));
+    f.fake.removePod("app", "web-0");
+    f.r->podDeleted({"app", "web-0", "u1", true, status("app/macnet", "10.1.0.5")});
+    f.run();
+    CHECK(f.held(5));
+}
+
+TEST_CASE("a forged network-status naming another pod's IP frees nothing of that pod") {
+    Fixture f;
+    f.allocate(7, own("cv", "app/victim", "uv"));
+    f.fake.putPod("app", "victim", "uv");
+    f.allocate(8, own("cf", "app/forger", "uf"));
+    f.r->podDeleted({"app", "forger", "uf", true, status("app/macnet", "10.1.0.7")});
+    f.run();
+    CHECK(f.held(7));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.7"));
+    CHECK_FALSE(f.held(8));
+}
+
+TEST_CASE(
+    "an entry without pod UID is released by podref, unless the pod is re-created meanwhile") {
+    Fixture f;
+    f.allocate(9, core::Owner{"wb", "app/db-0", "net1", "", "", ""});  // as Whereabouts writes it
+    // The pod comes back between the pool read and the write: the check after the read sees it.
+    f.fake.afterNextRead("10.1.0.0-24", [&] { f.fake.putPod("app", "db-0", "u-new"); });
+    f.r->podDeleted({"app", "db-0", "u-old", true, status("app/macnet", "10.1.0.9")});
+    f.run();
+    CHECK(f.held(9));
+    f.fake.removePod("app", "db-0");
+    f.r->podDeleted({"app", "db-0", "u-new", true, status("app/macnet", "10.1.0.9")});
+    f.run();
+    CHECK_FALSE(f.held(9));
+}
+
+TEST_CASE("a write conflict re-reads the pool and keeps what another node wrote meanwhile") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.fake.afterNextRead("10.1.0.0-24", [&] {
+        auto p = *f.fake.pool(kNs, "10.1.0.0-24");
+        p.allocations[20] = own("c9", "app/new", "u9", "n2");
+        f.fake.putPool(kNs, p);  // new resourceVersion: our write conflicts
+    });
+    f.r->podDeleted({"app", "web", "u1", true, status("app/macnet", "10.1.0.5")});
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK(f.held(20));
+}
+
+TEST_CASE(
+    "malformed, missing or dangling network-status: a scan finds the pod's entries on this node") {
+    Fixture f;
+    f.fake.putPool(kNs, {"10.9.0.0-24", "10.9.0.0/24", {}, {}, {}});
+    f.allocate(1, own("c1", "app/bad", "u1"), "10.9.0.0-24");
+    f.allocate(2, own("c2", "app/none", "u2"));
+    f.allocate(3, own("c3", "app/ghost", "u3"));
+    f.allocate(4, core::Owner{"c4", "app/bad", "net1", "", "", ""});  // no node: not provably ours
+    f.allocate(5, core::Owner{"c5", "app/none", "net1", "n2", "", ""});  // another node's
+    f.r->podDeleted({"app", "bad", "u1", true, R"([{"name": "x/y", "ips": [12])"});
+    f.r->podDeleted({"app", "none", "u2", false, ""});
+    f.r->podDeleted({"app", "ghost", "u3", true, status("app/no-such-nad", "10.1.0.3")});
+    f.run();
+    CHECK_FALSE(f.held(1, "10.9.0.0-24"));
+    CHECK_FALSE(f.held(2));
+    CHECK_FALSE(f.held(3));
+    CHECK(f.held(4));
+    CHECK(f.held(5));
+    CHECK(f.events.count("MalformedNetworkStatus") == 1);
+    CHECK(f.metrics.anomaliesFound("malformed_network_status") == 1);
+}
+
+TEST_CASE("a huge or deeply nested annotation is handled as malformed") {
+    Fixture f;
+    f.allocate(1, own("c1", "app/p", "u1"));
+    f.r->podDeleted({"app", "p", "u1", true, std::string(300000, '[')});
+    f.run();
+    CHECK_FALSE(f.held(1));
+    CHECK(f.events.count("MalformedNetworkStatus") == 1);
+}
+
+TEST_CASE("failures are retried with backoff and end in a ReleaseFailed Event") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.fake.failNext("updatePool", 2, core::Errc::Transient);
+    f.r->podDeleted({"app", "web", "u1", true, status("app/macnet", "10.1.0.5")});
+    f.now = gc::Clock::now();
+    f.r->runOnce(f.now);
+    CHECK(f.held(5));
+    CHECK(f.r->pending() == 1);
+    f.r->runOnce(f.now);  // not due yet: nothing happens
+    CHECK(f.fake.calls("updatePool") == 1);
+    f.run();
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK(f.events.count("ReleaseFailed") == 0);
+
+    f.allocate(6, own("c2", "app/db", "u2"));
+    f.fake.failNext("getPod", 100, core::Errc::Transient);
+    f.r->podDeleted({"app", "db", "u2", true, status("app/macnet", "10.1.0.6")});
+    for (int i = 0; i < 5; ++i) f.run();
+    CHECK(f.held(6));
+    CHECK(f.r->pending() == 0);
+    CHECK(f.events.count("ReleaseFailed") == 1);
+}
+
+TEST_CASE("catch-up releases this node's entries whose pods are gone, and nothing else") {
+    Fixture f;
+    f.allocate(1, own("c1", "app/gone", "u1"));
+    f.allocate(2, own("c2", "app/live", "u2"));
+    f.allocate(3, own("c3", "app/elsewhere", "u3", "n2"));
+    f.allocate(4, own("c4", "app/recreated", "u4"));
+    f.allocate(5, core::Owner{"c5", "app/nouid-gone", "net1", kNode, "", ""});
+    f.fake.putPod("app", "live", "u2");
+    f.fake.putPod("app", "recreated", "u4-new");  // now on another node, say
+    f.r->catchUp({{"app", "live", "u2", false, ""}});
+    f.run();
+    CHECK(f.r->caughtUp());
+    CHECK_FALSE(f.held(1));
+    CHECK(f.held(2));
+    CHECK(f.held(3));
+    CHECK(f.held(4));
+    CHECK_FALSE(f.held(5));
+    CHECK(f.metrics.releases("catch_up") == 2);
+}
+
+TEST_CASE("a failed catch-up scan is retried; readiness waits for it") {
+    Fixture f;
+    f.fake.failNext("eachPool", 1, core::Errc::Transient);
+    f.r->catchUp({});
+    f.run();
+    CHECK_FALSE(f.r->caughtUp());
+    f.run();
+    CHECK(f.r->caughtUp());
+}
+
+TEST_CASE("node-slice networks release from this node's slice pool") {
+    Fixture f;
+    f.fake.putNad(
+        "app", "slicenet",
+        R"({"name":"slicenet","type":"macvlan","ipam":{"type":"whereabouts","range":"10.5.0.0/16","node_slice_size":"/24","namespace":"pools"}})");
+    f.fake.putSlice(kNs, "slicenet", kNode, "10.5.3.0/24");
+    const std::string pool = core::poolName(*core::Cidr::parse("10.5.3.0/24"), "", kNode);
+    f.fake.putPool(kNs, {pool, "10.5.3.0/24", {}, {}, {}});
+    f.allocate(4, own("c1", "app/s", "u1"), pool.c_str());
+    f.r->podDeleted({"app", "s", "u1", true, status("app/slicenet", "10.5.3.4")});
+    f.run();
+    CHECK_FALSE(f.held(4, pool.c_str()));
+}
+
+TEST_CASE("journal entries are replayed and removed only after success") {
+    Fixture f;
+    char tmpl[] = "/tmp/allot-gc-journal-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    f.opts.journalDir = tmpl;
+    f.make();
+    store::Journal j(tmpl);
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.allocate(6, own("c2", "app/db", "u2"));
+    f.fake.putPod("app", "web", "u1");  // the pod lives: only the journal says to release
+    REQUIRE(j.append({kNs, {"10.1.0.0-24"}, "", "c1", "net1", "app/web", kNode, ""}).ok());
+    REQUIRE(
+        j.append({"", {}, "", "c2", "net1", "app/db", kNode, ""}).ok());  // no pools named: search
+    f.fake.failNext("updatePool", 1, core::Errc::Transient);
+    f.run();
+    CHECK(f.held(5));  // first replay failed: entry kept
+    CHECK(j.entries()->size() == 1);
+    CHECK_FALSE(f.held(6));
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(j.entries()->empty());
+    CHECK(f.metrics.releases("journal") == 2);
+    std::filesystem::remove_all(tmpl);
+}
+
+TEST_CASE("many pods deleted at once cost one pool write per pool") {
+    Fixture f;
+    for (int i = 1; i <= 50; ++i)
+        f.allocate(
+            static_cast<core::u128>(i),
+            own("c" + std::to_string(i), "app/p" + std::to_string(i), "u" + std::to_string(i)));
+    for (int i = 1; i <= 50; ++i)
+        f.r->podDeleted({"app", "p" + std::to_string(i), "u" + std::to_string(i), true,
+                         status("app/macnet", "10.1.0.1")});
+    const int before = f.fake.calls("updatePool");
+    f.run();
+    CHECK(f.fake.calls("updatePool") - before == 1);
+    CHECK(f.fake.pool(kNs, "10.1.0.0-24")->allocations.empty());
+    CHECK(f.fake.calls("getNadConfig") == 1);  // cached
+    CHECK(f.fake.calls("eachPod") == 1);       // one list rather than fifty GETs
+}

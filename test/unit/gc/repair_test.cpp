@@ -1,0 +1,241 @@
+#include "gc-sidecar/repair.h"
+
+#include <doctest/doctest.h>
+
+#include "fake_cluster.h"
+
+using namespace allot;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr const char* kNs = "pools";
+
+core::Owner own(const std::string& ctr, const std::string& ref, const std::string& uid) {
+    return core::Owner{ctr, ref, "net1", "n1", uid, "macnet"};
+}
+
+struct Fixture {
+    test::FakeCluster fake;
+    test::EventLog events;
+    gc::Metrics metrics;
+    gc::StopSignal stop;
+    gc::RepairOptions opts;
+    std::unique_ptr<gc::RepairLoop> loop;
+
+    Fixture() {
+        opts.poolNamespace = kNs;
+        opts.leakPasses = 3;
+        opts.leakGrace = 0ms;
+        make();
+        fake.putPool(kNs, {"10.1.0.0-24", "10.1.0.0/24", {}, {}, {}});
+    }
+    void make() {
+        loop = std::make_unique<gc::RepairLoop>(opts, std::vector<gc::Cluster*>{&fake, &fake},
+                                                events, metrics, stop);
+    }
+    void allocate(core::u128 off, const core::Owner& o, const char* pool = "10.1.0.0-24",
+                  bool reserve = true) {
+        auto p = *fake.pool(kNs, pool);
+        p.allocations[off] = o;
+        fake.putPool(kNs, p);
+        if (reserve) {
+            auto ip = core::Cidr::parse(p.range)->at(off);
+            fake.putReservation(kNs, {ip.str(), o.containerId, o.podRef, o.ifName, ""});
+        }
+    }
+    bool held(core::u128 off, const char* pool = "10.1.0.0-24") {
+        return fake.pool(kNs, pool)->allocations.count(off) != 0;
+    }
+    gc::PassReport pass() {
+        auto r = loop->pass();
+        REQUIRE(r.ok);
+        return r;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a leaked allocation is released on the Nth consecutive pass, with its reservation") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/gone", "u1"));
+    f.allocate(6, own("c2", "app/live", "u2"));
+    f.fake.putPod("app", "live", "u2");
+    CHECK(f.pass().leakCandidates == 1);
+    CHECK(f.pass().released == 0);
+    CHECK(f.held(5));
+    auto third = f.pass();
+    CHECK(third.released == 1);
+    CHECK_FALSE(f.held(5));
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(f.held(6));
+    CHECK(f.metrics.releases("leak") == 1);
+    CHECK(f.events.count("AddressReleased") == 1);
+    // Level-driven: the next pass has nothing to do.
+    auto again = f.pass();
+    CHECK(again.leakCandidates == 0);
+    CHECK(again.released == 0);
+}
+
+TEST_CASE("the grace period holds a candidate back however many passes see it") {
+    Fixture f;
+    f.opts.leakGrace = 1h;
+    f.make();
+    f.allocate(5, own("c1", "app/gone", "u1"));
+    for (int i = 0; i < 6; ++i) f.pass();
+    CHECK(f.held(5));
+}
+
+TEST_CASE("an ADD in flight whose pod appears before the Nth pass is never released") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/new", ""));
+    f.pass();
+    f.pass();
+    f.fake.putPod("app", "new", "u1");
+    for (int i = 0; i < 5; ++i) f.pass();
+    CHECK(f.held(5));
+}
+
+TEST_CASE(
+    "a candidate is re-checked on fresh data: a pod that appears at the last moment keeps it") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/late", "u1"));
+    f.pass();
+    f.pass();
+    f.fake.afterNextRead("10.1.0.0-24", [&] { f.fake.putPod("app", "late", "u1"); });
+    auto r = f.pass();
+    CHECK(r.released == 0);
+    CHECK(f.held(5));
+}
+
+TEST_CASE(
+    "terminated pods and pods re-created with another UID are leaks; UID-less entries of live pods "
+    "are not") {
+    Fixture f;
+    f.allocate(1, own("c1", "app/done", "u1"));
+    f.fake.putPod("app", "done", "u1", "Succeeded");
+    f.allocate(2, own("c2", "app/sts-0", "old-uid"));
+    f.fake.putPod("app", "sts-0", "new-uid");
+    f.allocate(3, own("c3", "app/wb", ""));
+    f.fake.putPod("app", "wb", "whatever");
+    for (int i = 0; i < 3; ++i) f.pass();
+    CHECK_FALSE(f.held(1));
+    CHECK_FALSE(f.held(2));
+    CHECK(f.held(3));
+}
+
+TEST_CASE("each pass releases at most the batch size") {
+    Fixture f;
+    f.opts.batch = 2;
+    f.make();
+    for (int i = 1; i <= 5; ++i)
+        f.allocate(static_cast<core::u128>(i),
+                   own("c" + std::to_string(i), "app/g" + std::to_string(i), "u"));
+    f.pass();
+    f.pass();
+    CHECK(f.pass().released == 2);
+    CHECK(f.pass().released == 2);
+    CHECK(f.pass().released == 1);
+    CHECK(f.fake.pool(kNs, "10.1.0.0-24")->allocations.empty());
+}
+
+TEST_CASE("duplicate IPs and out-of-range offsets are reported once, counted, and left alone") {
+    Fixture f;
+    f.fake.putPool(kNs, {"10.1.0.0-25", "10.1.0.0/25", {}, {}, {}});
+    f.fake.putPool(kNs, {"10.2.0.0-28", "10.2.0.0/28", {}, {}, {}});
+    f.fake.putPod("app", "a", "ua");
+    f.fake.putPod("app", "b", "ub");
+    f.allocate(5, own("ca", "app/a", "ua"), "10.1.0.0-24", false);
+    f.allocate(5, own("cb", "app/b", "ub"), "10.1.0.0-25", false);
+    f.allocate(100, own("ca", "app/a", "ua"), "10.2.0.0-28", false);
+    auto r = f.pass();
+    CHECK(r.anomalies["duplicate_ip"] == 1);
+    CHECK(r.anomalies["out_of_range"] == 1);
+    for (int i = 0; i < 4; ++i) f.pass();
+    CHECK(f.events.count("PoolAnomaly") == 2);
+    CHECK(f.metrics.anomaliesFound("duplicate_ip") == 1);
+    CHECK(f.metrics.anomaliesFound("out_of_range") == 1);
+    CHECK(f.held(5, "10.1.0.0-24"));
+    CHECK(f.held(5, "10.1.0.0-25"));
+    CHECK(f.held(100, "10.2.0.0-28"));
+    const std::string text = f.metrics.render();
+    CHECK(text.find("allot_anomalies_total{kind=\"duplicate_ip\"} 1") != std::string::npos);
+    CHECK(text.find("allot_anomalies{kind=\"out_of_range\"} 1") != std::string::npos);
+}
+
+TEST_CASE(
+    "an old reservation without an allocation is deleted after N passes; a fresh one is kept") {
+    Fixture f;
+    const auto old = std::chrono::system_clock::now() - 1h;
+    f.fake.putReservation(kNs, {"10.1.0.77", "gone-ctr", "app/gone", "net1", ""}, old);
+    f.opts.leakGrace = 10min;
+    f.make();
+    f.fake.putReservation(kNs,
+                          {"10.1.0.78", "adding-ctr", "app/adding", "net1", ""});  // an ADD mid-way
+    auto r = f.pass();
+    CHECK(r.anomalies["reservation_without_allocation"] == 2);
+    f.pass();
+    auto third = f.pass();
+    CHECK(third.reservationsDeleted == 0);  // the candidates are not 10 minutes old in this term
+    // With no grace, the old one goes on the Nth pass.
+    f.opts.leakGrace = 0ms;
+    f.make();
+    f.fake.putReservation(kNs, {"10.1.0.78", "adding-ctr", "app/adding", "net1", ""});
+    f.pass();
+    f.pass();
+    f.pass();
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.77"));
+    CHECK(f.metrics.releases("orphan_reservation") >= 1);
+}
+
+TEST_CASE("a reservation matched by its owner is never an orphan, whatever its name") {
+    Fixture f;
+    f.fake.putPod("app", "a", "ua");
+    f.allocate(5, own("ca", "app/a", "ua"), "10.1.0.0-24", false);
+    f.fake.putReservation(kNs, {"oddly-named", "ca", "app/a", "net1", ""},
+                          std::chrono::system_clock::now() - 1h);
+    for (int i = 0; i < 4; ++i) f.pass();
+    CHECK(f.fake.hasReservation(kNs, "oddly-named"));
+}
+
+TEST_CASE("a live allocation missing its reservation (where the pool uses them) gets it back") {
+    Fixture f;
+    f.fake.putPod("app", "a", "ua");
+    f.fake.putPod("app", "b", "ub");
+    f.allocate(5, own("ca", "app/a", "ua"));
+    f.allocate(6, own("cb", "app/b", "ub"), "10.1.0.0-24", false);
+    auto r = f.pass();
+    CHECK(r.anomalies["allocation_without_reservation"] == 1);
+    f.pass();
+    CHECK(f.pass().reservationsCreated == 1);
+    auto res = f.fake.getReservation(kNs, "10.1.0.6");
+    REQUIRE(res.ok());
+    CHECK(res->containerId == "cb");
+    CHECK(f.pass().anomalies["allocation_without_reservation"] == 0);
+}
+
+TEST_CASE("pool gauges: size, used and free per pool") {
+    Fixture f;
+    f.fake.putPod("app", "a", "ua");
+    f.allocate(5, own("ca", "app/a", "ua"));
+    f.pass();
+    const std::string text = f.metrics.render();
+    CHECK(text.find("allot_pool_size{namespace=\"pools\",pool=\"10.1.0.0-24\"} 254") !=
+          std::string::npos);
+    CHECK(text.find("allot_pool_used{namespace=\"pools\",pool=\"10.1.0.0-24\"} 1") !=
+          std::string::npos);
+    CHECK(text.find("allot_pool_free{namespace=\"pools\",pool=\"10.1.0.0-24\"} 253") !=
+          std::string::npos);
+}
+
+TEST_CASE("a pass that cannot list fails without releasing anything and without counting") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/gone", "u1"));
+    f.pass();
+    f.pass();
+    f.fake.failNext("eachPool", 1, core::Errc::Transient);
+    auto r = f.loop->pass();
+    CHECK_FALSE(r.ok);
+    CHECK(f.held(5));
+    CHECK(f.pass().released == 1);  // the streak was kept across the failed pass
+}
