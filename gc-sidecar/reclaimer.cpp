@@ -661,6 +661,20 @@ void Reclaimer::replayJournal() {
             auto d = dropReservation(c, r);
             if (!d) failure = "reservation of " + r.ip.str() + ": " + d.error().message;
         }
+        // Reservations the plugin named: the pool was released but their deletion did not
+        // finish. Delete each only while it is still this container's.
+        for (const auto& name : e.reservations) {
+            if (failure) break;
+            auto r = c.getReservation(ns, name);
+            if (!r) {
+                if (r.code() != core::Errc::NotFound) failure = "reservation " + name + ": " + r.error().message;
+                continue;
+            }
+            if (r->containerId != e.containerId || (!r->ifName.empty() && r->ifName != e.ifName)) continue;
+            auto d = c.deleteReservation(ns, name, r->resourceVersion);
+            if (!d && d.code() != core::Errc::NotFound && d.code() != core::Errc::Conflict)
+                failure = "reservation " + name + ": " + d.error().message;
+        }
         if (!released.empty()) {
             metrics_.addReleases("journal", released.size());
             std::string what;

@@ -272,6 +272,26 @@ TEST_CASE("journal entries are replayed and removed only after success") {
     std::filesystem::remove_all(tmpl);
 }
 
+TEST_CASE("journaled reservations are deleted only while they are still the container's") {
+    Fixture f;
+    char tmpl[] = "/tmp/allot-gc-journal-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    f.opts.journalDir = tmpl;
+    f.make();
+    // The plugin released the pool entries but could not delete these reservations in time.
+    f.fake.putReservation(kNs, {"10.1.0.7", "c7", "app/x", "net1", ""});
+    f.fake.putReservation(kNs, {"10.1.0.8", "someone-else", "app/y", "net1", ""});
+    store::Journal j(tmpl);
+    store::JournalRecord rec{kNs, {}, "", "c7", "net1", "app/x", kNode, ""};
+    rec.reservations = {"10.1.0.7", "10.1.0.8", "10.1.0.9"};
+    REQUIRE(j.append(rec).ok());
+    f.run();
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.7"));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.8"));  // re-used by another container meanwhile
+    CHECK(j.entries()->empty());
+    std::filesystem::remove_all(tmpl);
+}
+
 TEST_CASE("many pods deleted at once cost one pool write per pool") {
     Fixture f;
     for (int i = 1; i <= 50; ++i)
