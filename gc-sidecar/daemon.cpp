@@ -59,21 +59,6 @@ class Joiner {
     int running_ = 0;
 };
 
-std::vector<std::string> flatFilesFromEnv() {
-    const char* extra = std::getenv("ALLOT_FLAT_FILES");
-    if (!extra) return plugin::defaultFlatFiles();
-    std::vector<std::string> out;
-    std::string s = extra;
-    size_t p = 0;
-    while (p <= s.size()) {
-        size_t c = s.find(':', p);
-        if (c == std::string::npos) c = s.size();
-        if (c > p) out.push_back(s.substr(p, c - p));
-        p = c + 1;
-    }
-    return out;
-}
-
 }  // namespace
 
 int runDaemon(const Config& cfg) {
@@ -141,7 +126,7 @@ int runDaemon(const Config& cfg) {
     ropts.node = cfg.nodeName;
     ropts.poolNamespace = cfg.poolNamespace;
     ropts.ipamTypes = cfg.ipamTypes;
-    ropts.flatFiles = flatFilesFromEnv();
+    ropts.flatFiles = plugin::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
     ropts.releaseRetries = cfg.releaseRetries;
     ropts.journalDir = cfg.journalDir;
     ropts.journalInterval = cfg.journalInterval;

@@ -24,7 +24,6 @@ bool backoff(EngineContext& ctx, int attempt) {
     std::uniform_int_distribution<int> d(capMs / 2, capMs);
     auto wait = std::chrono::milliseconds(d(rng));
     if (Clock::now() + wait >= ctx.deadline) return false;
-    ++ctx.storeRetries;
     if (ctx.sleep) ctx.sleep(wait);
     else std::this_thread::sleep_for(wait);
     return true;
@@ -95,14 +94,21 @@ void forgetReservations(EngineContext& ctx, const std::vector<std::string>& name
     ctx.store.setDeadline(ctx.deadline);
 }
 
-// Deletes reservations whose create outcome is unknown, but only those that are ours.
+// Deletes reservations whose create outcome is unknown, but only those that are ours. A create
+// the client stopped waiting for may still be in flight at the server, so a name not found yet
+// is looked at again after a short pause (there is no event to wait for), within the grace.
 void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names, const core::Owner& owner) {
     if (names.empty()) return;
     allowCleanup(ctx);
     for (const auto& n : names) {
-        auto r = ctx.store.getReservation(n);
-        if (r && r->containerId == owner.containerId && r->ifName == owner.ifName)
-            (void)ctx.store.deleteReservation(n, r->resourceVersion);
+        for (int look = 0; look < 3; ++look) {
+            if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            auto r = ctx.store.getReservation(n);
+            if (!r && r.code() == Errc::NotFound) continue;
+            if (r && r->containerId == owner.containerId && r->ifName == owner.ifName)
+                (void)ctx.store.deleteReservation(n, r->resourceVersion);
+            break;
+        }
     }
     ctx.store.setDeadline(ctx.deadline);
 }
@@ -117,96 +123,97 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
     bool allowCache = true;
     int attempt = 0;
     core::Error last{Errc::Transient, "no attempt made"};
+
+    // Every way out without an address drops what this call reserved.
+    auto fail = [&](core::Error e) {
+        forgetReservations(ctx, mine, "");
+        forgetUncertain(ctx, uncertain, owner);
+        return e;
+    };
+    // After a failed request: true to try again (after backoff), false to give up.
+    auto retry = [&](const core::Error& e) {
+        last = e;
+        return retryable(e.code) && backoff(ctx, attempt++);
+    };
+    auto givenUp = [&] { return fail(attempt > 1 ? gaveUp(last, attempt) : last); };
+
     for (;;) {
-        if (Clock::now() >= ctx.deadline) {
-            forgetReservations(ctx, mine, "");
-            forgetUncertain(ctx, uncertain, owner);
-            return gaveUp(last, attempt);
-        }
+        if (Clock::now() >= ctx.deadline) return fail(gaveUp(last, attempt));
         bool fromCache = false;
         auto pool = readPool(ctx, t, allowCache, true, fromCache);
         if (!pool) {
-            last = pool.error();
-            if (!retryable(pool.code()) || !backoff(ctx, attempt++)) {
-                forgetReservations(ctx, mine, "");
-                forgetUncertain(ctx, uncertain, owner);
-                return attempt > 1 ? gaveUp(last, attempt) : last;
-            }
+            if (!retry(pool.error())) return givenUp();
             continue;
         }
-        if (auto ok = checkRange(*pool, t.range); !ok) return ok.error();
+        if (auto ok = checkRange(*pool, t.range); !ok) return fail(ok.error());
+
+        // Pick, and claim the pick cluster-wide; a pick found reserved through another pool
+        // is skipped and the pick repeated on the same snapshot, without another read.
         core::AllocationMap allocs;
-    repick:
-        allocs = pool->allocations;
-        auto pick = core::pick(t.range, allocs, {owner, requested, gatewayFor(cfg, t.range), &skip});
-        if (!pick) {
-            if (fromCache) {  // decide exhaustion or a refused request on fresh data only
-                allowCache = false;
-                continue;
-            }
-            forgetReservations(ctx, mine, "");
-            return pick.error();
-        }
-        if (pick->kind == core::PickKind::Existing && fromCache) {
-            allowCache = false;  // an answer without a write must come from fresh data
-            continue;
-        }
+        std::optional<core::Pick> pick;
         std::string resName;
-        if (cfg.raw.enableOverlappingRanges) {
-            resName = core::reservationName(pick->ip, cfg.raw.networkName);
-            store::Reservation r{resName, owner.containerId, owner.podRef, owner.ifName, {}};
-            auto made = ctx.store.createReservation(r);
+        bool reread = false;
+        while (!pick && !reread) {
+            allocs = pool->allocations;
+            auto p = core::pick(t.range, allocs, {owner, requested, gatewayFor(cfg, t.range), &skip});
+            if (!p || (p->kind == core::PickKind::Existing && fromCache)) {
+                // Exhaustion, a refused request or an answer without a write: fresh data only.
+                if (!fromCache) return fail(p.error());
+                allowCache = false;
+                reread = true;
+                break;
+            }
+            if (!cfg.raw.enableOverlappingRanges) {
+                pick = *p;
+                break;
+            }
+            resName = core::reservationName(p->ip, cfg.raw.networkName);
+            auto made = ctx.store.createReservation({resName, owner.containerId, owner.podRef, owner.ifName, {}});
             if (made) {
                 mine.push_back(resName);
-            } else if (made.code() == Errc::AlreadyExists) {
-                bool ours = std::find(mine.begin(), mine.end(), resName) != mine.end();
-                if (!ours && !requested && pick->kind == core::PickKind::New) {
-                    // Another pool (or a node racing us) holds it. Whose it is does not matter
-                    // for a free pick: skip it without another request and pick again from
-                    // the same snapshot. (A reservation left by a crashed earlier attempt of
-                    // this very container is skipped too; the repair loop reclaims it.)
-                    skip.insert(pick->offset);
-                    goto repick;
-                }
-                if (ours) goto reserved;
-                auto existing = ctx.store.getReservation(resName);
-                if (existing && !store::reservedFor(*existing, owner)) {
-                    if (requested) {
-                        forgetReservations(ctx, mine, "");
-                        return makeError(Errc::InvalidConfig,
-                                         "requested IP " + pick->ip.str() +
-                                             " is reserved by an overlapping range for " +
-                                             existing->podRef);
-                    }
-                    skip.insert(pick->offset);  // taken through another pool: pick again
-                    continue;
-                }
-                if (!existing && existing.code() != Errc::NotFound) {
-                    last = existing.error();
-                    if (!retryable(last.code) || !backoff(ctx, attempt++)) {
-                        forgetReservations(ctx, mine, "");
-                        return gaveUp(last, attempt);
-                    }
-                    continue;
-                }
-                if (!existing) continue;  // deleted meanwhile: claim it again
-            } else {
-                last = made.error();
-                // A create that timed out may still have been applied: remember it, and on
-                // giving up delete it if (and only if) it turns out to be ours.
-                if (last.code == Errc::Transient) uncertain.push_back(resName);
-                if (!retryable(last.code) || !backoff(ctx, attempt++)) {
-                    forgetReservations(ctx, mine, "");
-                    forgetUncertain(ctx, uncertain, owner);
-                    return attempt > 1 ? gaveUp(last, attempt) : last;
-                }
+                pick = *p;
+                break;
+            }
+            if (made.code() != Errc::AlreadyExists) {
+                // A create that timed out may still have been applied: on giving up, delete
+                // it if (and only if) it turns out to be ours.
+                if (made.code() == Errc::Transient) uncertain.push_back(resName);
+                if (!retry(made.error())) return givenUp();
+                reread = true;
+                break;
+            }
+            if (std::find(mine.begin(), mine.end(), resName) != mine.end()) {
+                pick = *p;  // ours, from an earlier attempt of this call
+                break;
+            }
+            if (!requested && p->kind == core::PickKind::New) {
+                // Held through another pool (or by a node racing us). Whose it is does not
+                // matter for a free pick. (A reservation left by a crashed earlier attempt of
+                // this very container is skipped too; the repair loop reclaims it.)
+                skip.insert(p->offset);
                 continue;
             }
+            auto existing = ctx.store.getReservation(resName);
+            if (existing && store::reservedFor(*existing, owner)) {
+                pick = *p;
+                break;
+            }
+            if (existing && requested)
+                return fail(makeError(Errc::InvalidConfig, "requested IP " + p->ip.str() +
+                                                               " is reserved by an overlapping range for " +
+                                                               existing->podRef));
+            if (existing) {
+                skip.insert(p->offset);
+                continue;
+            }
+            if (existing.code() != Errc::NotFound && !retry(existing.error())) return givenUp();
+            reread = true;  // deleted meanwhile, or a failed read: start over
         }
-    reserved:
+        if (reread) continue;
+
         if (pick->kind == core::PickKind::Existing) {
             forgetReservations(ctx, mine, resName);
-            return pick;
+            return *pick;
         }
         Pool next = *pool;
         next.allocations = std::move(allocs);
@@ -214,22 +221,18 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         if (written) {
             if (ctx.cache) ctx.cache->save(*written);
             forgetReservations(ctx, mine, resName);
-            return pick;
+            return *pick;
         }
-        last = written.error();
         if (ctx.cache) ctx.cache->drop(t.pool);
         allowCache = false;
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) continue;
-        if (written.code() == Errc::Invalid && last.message.find("too large") != std::string::npos)
-            last = makeError(Errc::Exhausted, "IPPool " + t.pool + " cannot grow further: " + last.message +
-                                                  " (about 5,000 allocations fit in one pool object; "
-                                                  "split the network with node_slice_size or smaller ranges)");
-        if (!retryable(written.code()) || !backoff(ctx, attempt++)) {
-            forgetReservations(ctx, mine, "");
-            forgetUncertain(ctx, uncertain, owner);
-            return attempt > 1 ? gaveUp(last, attempt) : last;
-        }
+        core::Error e = written.error();
+        if (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos)
+            e = makeError(Errc::Exhausted, "IPPool " + t.pool + " cannot grow further: " + e.message +
+                                               " (about 5,000 allocations fit in one pool object; "
+                                               "split the network with node_slice_size or smaller ranges)");
+        if (!retry(e)) return givenUp();
     }
 }
 

@@ -71,13 +71,9 @@ struct EngineContext {
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff; default sleeps
     // Counters for tests and benchmarks.
     int conflicts = 0;
-    int storeRetries = 0;
     std::string journalReason;  // why DEL journaled, for the log
 };
 
-struct AddOutcome {
-    CniResult result;
-};
 
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.
 core::Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg,

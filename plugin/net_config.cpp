@@ -191,6 +191,19 @@ std::vector<std::string> defaultFlatFiles() {
             "/etc/cni/net.d/whereabouts.d/whereabouts.conf", "/etc/cni/net.d/allot.d/allot.conf"};
 }
 
+std::vector<std::string> flatFiles(const char* allotFlatFilesEnv) {
+    if (!allotFlatFilesEnv) return defaultFlatFiles();
+    std::vector<std::string> out;
+    std::string_view s = allotFlatFilesEnv;
+    while (!s.empty()) {
+        size_t c = s.find(':');
+        if (c != 0) out.emplace_back(s.substr(0, c));
+        if (c == std::string_view::npos) break;
+        s.remove_prefix(c + 1);
+    }
+    return out;
+}
+
 Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles) {
     if (stdinText.size() > kMaxConfigBytes)
         return makeError(Errc::Decode, "network configuration is larger than 1 MiB");

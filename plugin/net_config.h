@@ -41,4 +41,8 @@ Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::
 // The default flat-file search list (Whereabouts' places, then allot's own).
 std::vector<std::string> defaultFlatFiles();
 
+// The search list with the ALLOT_FLAT_FILES override applied: unset gives the defaults; a
+// ':'-separated list replaces them (tests point it at a path that does not exist).
+std::vector<std::string> flatFiles(const char* allotFlatFilesEnv);
+
 }  // namespace allot::plugin

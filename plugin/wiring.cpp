@@ -39,17 +39,8 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const NetConf& n) {
         return lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
     };
-    if (auto extra = envOr("ALLOT_FLAT_FILES"); !extra.empty()) {
-        // Test and packaging hook: a ':'-separated flat-file search list.
-        deps.flatFiles.clear();
-        size_t p = 0;
-        while (p <= extra.size()) {
-            size_t c = extra.find(':', p);
-            if (c == std::string::npos) c = extra.size();
-            if (c > p) deps.flatFiles.push_back(extra.substr(p, c - p));
-            p = c + 1;
-        }
-    }
+    auto flat = env.find("ALLOT_FLAT_FILES");
+    deps.flatFiles = flatFiles(flat == env.end() ? nullptr : flat->second.c_str());
     return run(env, stdinText, deps);
 }
 

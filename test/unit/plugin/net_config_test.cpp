@@ -117,3 +117,9 @@ TEST_CASE("oversized configs are refused") {
     std::string big = R"({"ipam":{"type":"allot","range":"10.0.0.0/24","pad":")" + std::string(kMaxConfigBytes, 'x') + "\"}}";
     CHECK(err(big, core::Errc::Decode).find("1 MiB") != std::string::npos);
 }
+
+TEST_CASE("ALLOT_FLAT_FILES replaces the flat-file search list; unset keeps the defaults") {
+    CHECK(flatFiles(nullptr) == defaultFlatFiles());
+    CHECK(flatFiles("/a/x.conf::/b/y.conf:") == std::vector<std::string>{"/a/x.conf", "/b/y.conf"});
+    CHECK(flatFiles("").empty());
+}
