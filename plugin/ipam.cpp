@@ -83,17 +83,6 @@ void allowCleanup(EngineContext& ctx) {
     ctx.store.setDeadline(std::max(ctx.deadline, Clock::now() + kCleanupGrace));
 }
 
-void forgetReservations(EngineContext& ctx, const std::vector<std::string>& names,
-                        const std::string& keep) {
-    bool any = false;
-    for (const auto& n : names) any = any || n != keep;
-    if (!any) return;
-    allowCleanup(ctx);
-    for (const auto& n : names)
-        if (n != keep) (void)ctx.store.deleteReservation(n, "");
-    ctx.store.setDeadline(ctx.deadline);
-}
-
 // Deletes reservations whose create outcome is unknown, but only those that are ours. A create
 // the client stopped waiting for may still be in flight at the server, so a name not found yet
 // is looked at again after a short pause (there is no event to wait for), within the grace.
@@ -111,129 +100,6 @@ void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names, 
         }
     }
     ctx.store.setDeadline(ctx.deadline);
-}
-
-Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
-                          const core::Owner& owner, std::optional<core::IpAddress> requested) {
-    auto guard = lockPool(ctx, t.pool);
-    if (!guard) return guard.error();
-    std::set<core::u128> skip;
-    std::vector<std::string> mine;       // reservations this call created
-    std::vector<std::string> uncertain;  // creates whose answer was lost
-    bool allowCache = true;
-    int attempt = 0;
-    core::Error last{Errc::Transient, "no attempt made"};
-
-    // Every way out without an address drops what this call reserved.
-    auto fail = [&](core::Error e) {
-        forgetReservations(ctx, mine, "");
-        forgetUncertain(ctx, uncertain, owner);
-        return e;
-    };
-    // After a failed request: true to try again (after backoff), false to give up.
-    auto retry = [&](const core::Error& e) {
-        last = e;
-        return retryable(e.code) && backoff(ctx, attempt++);
-    };
-    auto givenUp = [&] { return fail(attempt > 1 ? gaveUp(last, attempt) : last); };
-
-    for (;;) {
-        if (Clock::now() >= ctx.deadline) return fail(gaveUp(last, attempt));
-        bool fromCache = false;
-        auto pool = readPool(ctx, t, allowCache, true, fromCache);
-        if (!pool) {
-            if (!retry(pool.error())) return givenUp();
-            continue;
-        }
-        if (auto ok = checkRange(*pool, t.range); !ok) return fail(ok.error());
-
-        // Pick, and claim the pick cluster-wide; a pick found reserved through another pool
-        // is skipped and the pick repeated on the same snapshot, without another read.
-        core::AllocationMap allocs;
-        std::optional<core::Pick> pick;
-        std::string resName;
-        bool reread = false;
-        while (!pick && !reread) {
-            allocs = pool->allocations;
-            auto p = core::pick(t.range, allocs, {owner, requested, gatewayFor(cfg, t.range), &skip});
-            if (!p || (p->kind == core::PickKind::Existing && fromCache)) {
-                // Exhaustion, a refused request or an answer without a write: fresh data only.
-                if (!fromCache) return fail(p.error());
-                allowCache = false;
-                reread = true;
-                break;
-            }
-            if (!cfg.raw.enableOverlappingRanges) {
-                pick = *p;
-                break;
-            }
-            resName = core::reservationName(p->ip, cfg.raw.networkName);
-            auto made = ctx.store.createReservation({resName, owner.containerId, owner.podRef, owner.ifName, {}});
-            if (made) {
-                mine.push_back(resName);
-                pick = *p;
-                break;
-            }
-            if (made.code() != Errc::AlreadyExists) {
-                // A create that timed out may still have been applied: on giving up, delete
-                // it if (and only if) it turns out to be ours.
-                if (made.code() == Errc::Transient) uncertain.push_back(resName);
-                if (!retry(made.error())) return givenUp();
-                reread = true;
-                break;
-            }
-            if (std::find(mine.begin(), mine.end(), resName) != mine.end()) {
-                pick = *p;  // ours, from an earlier attempt of this call
-                break;
-            }
-            if (!requested && p->kind == core::PickKind::New) {
-                // Held through another pool (or by a node racing us). Whose it is does not
-                // matter for a free pick. (A reservation left by a crashed earlier attempt of
-                // this very container is skipped too; the repair loop reclaims it.)
-                skip.insert(p->offset);
-                continue;
-            }
-            auto existing = ctx.store.getReservation(resName);
-            if (existing && store::reservedFor(*existing, owner)) {
-                pick = *p;
-                break;
-            }
-            if (existing && requested)
-                return fail(makeError(Errc::InvalidConfig, "requested IP " + p->ip.str() +
-                                                               " is reserved by an overlapping range for " +
-                                                               existing->podRef));
-            if (existing) {
-                skip.insert(p->offset);
-                continue;
-            }
-            if (existing.code() != Errc::NotFound && !retry(existing.error())) return givenUp();
-            reread = true;  // deleted meanwhile, or a failed read: start over
-        }
-        if (reread) continue;
-
-        if (pick->kind == core::PickKind::Existing) {
-            forgetReservations(ctx, mine, resName);
-            return *pick;
-        }
-        Pool next = *pool;
-        next.allocations = std::move(allocs);
-        auto written = ctx.store.updatePool(next);
-        if (written) {
-            if (ctx.cache) ctx.cache->save(*written);
-            forgetReservations(ctx, mine, resName);
-            return *pick;
-        }
-        if (ctx.cache) ctx.cache->drop(t.pool);
-        allowCache = false;
-        if (written.code() == Errc::Conflict) ++ctx.conflicts;
-        if (written.code() == Errc::NotFound) continue;
-        core::Error e = written.error();
-        if (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos)
-            e = makeError(Errc::Exhausted, "IPPool " + t.pool + " cannot grow further: " + e.message +
-                                               " (about 5,000 allocations fit in one pool object; "
-                                               "split the network with node_slice_size or smaller ranges)");
-        if (!retry(e)) return givenUp();
-    }
 }
 
 // Deletes the reservations of released addresses that still belong to their owner.
@@ -315,6 +181,172 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) return Released{};
         if (!retryable(last.code) || !backoff(ctx, attempt++)) return gaveUp(last, attempt);
+    }
+}
+
+
+constexpr size_t kMaxBatch = 64;  // requests one pool write serves
+
+// Applies a batch of claims to one pool with one write, retrying conflicts on fresh data.
+// Returns one answer per request; a request that fails (exhaustion, a refused requested IP)
+// does not hold back the others.
+std::vector<Result<core::Pick>> commitClaims(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                                             const Target& t,
+                                             const std::vector<const ClaimRequest*>& batch) {
+    std::vector<Result<core::Pick>> out(batch.size(), makeError(Errc::Transient, "no attempt made"));
+    bool allowCache = true;
+    int attempt = 0;
+    core::Error last{Errc::Transient, "no attempt made"};
+    auto all = [&](const core::Error& e) {
+        for (auto& o : out) o = e;
+        return out;
+    };
+    auto retry = [&](const core::Error& e) {
+        last = e;
+        return retryable(e.code) && backoff(ctx, attempt++);
+    };
+    auto givenUp = [&] { return all(attempt > 1 ? gaveUp(last, attempt) : last); };
+
+    for (;;) {
+        if (Clock::now() >= ctx.deadline) return all(gaveUp(last, attempt));
+        bool fromCache = false;
+        auto pool = readPool(ctx, t, allowCache, true, fromCache);
+        if (!pool) {
+            if (!retry(pool.error())) return givenUp();
+            continue;
+        }
+        if (auto ok = checkRange(*pool, t.range); !ok) return all(ok.error());
+
+        Pool next = *pool;
+        bool changed = false, stale = false;
+        for (size_t i = 0; i < batch.size() && !stale; ++i) {
+            const ClaimRequest& r = *batch[i];
+            std::set<core::u128> skip(r.avoid.begin(), r.avoid.end());
+            if (auto held = core::findHolder(next.allocations, r.owner.containerId, r.owner.ifName);
+                held && skip.count(*held)) {
+                next.allocations.erase(*held);
+                changed = true;
+            }
+            auto p = core::pick(t.range, next.allocations, {r.owner, r.requested, gatewayFor(cfg, t.range), &skip});
+            // Exhaustion, a refused request or an answer without a write: fresh data only.
+            stale = fromCache && (!p || p->kind == core::PickKind::Existing);
+            changed = changed || (p && p->kind != core::PickKind::Existing);
+            out[i] = std::move(p);
+        }
+        if (stale) {
+            allowCache = false;
+            continue;
+        }
+        if (!changed) return out;
+        auto written = ctx.store.updatePool(next);
+        if (written) {
+            if (ctx.cache) ctx.cache->save(*written);
+            return out;
+        }
+        if (ctx.cache) ctx.cache->drop(t.pool);
+        allowCache = false;
+        if (written.code() == Errc::Conflict) ++ctx.conflicts;
+        if (written.code() == Errc::NotFound) continue;
+        core::Error e = written.error();
+        if (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos)
+            e = makeError(Errc::Exhausted, "IPPool " + t.pool + " cannot grow further: " + e.message +
+                                               " (about 5,000 allocations fit in one pool object; "
+                                               "split the network with node_slice_size or smaller ranges)");
+        if (!retry(e)) return givenUp();
+    }
+}
+
+// Records `req` in the pool under the node lock. With a claim queue, the holder of the lock
+// commits every request queued meanwhile in the same write, and a request served by another
+// holder finds its answer without writing at all.
+Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
+                         const ClaimRequest& req) {
+    std::unique_ptr<ClaimQueue::Ticket> ticket;
+    if (ctx.queue) {
+        auto tk = ctx.queue->submit(ctx.poolNamespace + "." + t.pool, req);
+        if (!tk) return tk.error();
+        ticket = std::move(*tk);
+    }
+    auto guard = lockPool(ctx, t.pool);
+    if (ticket)
+        if (auto a = ctx.queue->answered(*ticket)) return std::move(*a);
+    if (!guard) return guard.error();
+    std::vector<ClaimQueue::Waiting> others;
+    if (ticket) others = ctx.queue->waiting(*ticket, kMaxBatch - 1);
+    std::vector<const ClaimRequest*> batch{&req};
+    for (const auto& w : others) batch.push_back(&w.request);
+    auto answers = commitClaims(ctx, cfg, t, batch);
+    for (size_t i = 0; i < others.size(); ++i) ctx.queue->answer(*ticket, others[i].id, answers[i + 1]);
+    ctx.served += static_cast<int>(others.size());
+    return std::move(answers[0]);
+}
+
+// Claims `name` cluster-wide for `owner`. Returns "" when the reservation is the owner's (made
+// now or earlier), else who holds it.
+Result<std::string> reserve(EngineContext& ctx, const std::string& name, const core::Owner& owner) {
+    for (int look = 0;; ++look) {
+        auto made = ctx.store.createReservation({name, owner.containerId, owner.podRef, owner.ifName, {}});
+        if (made) return std::string();
+        if (made.code() != Errc::AlreadyExists) return made.error();
+        auto existing = ctx.store.getReservation(name);
+        if (existing) {
+            if (store::reservedFor(*existing, owner)) return std::string();
+            return existing->podRef.empty() ? "container " + existing->containerId : existing->podRef;
+        }
+        // Deleted between the two calls: create again, a few times.
+        if (existing.code() != Errc::NotFound || look == 3) return existing.error();
+    }
+}
+
+// One address from one range. The pool entry is written first (batched with the node's other
+// ADDs), then the address is reserved cluster-wide, outside the node lock; an address found
+// reserved through another pool is given back in the next claim and another one picked. No
+// address is returned before both its pool entry and its reservation are this owner's.
+Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
+                          const core::Owner& owner, std::optional<core::IpAddress> requested) {
+    ClaimRequest req{owner, requested, {}};
+    bool wrote = false;     // this call put an entry in the pool
+    std::string uncertain;  // a reservation create whose answer was lost
+    int attempt = 0;
+    core::Error last{Errc::Transient, "no attempt made"};
+
+    // Every way out without an address takes back what this call wrote.
+    auto fail = [&](core::Error e) -> Result<core::Pick> {
+        if (!wrote && uncertain.empty()) return e;
+        auto saved = ctx.deadline;
+        ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
+        if (!uncertain.empty()) forgetUncertain(ctx, {uncertain}, owner);
+        allowCleanup(ctx);
+        if (wrote)
+            (void)releaseWhere(ctx, cfg, t, false, [&](const core::Owner& x) {
+                return x.containerId == owner.containerId && x.ifName == owner.ifName;
+            });
+        ctx.deadline = saved;
+        ctx.store.setDeadline(saved);
+        return e;
+    };
+
+    for (;;) {
+        auto c = claim(ctx, cfg, t, req);
+        if (!c) return fail(c.error());
+        wrote = wrote || c->kind != core::PickKind::Existing;
+        if (!cfg.raw.enableOverlappingRanges) return c;
+        const std::string name = core::reservationName(c->ip, cfg.raw.networkName);
+        Result<std::string> holder = std::string();
+        for (;;) {
+            holder = reserve(ctx, name, owner);
+            if (holder) break;
+            if (holder.code() == Errc::Transient) uncertain = name;
+            last = holder.error();
+            if (!retryable(last.code) || !backoff(ctx, attempt++))
+                return fail(attempt > 1 ? gaveUp(last, attempt) : last);
+        }
+        if (holder->empty()) return c;
+        if (uncertain == name) uncertain.clear();  // it was not ours after all
+        if (requested)
+            return fail(makeError(Errc::InvalidConfig, "requested IP " + c->ip.str() +
+                                                           " is reserved by an overlapping range for " + *holder));
+        req.avoid.push_back(c->offset);
     }
 }
 

@@ -1,11 +1,12 @@
 #pragma once
 // The allocation engine: ADD, DEL, CHECK, GC and STATUS over a PoolStore, with optimistic
 // concurrency (resourceVersion-guarded writes, jittered exponential backoff inside a
-// deadline), node-local serialisation and overlapping-range reservations.
+// deadline), node-local serialisation with group commit, and overlapping-range reservations.
 
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,18 +60,55 @@ public:
     virtual void drop(const std::string& pool) = 0;
 };
 
+// What one ADD asks of one pool.
+struct ClaimRequest {
+    core::Owner owner;
+    std::optional<core::IpAddress> requested;
+    // Offsets found reserved through another pool: never picked, and dropped if this owner
+    // already holds one of them.
+    std::vector<core::u128> avoid;
+};
+
+// Node-local group commit. ADDs for one pool on one node queue for the same lock; each first
+// leaves its request here, and whoever holds the lock serves every request waiting then with
+// one pool write, leaving each its answer. A request whose process has died is discarded, so
+// a killed plugin never gets an address written for it after its death is visible.
+class ClaimQueue {
+public:
+    virtual ~ClaimQueue() = default;
+    // A queued request; destroying it withdraws the request and any answer.
+    class Ticket {
+    public:
+        virtual ~Ticket() = default;
+    };
+    struct Waiting {
+        std::string id;
+        ClaimRequest request;
+    };
+    virtual core::Result<std::unique_ptr<Ticket>> submit(const std::string& pool,
+                                                         const ClaimRequest& request) = 0;
+    // The answer a holder of the lock left for this ticket, if any.
+    virtual std::optional<core::Result<core::Pick>> answered(Ticket& ticket) = 0;
+    // Unanswered requests of live processes for the ticket's pool, other than its own, at
+    // most `max`. Call with the pool lock held.
+    virtual std::vector<Waiting> waiting(Ticket& self, size_t max) = 0;
+    virtual void answer(Ticket& self, const std::string& id, const core::Result<core::Pick>& a) = 0;
+};
+
 struct EngineContext {
     explicit EngineContext(store::PoolStore& s) : store(s) {}
     store::PoolStore& store;
     PoolLocker* locker = nullptr;     // null: no node-local lock (tests)
     ReleaseJournal* journal = nullptr;
     PoolCache* cache = nullptr;
+    ClaimQueue* queue = nullptr;      // null: each ADD writes for itself
     std::string node;
     std::string poolNamespace;
     Clock::time_point deadline = Clock::time_point::max();
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff; default sleeps
     // Counters for tests and benchmarks.
     int conflicts = 0;
+    int served = 0;  // other ADDs whose addresses this call's pool writes committed
     std::string journalReason;  // why DEL journaled, for the log
 };
 

@@ -1,5 +1,6 @@
 #include "plugin/node_files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -7,9 +8,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "store/journal.h"
@@ -149,8 +153,241 @@ std::string dirOf(const std::string& path) {
     return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+
+// ---- group commit queue ----------------------------------------------------------------
+
+constexpr size_t kMaxQueueFile = 64 * 1024;
+
+std::optional<std::string> readSmall(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string s(kMaxQueueFile + 1, '\0');
+    in.read(s.data(), static_cast<std::streamsize>(s.size()));
+    s.resize(static_cast<size_t>(in.gcount()));
+    if (s.size() > kMaxQueueFile) return std::nullopt;
+    return s;
+}
+
+// Writes `data` to `path` through a temporary name, so readers see all of it or nothing.
+bool writeAtomic(const std::string& path, const std::string& data) {
+    std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+    ::close(fd);
+    if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
+    ::unlink(tmp.c_str());
+    return false;
+}
+
+json::Value encodeRequest(const ClaimRequest& r) {
+    auto v = json::Value::object();
+    v.set("containerId", json::Value::string(r.owner.containerId));
+    v.set("podRef", json::Value::string(r.owner.podRef));
+    v.set("ifName", json::Value::string(r.owner.ifName));
+    v.set("node", json::Value::string(r.owner.node));
+    v.set("podUid", json::Value::string(r.owner.podUid));
+    v.set("network", json::Value::string(r.owner.network));
+    if (r.requested) v.set("requested", json::Value::string(r.requested->str()));
+    auto avoid = json::Value::array();
+    for (auto off : r.avoid) avoid.push(json::Value::string(core::u128ToString(off)));
+    v.set("avoid", std::move(avoid));
+    return v;
+}
+
+std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
+    if (!v.isObject()) return std::nullopt;
+    ClaimRequest r;
+    auto str = [&](const char* key, std::string& into) {
+        auto s = v.getString(key);
+        if (!s) return false;
+        into = s->value_or("");
+        return true;
+    };
+    if (!str("containerId", r.owner.containerId) || !str("podRef", r.owner.podRef) ||
+        !str("ifName", r.owner.ifName) || !str("node", r.owner.node) || !str("podUid", r.owner.podUid) ||
+        !str("network", r.owner.network) || r.owner.containerId.empty())
+        return std::nullopt;
+    std::string req;
+    if (!str("requested", req)) return std::nullopt;
+    if (!req.empty()) {
+        auto ip = core::IpAddress::parse(req);
+        if (!ip) return std::nullopt;
+        r.requested = *ip;
+    }
+    if (const auto* a = v.find("avoid"); a && a->isArray()) {
+        for (const auto& item : a->items()) {
+            auto off = item.isString() ? core::u128FromString(item.asString()) : std::nullopt;
+            if (!off) return std::nullopt;
+            r.avoid.push_back(*off);
+        }
+    }
+    return r;
+}
+
+const char* kindName(core::PickKind k) {
+    switch (k) {
+        case core::PickKind::Existing: return "existing";
+        case core::PickKind::HandedOver: return "handover";
+        case core::PickKind::New: break;
+    }
+    return "new";
+}
+
+json::Value encodeAnswer(const core::Result<core::Pick>& a) {
+    auto v = json::Value::object();
+    if (a) {
+        v.set("ip", json::Value::string(a->ip.str()));
+        v.set("offset", json::Value::string(core::u128ToString(a->offset)));
+        v.set("kind", json::Value::string(kindName(a->kind)));
+    } else {
+        v.set("error", json::Value::string(core::errcName(a.code())));
+        v.set("message", json::Value::string(a.error().message));
+    }
+    return v;
+}
+
+core::Result<core::Pick> decodeAnswer(const json::Value& v) {
+    auto bad = makeError(Errc::Internal, "unreadable answer in the node's claim queue");
+    if (!v.isObject()) return bad;
+    if (auto e = v.getString("error"); e && *e) {
+        auto m = v.getString("message");
+        for (int c = 0; c <= static_cast<int>(Errc::Internal); ++c)
+            if (**e == core::errcName(static_cast<Errc>(c)))
+                return makeError(static_cast<Errc>(c), m && *m ? **m : std::string());
+        return bad;
+    }
+    auto ip = v.getString("ip");
+    auto off = v.getString("offset");
+    auto kind = v.getString("kind");
+    if (!ip || !*ip || !off || !*off || !kind || !*kind) return bad;
+    auto addr = core::IpAddress::parse(**ip);
+    auto offset = core::u128FromString(**off);
+    if (!addr || !offset) return bad;
+    core::PickKind k = **kind == "existing" ? core::PickKind::Existing
+                       : **kind == "handover" ? core::PickKind::HandedOver
+                                              : core::PickKind::New;
+    return core::Pick{*addr, *offset, k};
+}
+
+class FileTicket : public ClaimQueue::Ticket {
+public:
+    FileTicket(int fd, std::string dir, std::string id) : fd_(fd), dir_(std::move(dir)), id_(std::move(id)) {}
+    ~FileTicket() override {
+        // The request goes before the lock is dropped: nobody serves a withdrawn request.
+        ::unlink((dir_ + "/" + id_ + ".req").c_str());
+        ::unlink((dir_ + "/" + id_ + ".ans").c_str());
+        ::close(fd_);
+    }
+    const std::string& dir() const { return dir_; }
+    const std::string& id() const { return id_; }
+
+private:
+    int fd_;
+    std::string dir_, id_;
+};
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void removeIfOld(const std::string& path) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0 && st.st_mtime + 60 < ::time(nullptr)) ::unlink(path.c_str());
+}
+
+class FileClaimQueue : public ClaimQueue {
+public:
+    explicit FileClaimQueue(std::string dir) : dir_(std::move(dir)) {}
+
+    core::Result<std::unique_ptr<Ticket>> submit(const std::string& pool, const ClaimRequest& request) override {
+        std::string qdir = dir_ + "/" + fileName(pool) + ".q";
+        if (auto d = store::makeDirs(qdir, 0700); !d) return d.error();
+        static thread_local std::mt19937_64 rng{std::random_device{}()};
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%d-%016llx", static_cast<int>(::getpid()),
+                      static_cast<unsigned long long>(rng()));
+        std::string id = buf, tmp = qdir + "/" + id + ".new";
+        // Locked before it is visible under its .req name, so it is never taken for dead.
+        int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) return makeError(Errc::Internal, "create " + tmp + ": " + std::strerror(errno));
+        std::string data = encodeRequest(request).dump();
+        bool ok = ::flock(fd, LOCK_SH) == 0 &&
+                  ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+                  ::rename(tmp.c_str(), (qdir + "/" + id + ".req").c_str()) == 0;
+        if (!ok) {
+            int err = errno;
+            ::unlink(tmp.c_str());
+            ::close(fd);
+            return makeError(Errc::Internal, "queue request in " + qdir + ": " + std::strerror(err));
+        }
+        return std::unique_ptr<Ticket>(new FileTicket(fd, qdir, id));
+    }
+
+    std::optional<core::Result<core::Pick>> answered(Ticket& ticket) override {
+        auto& t = static_cast<FileTicket&>(ticket);
+        auto text = readSmall(t.dir() + "/" + t.id() + ".ans");
+        if (!text) return std::nullopt;
+        auto v = json::parse(*text);
+        if (!v) return core::Result<core::Pick>(makeError(Errc::Internal, "unreadable answer in the node's claim queue"));
+        return decodeAnswer(*v);
+    }
+
+    std::vector<Waiting> waiting(Ticket& self, size_t max) override {
+        auto& t = static_cast<FileTicket&>(self);
+        std::vector<Waiting> out;
+        DIR* d = ::opendir(t.dir().c_str());
+        if (!d) return out;
+        std::vector<std::string> names;
+        while (dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+        ::closedir(d);
+        std::sort(names.begin(), names.end());  // roughly first come, first served
+        auto has = [&](const std::string& n) { return std::binary_search(names.begin(), names.end(), n); };
+        for (const auto& n : names) {
+            if (out.size() >= max) break;
+            if (endsWith(n, ".new") || endsWith(n, ".tmp") || (endsWith(n, ".ans") && !has(n.substr(0, n.size() - 4) + ".req"))) {
+                removeIfOld(t.dir() + "/" + n);  // left by a process killed mid-way
+                continue;
+            }
+            if (!endsWith(n, ".req")) continue;
+            std::string id = n.substr(0, n.size() - 4);
+            if (id == t.id() || has(id + ".ans")) continue;
+            std::string path = t.dir() + "/" + n;
+            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                ::unlink(path.c_str());  // its process is gone
+                ::close(fd);
+                continue;
+            }
+            ::close(fd);
+            auto text = readSmall(path);
+            auto v = text ? json::parse(*text) : core::Result<json::Value>(makeError(Errc::Decode, ""));
+            auto r = v ? decodeRequest(*v) : std::nullopt;
+            if (!r) {
+                // Unreadable: answer it, so its process stops waiting for service.
+                answer(self, id, makeError(Errc::Internal, "unreadable request in the node's claim queue " + path));
+                continue;
+            }
+            out.push_back({id, std::move(*r)});
+        }
+        return out;
+    }
+
+    void answer(Ticket& self, const std::string& id, const core::Result<core::Pick>& a) override {
+        auto& t = static_cast<FileTicket&>(self);
+        (void)writeAtomic(t.dir() + "/" + id + ".ans", encodeAnswer(a).dump());
+    }
+
+private:
+    std::string dir_;
+};
+
 }  // namespace
 
+std::unique_ptr<ClaimQueue> makeFileClaimQueue(const std::string& dir) {
+    return std::make_unique<FileClaimQueue>(dir);
+}
 std::unique_ptr<PoolLocker> makeFileLocker(const std::string& dir) { return std::make_unique<FileLocker>(dir); }
 std::unique_ptr<PoolCache> makeFileCache(const std::string& dir) { return std::make_unique<FileCache>(dir); }
 std::unique_ptr<ReleaseJournal> makeFileJournal(const std::string& dir) {

@@ -17,6 +17,10 @@ std::unique_ptr<PoolLocker> makeFileLocker(const std::string& dir);
 // The last pool seen, as <dir>/<pool>.cache (mode 0600); only ever a hint (see PoolCache).
 std::unique_ptr<PoolCache> makeFileCache(const std::string& dir);
 std::unique_ptr<ReleaseJournal> makeFileJournal(const std::string& dir);
+// Requests and answers as files in <dir>/<pool>.q/ (dir 0700, files 0600). A requester holds
+// a shared flock on its request file while it waits, which is how the holder of the pool lock
+// tells a live requester from a dead one.
+std::unique_ptr<ClaimQueue> makeFileClaimQueue(const std::string& dir);
 
 // NODENAME, then a "nodename" file beside the flat config / configuration_path, then
 // /etc/cni/net.d/{allot.d,whereabouts.d}/nodename, then the host name.

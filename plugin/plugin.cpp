@@ -72,10 +72,12 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     auto locker = deps.makeLocker ? deps.makeLocker(*cfg) : nullptr;
     auto journal = deps.makeJournal ? deps.makeJournal(*cfg) : nullptr;
     auto cache = deps.makeCache ? deps.makeCache(*cfg) : nullptr;
+    auto queue = deps.makeQueue ? deps.makeQueue(*cfg) : nullptr;
     EngineContext ctx(*handle->store);
     ctx.locker = locker.get();
     ctx.journal = journal.get();
     ctx.cache = cache.get();
+    ctx.queue = queue.get();
     ctx.node = deps.nodeName ? deps.nodeName(*cfg, *net) : std::string();
     ctx.poolNamespace = handle->poolNamespace;
     ctx.deadline = deadline;
@@ -156,6 +158,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
         case Command::Version: break;
     }
     out.conflicts = ctx.conflicts;
+    out.served = ctx.served;
     return out;
 }
 

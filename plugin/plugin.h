@@ -23,6 +23,7 @@ struct Deps {
     std::function<std::unique_ptr<PoolLocker>(const core::ValidatedConfig&)> makeLocker;
     std::function<std::unique_ptr<ReleaseJournal>(const core::ValidatedConfig&)> makeJournal;
     std::function<std::unique_ptr<PoolCache>(const core::ValidatedConfig&)> makeCache;
+    std::function<std::unique_ptr<ClaimQueue>(const core::ValidatedConfig&)> makeQueue;
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.
     std::function<Result<void>(const std::string& netns, const std::string& ifName,
                                const std::vector<IpResult>& ips)> checkInterface;
@@ -37,6 +38,7 @@ struct Outcome {
     std::string stdoutText;
     // Engine counters for tests and benchmarks.
     int conflicts = 0;
+    int served = 0;
 };
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps);

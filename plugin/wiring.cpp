@@ -31,6 +31,9 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     deps.makeCache = [](const core::ValidatedConfig& c) {
         return makeFileCache(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
+    deps.makeQueue = [](const core::ValidatedConfig& c) {
+        return makeFileClaimQueue(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+    };
     deps.makeJournal = [](const core::ValidatedConfig& c) {
         return makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir : c.raw.journalDir);
     };

@@ -478,6 +478,13 @@ t_stress_four_nodes() {
   pool=$(pool_name "$r" "$n")
   # deadline_ms as in production (the default, 60 s; DEL caps it at 10 s).
   stress_conf() { netconf "$1" "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}"; }
+  # Warm-up, one node after the other: each node's cache then holds the pool as that node last
+  # wrote it, so nodes 1-3 start the burst with a stale copy and their first write must meet
+  # a 409 (one node's batches rarely overlap another's by chance on this small machine).
+  for node in node-1 node-2 node-3 node-4; do
+    cni ADD "$node" "warm-$node" "$(stress_conf "$node")" "warm-$node"; cni_ok "warm-up ADD" || return 1
+    cni DEL "$node" "warm-$node" "$(stress_conf "$node")" "warm-$node"; cni_ok "warm-up DEL" || return 1
+  done
   audit_settle
   mark=$(audit_mark)
   t0=$EPOCHREALTIME

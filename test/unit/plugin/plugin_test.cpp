@@ -1,7 +1,17 @@
 #include <doctest/doctest.h>
 
-#include <memory>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "plugin/node_files.h"
 #include "plugin/plugin.h"
 #include "store/memory_store.h"
 #include "../store/store_ref.h"
@@ -234,6 +244,11 @@ TEST_CASE("an address reserved through an overlapping pool is skipped") {
     REQUIRE(h.mem->createReservation({"10.0.0.2", "other", "ns/other", "eth0", {}}).ok());
     auto a = h.call("ADD", conf(kV4));
     CHECK(firstAddress(a) == "10.0.0.3/29");
+    // The first pick, written before its reservation was found taken, was given back.
+    auto pool = h.mem->getPool("10.0.0.0-29");
+    REQUIRE(pool.ok());
+    CHECK(pool->allocations.size() == 1);
+    CHECK(pool->allocations.count(3) == 1);
     auto off = h.call("ADD", conf(R"("range":"10.0.0.0/29","enable_overlapping_ranges":false)"), "c2", "net1",
                       "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2");
     CHECK(firstAddress(off) == "10.0.0.1/29");
@@ -303,4 +318,148 @@ TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool
     auto none = h.call("ADD", conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue","deadline_ms":20)"),
                        "c2");
     CHECK(errorCode(none) == 11);
+}
+
+namespace {
+
+struct ScratchDir {
+    std::string path;
+    ScratchDir() {
+        std::string tmpl = std::filesystem::temp_directory_path().string() + "/allot-queue-XXXXXX";
+        REQUIRE(mkdtemp(tmpl.data()) != nullptr);
+        path = tmpl;
+    }
+    ~ScratchDir() { std::filesystem::remove_all(path); }
+};
+
+void useNodeFiles(Harness& h, const std::string& dir) {
+    h.deps.makeLocker = [dir](const core::ValidatedConfig&) { return makeFileLocker(dir); };
+    h.deps.makeQueue = [dir](const core::ValidatedConfig&) { return makeFileClaimQueue(dir); };
+}
+
+ClaimRequest request(const std::string& cid) {
+    return ClaimRequest{{cid, "ns/" + cid, "net1", "node-a", "", "net"}, std::nullopt, {}};
+}
+
+const std::string kBig = R"("range":"10.1.0.0/24")";
+const std::string kPoolKey = "kube-system.10.1.0.0-24";
+
+}  // namespace
+
+TEST_CASE("the holder of the node lock commits every queued ADD with one pool write") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto q = makeFileClaimQueue(dir.path);
+    std::vector<std::unique_ptr<ClaimQueue::Ticket>> waiting;
+    for (int i = 0; i < 5; ++i) {
+        auto t = q->submit(kPoolKey, request("queued" + std::to_string(i)));
+        REQUIRE(t.ok());
+        CHECK_FALSE(q->answered(**t).has_value());
+        waiting.push_back(std::move(*t));
+    }
+    int before = h.mem->calls();
+    auto a = h.call("ADD", conf(kBig), "leader");
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.served == 5);
+    // Read (create: the pool is new), one write, and the leader's own reservation.
+    CHECK(h.mem->calls() - before <= 5);
+    auto pool = h.mem->getPool("10.1.0.0-24");
+    REQUIRE(pool.ok());
+    CHECK(pool->allocations.size() == 6);
+    std::set<std::string> ips{firstAddress(a)};
+    for (int i = 0; i < 5; ++i) {
+        auto ans = q->answered(*waiting[i]);
+        REQUIRE(ans.has_value());
+        REQUIRE(ans->ok());
+        ips.insert((*ans)->ip.str() + "/24");
+        auto held = core::findHolder(pool->allocations, "queued" + std::to_string(i), "net1");
+        REQUIRE(held.has_value());
+        CHECK(*held == (*ans)->offset);
+    }
+    CHECK(ips.size() == 6);
+}
+
+TEST_CASE("a queued request whose process is gone is discarded, not served") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto q = makeFileClaimQueue(dir.path);
+    auto live = q->submit(kPoolKey, request("alive"));
+    REQUIRE(live.ok());
+    // A request file nobody holds a lock on: its plugin was killed while waiting.
+    std::string qdir = dir.path + "/" + kPoolKey + ".q";
+    {
+        std::ofstream f(qdir + "/1-dead.req");
+        f << R"({"containerId":"dead","podRef":"ns/dead","ifName":"net1","node":"node-a","podUid":"","network":"net","avoid":[]})";
+    }
+    auto a = h.call("ADD", conf(kBig), "leader");
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.served == 1);
+    CHECK_FALSE(std::filesystem::exists(qdir + "/1-dead.req"));
+    auto pool = h.mem->getPool("10.1.0.0-24");
+    REQUIRE(pool.ok());
+    CHECK_FALSE(core::findHolder(pool->allocations, "dead", "net1").has_value());
+    CHECK(core::findHolder(pool->allocations, "alive", "net1").has_value());
+    // A served requester that withdraws leaves nothing behind in the queue.
+    live->reset();
+    CHECK(std::filesystem::is_empty(qdir));
+}
+
+TEST_CASE("a queued request that cannot be served gets its own error, the others their addresses") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto q = makeFileClaimQueue(dir.path);
+    auto bad = request("wants-gateway");
+    bad.requested = core::IpAddress::parse("10.1.0.0").value();
+    auto t1 = q->submit(kPoolKey, bad);
+    auto t2 = q->submit(kPoolKey, request("fine"));
+    REQUIRE((t1.ok() && t2.ok()));
+    auto a = h.call("ADD", conf(kBig), "leader");
+    REQUIRE(a.exitCode == 0);
+    auto e = q->answered(**t1);
+    REQUIRE(e.has_value());
+    REQUIRE_FALSE(e->ok());
+    CHECK(e->code() == core::Errc::InvalidConfig);
+    CHECK(e->error().message.find("10.1.0.0") != std::string::npos);
+    auto ok = q->answered(**t2);
+    REQUIRE(ok.has_value());
+    CHECK(ok->ok());
+}
+
+TEST_CASE("concurrent ADDs through the node lock and claim queue get distinct addresses") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    constexpr int kThreads = 6, kEach = 15;
+    std::vector<std::vector<std::string>> got(kThreads);
+    std::vector<int> served(kThreads, 0);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t) {
+        ts.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i) {
+                std::string cid = "c" + std::to_string(t) + "-" + std::to_string(i);
+                auto o = h.call("ADD", conf(kBig), cid, "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=" + cid);
+                if (o.exitCode == 0) got[t].push_back(o.stdoutText);
+                served[t] += o.served;
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    std::set<std::string> ips;
+    size_t ok = 0;
+    for (const auto& g : got)
+        for (const auto& text : g) {
+            ++ok;
+            auto v = json::parse(text);
+            REQUIRE(v.ok());
+            ips.insert(v->find("ips")->items()[0].find("address")->asString());
+        }
+    CHECK(ok == kThreads * kEach);
+    CHECK(ips.size() == ok);
+    auto pool = h.mem->getPool("10.1.0.0-24");
+    REQUIRE(pool.ok());
+    CHECK(pool->allocations.size() == ok);
+    MESSAGE("ADDs served by another call's write: " << std::accumulate(served.begin(), served.end(), 0));
 }
