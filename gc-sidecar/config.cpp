@@ -169,6 +169,11 @@ const std::vector<Flag>& flags() {
         {"journal-dir", "ALLOT_GC_JOURNAL_DIR", "DIR",
          "the plugin's DEL journal to replay (default /var/lib/allot/journal; empty: off)",
          stringSetter(&Config::journalDir, false, true)},
+        {"relay-socket", "ALLOT_GC_RELAY_SOCKET", "PATH",
+         "Unix socket where the plugin's pool requests are relayed to the API server over this "
+         "process's connection; the plugin looks at /run/allot/api.sock unless its relay_socket "
+         "says otherwise (default: off)",
+         stringSetter(&Config::relaySocket, false, true)},
         {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
          "time between journal replays (default 30s)",
          durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
@@ -322,7 +327,9 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
         auto v = env(table[i].env);
         if (!v) continue;
         // An empty variable counts as unset, except where empty has a meaning of its own.
-        if (v->empty() && std::string_view(table[i].name) != "journal-dir") continue;
+        if (v->empty() && std::string_view(table[i].name) != "journal-dir" &&
+            std::string_view(table[i].name) != "relay-socket")
+            continue;
         if (auto r = table[i].set(c, *v, std::string(table[i].env)); !r) return r.error();
     }
     if (c.nodeName.empty())

@@ -127,7 +127,7 @@ Result<void> dropReservations(EngineContext& ctx, const core::ValidatedConfig& c
 template <typename Match>
 Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
     EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t, bool allowCache,
-    Match match, std::vector<core::IpAddress>* seen = nullptr) {
+    Match match) {
     using Released = std::vector<std::pair<core::IpAddress, core::Owner>>;
     auto guard = lockPool(ctx, t.pool);
     if (!guard) return guard.error();
@@ -149,8 +149,6 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         for (auto it = next.allocations.begin(); it != next.allocations.end();) {
             if (match(it->second)) {
                 released.emplace_back(t.range.cidr().at(it->first), it->second);
-                if (seen && std::find(seen->begin(), seen->end(), released.back().first) == seen->end())
-                    seen->push_back(released.back().first);
                 it = next.allocations.erase(it);
             } else {
                 ++it;
@@ -186,44 +184,68 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
 
 
 constexpr size_t kMaxBatch = 64;  // requests one pool write serves
+// A holder of the lock with less time than this left serves only itself: a batch must not
+// fail at one caller's deadline what others still had time for.
+constexpr auto kServeOthersMargin = std::chrono::seconds(2);
 
-// Applies a batch of claims to one pool with one write, retrying conflicts on fresh data.
-// Returns one answer per request; a request that fails (exhaustion, a refused requested IP)
-// does not hold back the others.
-std::vector<Result<core::Pick>> commitClaims(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                                             const Target& t,
-                                             const std::vector<const ClaimRequest*>& batch) {
-    std::vector<Result<core::Pick>> out(batch.size(), makeError(Errc::Transient, "no attempt made"));
+core::Error deadlineError(const core::Error& last, int attempts) {
+    if (attempts == 0)
+        return makeError(Errc::Transient, "the deadline passed before the pool could be read or written");
+    return gaveUp(last, attempts);
+}
+
+// Applies a batch of claims (and releases) to one pool with one write, retrying conflicts on
+// fresh data. Returns one answer per request; a request that fails on its own (exhaustion, a
+// refused requested IP, nothing to release) does not hold back the others. An error is a
+// failure of the whole batch (the store, the deadline), which says nothing about the others'
+// requests.
+Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                                                     const Target& t,
+                                                     const std::vector<const ClaimRequest*>& batch) {
+    std::vector<Result<core::Pick>> out(batch.size(), makeError(Errc::Internal, "not answered"));
     bool allowCache = true;
     int attempt = 0;
     core::Error last{Errc::Transient, "no attempt made"};
-    auto all = [&](const core::Error& e) {
-        for (auto& o : out) o = e;
-        return out;
-    };
     auto retry = [&](const core::Error& e) {
         last = e;
         return retryable(e.code) && backoff(ctx, attempt++);
     };
-    auto givenUp = [&] { return all(attempt > 1 ? gaveUp(last, attempt) : last); };
+    auto givenUp = [&] { return attempt > 1 ? gaveUp(last, attempt) : last; };
 
+    // Releases alone never create a pool.
+    const bool anyClaim = std::any_of(batch.begin(), batch.end(), [](const ClaimRequest* r) { return !r->release; });
     for (;;) {
-        if (Clock::now() >= ctx.deadline) return all(gaveUp(last, attempt));
+        if (Clock::now() >= ctx.deadline) return deadlineError(last, attempt);
         bool fromCache = false;
-        auto pool = readPool(ctx, t, allowCache, true, fromCache);
+        auto pool = readPool(ctx, t, allowCache, anyClaim, fromCache);
+        if (!pool && pool.code() == Errc::NotFound && !anyClaim) {
+            for (auto& o : out) o = makeError(Errc::NotFound, "no pool");
+            return out;
+        }
         if (!pool) {
             if (!retry(pool.error())) return givenUp();
             continue;
         }
-        if (auto ok = checkRange(*pool, t.range); !ok) return all(ok.error());
+        if (auto ok = checkRange(*pool, t.range); !ok) return ok.error();
 
         Pool next = *pool;
         bool changed = false, stale = false;
         for (size_t i = 0; i < batch.size() && !stale; ++i) {
             const ClaimRequest& r = *batch[i];
+            auto held = core::findHolder(next.allocations, r.owner.containerId, r.owner.ifName);
+            if (r.release) {
+                stale = fromCache && !held;  // "nothing to release": fresh data only
+                if (held) {
+                    out[i] = core::Pick{t.range.cidr().at(*held), *held, core::PickKind::Existing};
+                    core::release(next.allocations, r.owner.containerId, r.owner.ifName);
+                    changed = true;
+                } else {
+                    out[i] = makeError(Errc::NotFound, "nothing held");
+                }
+                continue;
+            }
             std::set<core::u128> skip(r.avoid.begin(), r.avoid.end());
-            if (auto held = core::findHolder(next.allocations, r.owner.containerId, r.owner.ifName);
-                held && skip.count(*held)) {
+            if (held && skip.count(*held)) {
                 next.allocations.erase(*held);
                 changed = true;
             }
@@ -256,7 +278,7 @@ std::vector<Result<core::Pick>> commitClaims(EngineContext& ctx, const core::Val
     }
 }
 
-// Records `req` in the pool under the node lock. With a claim queue, the holder of the lock
+// Applies `req` to the pool under the node lock. With a claim queue, the holder of the lock
 // commits every request queued meanwhile in the same write, and a request served by another
 // holder finds its answer without writing at all.
 Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
@@ -272,13 +294,29 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
         if (auto a = ctx.queue->answered(*ticket)) return std::move(*a);
     if (!guard) return guard.error();
     std::vector<ClaimQueue::Waiting> others;
-    if (ticket) others = ctx.queue->waiting(*ticket, kMaxBatch - 1);
+    if (ticket && ctx.deadline - Clock::now() > kServeOthersMargin)
+        others = ctx.queue->waiting(*ticket, kMaxBatch - 1);
     std::vector<const ClaimRequest*> batch{&req};
     for (const auto& w : others) batch.push_back(&w.request);
     auto answers = commitClaims(ctx, cfg, t, batch);
-    for (size_t i = 0; i < others.size(); ++i) ctx.queue->answer(*ticket, others[i].id, answers[i + 1]);
+    // A failed batch answers nobody else: each of them tries for itself, with its own time.
+    if (!answers) return answers.error();
+    for (size_t i = 0; i < others.size(); ++i) ctx.queue->answer(*ticket, others[i].id, (*answers)[i + 1]);
     ctx.served += static_cast<int>(others.size());
-    return std::move(answers[0]);
+    return std::move((*answers)[0]);
+}
+
+// Takes (containerId, ifName)'s entry out of one pool through the claim queue, then its
+// reservation, if still the owner's. NotFound when the pool held nothing for it. The pool
+// entry goes first so the release waits on no reservation call inside the node lock; a
+// reservation left behind by a crash in between is an orphan the repair loop deletes.
+Result<core::IpAddress> releaseOne(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
+                                   const core::Owner& owner) {
+    ClaimRequest req{owner, std::nullopt, {}, true};
+    auto r = claim(ctx, cfg, t, req);
+    if (!r) return r.error();
+    if (auto d = dropReservations(ctx, cfg, {{r->ip, owner}}); !d) return d.error();
+    return r->ip;
 }
 
 // Claims `name` cluster-wide for `owner`. Returns "" when the reservation is the owner's (made
@@ -317,10 +355,7 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
         if (!uncertain.empty()) forgetUncertain(ctx, {uncertain}, owner);
         allowCleanup(ctx);
-        if (wrote)
-            (void)releaseWhere(ctx, cfg, t, false, [&](const core::Owner& x) {
-                return x.containerId == owner.containerId && x.ifName == owner.ifName;
-            });
+        if (wrote) (void)releaseOne(ctx, cfg, t, owner);
         ctx.deadline = saved;
         ctx.store.setDeadline(saved);
         return e;
@@ -410,12 +445,7 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
             auto saved = ctx.deadline;
             ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
             ctx.store.setDeadline(ctx.deadline);
-            for (size_t j : taken) {
-                const core::Owner& o = owner;
-                (void)releaseWhere(ctx, cfg, (*targets)[j], false, [&](const core::Owner& x) {
-                    return x.containerId == o.containerId && x.ifName == o.ifName;
-                });
-            }
+            for (size_t j : taken) (void)releaseOne(ctx, cfg, (*targets)[j], owner);
             ctx.deadline = saved;
             ctx.store.setDeadline(saved);
             return makeError(pick.code(), "range " + t.range.cidr().str() + ": " + pick.error().message);
@@ -430,9 +460,6 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
 }
 
 Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const core::Owner& owner) {
-    auto match = [&](const core::Owner& x) {
-        return x.containerId == owner.containerId && x.ifName == owner.ifName;
-    };
     JournalEntry pending{ctx.poolNamespace, {}, cfg.raw.networkName, owner.containerId,
                          owner.ifName, owner.podRef, ctx.node, {}};
     auto journalIt = [&](const core::Error& why) -> Result<bool> {
@@ -448,19 +475,25 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
         return targets.error();
     }
     std::optional<core::Error> firstError;
-    auto remember = [&](const std::vector<core::IpAddress>& ips) {
-        for (const auto& ip : ips)
-            if (cfg.raw.enableOverlappingRanges)
-                pending.reservations.push_back(core::reservationName(ip, cfg.raw.networkName));
+    auto unfinished = [&](const core::Error& e) {
+        if (e.code != Errc::Transient && e.code != Errc::Conflict) return false;
+        if (!firstError) firstError = e;
+        return true;
     };
     for (const auto& t : *targets) {
-        std::vector<core::IpAddress> seen;
-        auto rel = releaseWhere(ctx, cfg, t, true, match, &seen);
-        if (rel) continue;
-        if (rel.code() != Errc::Transient && rel.code() != Errc::Conflict) return rel.error();
-        pending.pools.push_back(t.pool);
-        remember(seen);
-        if (!firstError) firstError = rel.error();
+        // The pool entry, through the node's claim queue (one write for every release and
+        // ADD waiting on this pool), then the reservation.
+        auto r = claim(ctx, cfg, t, ClaimRequest{owner, std::nullopt, {}, true});
+        if (!r) {
+            if (r.code() == Errc::NotFound) continue;
+            if (!unfinished(r.error())) return r.error();
+            pending.pools.push_back(t.pool);  // allot-gc drops the reservations of what it releases
+            continue;
+        }
+        if (auto d = dropReservations(ctx, cfg, {{r->ip, owner}}); !d) {
+            if (!unfinished(d.error())) return d.error();
+            pending.reservations.push_back(core::reservationName(r->ip, cfg.raw.networkName));
+        }
     }
     if (!pending.pools.empty() || !pending.reservations.empty()) return journalIt(*firstError);
     return false;

@@ -67,6 +67,9 @@ struct ClaimRequest {
     // Offsets found reserved through another pool: never picked, and dropped if this owner
     // already holds one of them.
     std::vector<core::u128> avoid;
+    // Instead of an address: take out what (containerId, ifName) holds (answer: the address
+    // it held; NotFound when nothing).
+    bool release = false;
 };
 
 // Node-local group commit. ADDs for one pool on one node queue for the same lock; each first

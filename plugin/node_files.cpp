@@ -192,6 +192,7 @@ json::Value encodeRequest(const ClaimRequest& r) {
     auto avoid = json::Value::array();
     for (auto off : r.avoid) avoid.push(json::Value::string(core::u128ToString(off)));
     v.set("avoid", std::move(avoid));
+    if (r.release) v.set("release", json::Value::boolean(true));
     return v;
 }
 
@@ -215,6 +216,9 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
         if (!ip) return std::nullopt;
         r.requested = *ip;
     }
+    auto release = v.getBool("release");
+    if (!release) return std::nullopt;
+    r.release = release->value_or(false);
     if (const auto* a = v.find("avoid"); a && a->isArray()) {
         for (const auto& item : a->items()) {
             auto off = item.isString() ? core::u128FromString(item.asString()) : std::nullopt;

@@ -17,6 +17,7 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     deps.makeStore = [&log](const core::ValidatedConfig& c, Clock::time_point deadline) -> Result<StoreHandle> {
         k8s::Client::Options o;
         o.deadline = deadline;
+        o.relaySocket = c.raw.relaySocket.empty() ? k8s::kDefaultRelaySocket : c.raw.relaySocket;
         auto s = store::openK8sStore(c.raw.kubeconfig, c.raw.poolNamespace, o);
         if (!s) return s.error();
         if ((*s)->client().config().insecureSkipTlsVerify)

@@ -40,6 +40,7 @@ struct IpamConfig {
     std::string poolNamespace;         // "namespace"; default from kubeconfig, else kube-system
     std::string lockDir;               // node-local lock dir
     std::string journalDir;            // DEL journal dir
+    std::string relaySocket;           // allot-gc's node relay; empty = the default path
     int deadlineMs = 0;                // overall per-call deadline; 0 = default
 };
 

@@ -66,8 +66,8 @@ std::string readToken(const std::string& file) {
 
 }  // namespace
 
-Client::Client(ClusterConfig cfg, Options options, HttpClient http)
-    : cfg_(std::move(cfg)), options_(std::move(options)), http_(std::move(http)),
+Client::Client(ClusterConfig cfg, Options options, TlsConfig tls)
+    : cfg_(std::move(cfg)), options_(std::move(options)), tls_(std::move(tls)),
       tokenReadAt_(Clock::now()) {}
 
 Result<Client> Client::fromConfig(ClusterConfig cfg, Options options) {
@@ -91,10 +91,53 @@ Result<Client> Client::fromConfig(ClusterConfig cfg, Options options) {
     tls.clientCertFile = cfg.clientCertFile;
     tls.clientKeyData = cfg.clientKeyData;
     tls.clientKeyFile = cfg.clientKeyFile;
-    auto http = HttpClient::create(std::move(tls), options.userAgent);
+    return Client(std::move(cfg), std::move(options), std::move(tls));
+}
+
+Result<HttpClient*> Client::direct() {
+    if (!http_) {
+        auto http = HttpClient::create(tls_, options_.userAgent);
+        if (!http) return http.error();
+        http->setBearerToken(cfg_.token);
+        http_.emplace(std::move(*http));
+    }
+    return &*http_;
+}
+
+std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method, const std::string& path,
+                                                     const std::string& body, std::string_view contentType,
+                                                     milliseconds timeout) {
+    if (relayState_ == RelayState::Untried) {
+        if (!options_.relaySocket.empty()) relay_ = RelayClient::connect(options_.relaySocket);
+        relayState_ = relay_ ? RelayState::Using : RelayState::Off;
+    }
+    if (relayState_ != RelayState::Using || !relayAllowed(method, path)) return std::nullopt;
+    bool sent = false;
+    auto r = relay_->send({cfg_.server, std::string(method), path, std::string(contentType), body,
+                           static_cast<uint32_t>(timeout.count())},
+                          timeout, sent);
+    if (!r || r->kind == RelayResponse::Kind::Refused) {
+        // The relay is gone or will not serve us: the rest of this client's life goes direct.
+        relayState_ = RelayState::Off;
+        relay_.reset();
+        if (!r && sent) return Result<HttpResponse>(makeError(Errc::Transient, r.error().message));
+        return std::nullopt;
+    }
+    ++relayed_;
+    if (r->kind == RelayResponse::Kind::Failed)
+        return Result<HttpResponse>(makeError(Errc::Transient, "node relay: " + r->body));
+    HttpResponse resp{static_cast<long>(r->status), std::move(r->body), std::nullopt};
+    if (r->retryAfterSeconds >= 0) resp.retryAfterSeconds = r->retryAfterSeconds;
+    return Result<HttpResponse>(std::move(resp));
+}
+
+Result<HttpResponse> Client::raw(std::string_view method, const std::string& path, const std::string& body,
+                                 std::string_view contentType, milliseconds timeout) {
+    refreshToken();
+    ++requests_;
+    auto http = direct();
     if (!http) return http.error();
-    http->setBearerToken(cfg.token);
-    return Client(std::move(cfg), std::move(options), std::move(*http));
+    return (*http)->send(method, cfg_.server + path, body, contentType, timeout);
 }
 
 void Client::refreshToken() {
@@ -108,7 +151,7 @@ void Client::refreshToken() {
     std::string t = readToken(cfg_.tokenFile);
     if (!t.empty() && t != cfg_.token) {
         cfg_.token = std::move(t);
-        http_.setBearerToken(cfg_.token);
+        if (http_) http_->setBearerToken(cfg_.token);
     }
 }
 
@@ -129,9 +172,15 @@ Result<json::Value> Client::call(const char* verb, std::string_view method,
                                  std::string_view contentType) {
     auto timeout = timeoutFor(verb, path, options_.requestTimeout);
     if (!timeout) return timeout.error();
-    refreshToken();
-    ++requests_;
-    auto resp = http_.send(method, cfg_.server + path, body, contentType, *timeout);
+    std::string identity = cfg_.identity;
+    auto resp = [&]() -> Result<HttpResponse> {
+        if (auto relayed = viaRelay(method, path, body, contentType, *timeout)) {
+            ++requests_;
+            identity = "allot-gc's identity (through the node relay " + options_.relaySocket + ")";
+            return std::move(*relayed);
+        }
+        return raw(method, path, body, contentType, *timeout);
+    }();
     if (!resp) {
         lastRetryAfter_.reset();
         return resp.error();
@@ -139,7 +188,7 @@ Result<json::Value> Client::call(const char* verb, std::string_view method,
     lastRetryAfter_ = resp->retryAfterSeconds;
     // A rotated token file may already hold a valid token: read it on the next request.
     if (resp->status == 401) tokenStale_ = true;
-    if (auto err = mapStatus(resp->status, resp->body, verb, path, cfg_.identity,
+    if (auto err = mapStatus(resp->status, resp->body, verb, path, identity,
                              resp->retryAfterSeconds))
         return *err;
     if (resp->body.empty()) return json::Value();
@@ -275,7 +324,9 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
         return true;
     };
     std::string errorBody;
-    auto status = http_.stream(
+    auto http = direct();
+    if (!http) return http.error();
+    auto status = (*http)->stream(
         cfg_.server + full, *timeout,
         [&](std::string_view chunk) {
             auto r = splitter.feed(chunk, onLine);

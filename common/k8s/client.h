@@ -18,6 +18,7 @@
 #include "core/result.h"
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
+#include "k8s/relay.h"
 #include "k8s/transport.h"
 #include "k8s/watch.h"
 
@@ -53,6 +54,9 @@ public:
         std::chrono::steady_clock::time_point deadline =
             std::chrono::steady_clock::time_point::max();  // overall; max() = none
         std::string userAgent = "allot";
+        // allot-gc's node relay (relay.h): when something listens there, requests that may go
+        // through it do, and the rest go direct. Empty: always direct.
+        std::string relaySocket;
     };
 
     // Reads cfg.tokenFile (if any) now. Errors: InvalidConfig (unreadable token file, TLS
@@ -101,9 +105,23 @@ public:
     // Retry-After (seconds) of the last response, when it had one (429/503 usually).
     std::optional<int> lastRetryAfter() const { return lastRetryAfter_; }
     uint64_t requestCount() const { return requests_; }
+    // Requests the node relay carried.
+    uint64_t relayedCount() const { return relayed_; }
+
+    // One request with the HTTP status left to the caller (the node relay's forwarding).
+    // Errors only for transport failures, as HttpClient::send.
+    core::Result<HttpResponse> raw(std::string_view method, const std::string& path,
+                                   const std::string& body, std::string_view contentType,
+                                   std::chrono::milliseconds timeout);
 
 private:
-    Client(ClusterConfig cfg, Options options, HttpClient http);
+    Client(ClusterConfig cfg, Options options, TlsConfig tls);
+    // The direct connection, made on first use: a process served by the relay never loads libcurl.
+    core::Result<HttpClient*> direct();
+    // Through the relay when one is there; nullopt: go direct.
+    std::optional<core::Result<HttpResponse>> viaRelay(std::string_view method, const std::string& path,
+                                                       const std::string& body, std::string_view contentType,
+                                                       std::chrono::milliseconds timeout);
 
     core::Result<json::Value> call(const char* verb, std::string_view method,
                                    const std::string& path, const std::string& body,
@@ -114,9 +132,13 @@ private:
 
     ClusterConfig cfg_;
     Options options_;
-    HttpClient http_;
+    TlsConfig tls_;
+    std::optional<HttpClient> http_;
+    enum class RelayState { Untried, Using, Off } relayState_ = RelayState::Untried;
+    std::optional<RelayClient> relay_;
     std::optional<int> lastRetryAfter_;
     uint64_t requests_ = 0;
+    uint64_t relayed_ = 0;
     std::chrono::steady_clock::time_point tokenReadAt_;
     bool tokenStale_ = false;  // after a 401: re-read the token file before the next request
 };

@@ -79,7 +79,7 @@ netconf() {
     --arg ns "$POOL_NS" --argjson ipam "$ipam" --argjson top "$top" '
     {cniVersion: "1.1.0", name: ($ipam.network_name // "net"), type: "macvlan",
      ipam: ({type: "allot", kubernetes: {kubeconfig: $kc}, lock_dir: $lock, journal_dir: $journal,
-             deadline_ms: 5000}
+             relay_socket: ($lock + "/no-relay.sock"), deadline_ms: 5000}
             + (if $ns == "kube-system" then {} else {namespace: $ns} end) + $ipam)} + $top'
 }
 

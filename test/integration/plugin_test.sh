@@ -591,6 +591,61 @@ t_hundred_one_node() {
   expect_eq "pool equals results" "$(pool_id_ips "$pool" | sort | md5sum)" "$(md5sum <<<"$results")"
 }
 
+# Through allot-gc's node relay (relay_socket), as the DaemonSet runs it: the pool requests are
+# made by allot-gc's connection, 100 concurrent ADDs are timed again, and with allot-gc gone
+# the plugin goes direct on its own.
+t_relay() {
+  local n r=10.118.0.0/24 pool sock="$WORK/relay/api.sock" gcpid conf mark t0 ms results ua
+  n=$(net relay)
+  pool=$(pool_name "$r" "$n")
+  mkdir -p "$WORK/relay"
+  # Started from a subshell, so that the `wait`s below (for the plugin runs) do not wait for it.
+  ( "$ALLOT_PLUGIN_ROOT/build/gc-sidecar/allot-gc" --node-name=node-relay --kubeconfig="$ALLOT_KUBECONFIG" \
+      --namespace="$POOL_NS" --listen=127.0.0.1:0 --repair=false --journal-dir= \
+      --relay-socket="$sock" >"$WORK/relay/gc.log" 2>&1 &
+    echo $! >"$WORK/relay/gc.pid" )
+  gcpid=$(<"$WORK/relay/gc.pid")
+  on_exit "kill $gcpid 2>/dev/null"
+  local i
+  for (( i = 0; i < 200; i++ )); do [[ -S "$sock" ]] && break; sleep 0.1; done
+  [[ -S "$sock" ]] || { echo "allot-gc made no relay socket:"; tail -n 5 "$WORK/relay/gc.log"; kill "$gcpid"; return 1; }
+  expect_eq "relay socket mode" "$(stat -c %a "$sock")" 600 || { kill "$gcpid"; return 1; }
+  conf=$(netconf node-relay "{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\",\"deadline_ms\":30000}")
+  audit_settle
+  mark=$(audit_mark)
+  cni ADD node-relay one "$conf" one; cni_ok "ADD through the relay" || { kill "$gcpid"; return 1; }
+  audit_settle
+  ua=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" | jq -r --arg p "$pool" \
+    'select(.stage == "ResponseComplete" and (.objectRef.name == $p or .objectRef.resource == "overlappingrangeipreservations")) | .userAgent' | sort | uniq -c | tr -s ' ')
+  note "user agents of that ADD's requests: $ua"
+  [[ "$ua" == *allot-gc/node-relay* && "$ua" != *" allot"$'\n'* && "$ua" != *" allot" ]] ||
+    { echo "the ADD's requests did not all come from allot-gc: $ua"; kill "$gcpid"; return 1; }
+
+  t0=$EPOCHREALTIME
+  launch ADD rl node-relay 100 "$conf"
+  wait
+  ms=$(elapsed_ms "$t0")
+  results=$(collect ADD rl | sort)
+  note "100 concurrent ADDs on one node through the relay: wall time $ms ms (bar: 1500 ms)$( ((ms > 1500)) && echo ' -- OVER THE BAR')"
+  if [[ -s "$WORK/failures" ]]; then
+    echo "$(wc -l <"$WORK/failures") ADDs failed:"; head -n 5 "$WORK/failures"; kill "$gcpid"; return 1
+  fi
+  expect_eq "successful ADDs" "$(wc -l <<<"$results")" 100 || { kill "$gcpid"; return 1; }
+  awk '{print $2}' <<<"$results" | no_dups "addresses" || { kill "$gcpid"; return 1; }
+
+  # allot-gc stops: the next calls go direct and still work.
+  kill -TERM "$gcpid"
+  for (( i = 0; i < 100; i++ )); do kill -0 "$gcpid" 2>/dev/null || break; sleep 0.1; done
+  [[ ! -e "$sock" ]] || { echo "relay socket left behind after SIGTERM"; return 1; }
+  cni ADD node-relay two "$conf" two; cni_ok "ADD with allot-gc gone" || return 1
+  cni DEL node-relay one "$conf" one; cni_ok "DEL with allot-gc gone" || return 1
+  launch DEL rl node-relay 100 "$conf"
+  wait
+  collect DEL rl >/dev/null
+  [[ ! -s "$WORK/failures" ]] || { echo "DELs failed:"; head -n 3 "$WORK/failures"; return 1; }
+  expect_eq "pool after DEL of all but one" "$(pool_allocs "$pool" | jq -r '[.[].id] | join(",")')" two
+}
+
 t_requests_per_add() {
   local n conf mark reqs verbs
   n=$(net reqs)
@@ -885,6 +940,7 @@ check "log_file: every line names container and pod, no token" t_log_file
 check "a pool name taken by another range is an error, not an overwrite" t_name_collision
 check "200 concurrent ADDs from 4 nodes, then 200 DELs" t_stress_four_nodes
 check "100 concurrent ADDs from one node" t_hundred_one_node
+check "through allot-gc's node relay: pool requests, 100 concurrent ADDs, direct when it is gone" t_relay
 check "uncontended ADD makes at most 2 API requests" t_requests_per_add
 check "latency of sequential uncontended ADDs" t_latency
 check "API server down: ADD code 11, STATUS 50, DEL journals; no duplicates after restart" t_apiserver_down

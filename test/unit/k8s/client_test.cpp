@@ -2,6 +2,9 @@
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <cstring>
+#include <functional>
+#include <sys/un.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -384,4 +387,164 @@ TEST_CASE("after a 401 the next request re-reads a rotated token file") {
     CHECK(has(reqs[1], "Authorization: Bearer new-token\r\n"));
     ::close(fd);
     ::unlink(path);
+}
+
+namespace {
+
+// A node relay stand-in on a Unix socket: answers every frame of one connection with `answer`,
+// recording the requests.
+class FakeRelay {
+public:
+    explicit FakeRelay(std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer)
+        : answer_(std::move(answer)) {
+        char tmpl[] = "/tmp/allot-relay-XXXXXX";
+        REQUIRE(::mkdtemp(tmpl) != nullptr);
+        dir_ = tmpl;
+        path_ = dir_ + "/api.sock";
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path_.c_str(), path_.size());
+        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(::listen(fd_, 4) == 0);
+        thread_ = std::thread([this] {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 5000) != 1) return;
+            int c = ::accept(fd_, nullptr, nullptr);
+            for (;;) {
+                auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+                auto frame = allot::k8s::readFrame(c, allot::k8s::kMaxRelayFrame, deadline);
+                if (!frame) break;
+                auto req = allot::k8s::decodeRelayRequest(*frame);
+                REQUIRE(req.has_value());
+                seen_.push_back(*req);
+                if (!allot::k8s::writeFrame(c, allot::k8s::encodeRelayResponse(answer_(*req)), deadline)) break;
+            }
+            ::close(c);
+        });
+    }
+    ~FakeRelay() {
+        ::shutdown(fd_, SHUT_RDWR);
+        if (thread_.joinable()) thread_.join();
+        ::close(fd_);
+        ::unlink(path_.c_str());
+        ::rmdir(dir_.c_str());
+    }
+    const std::string& path() const { return path_; }
+    const std::vector<allot::k8s::RelayRequest>& seen() {
+        return seen_;
+    }
+
+private:
+    std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer_;
+    std::string dir_, path_;
+    int fd_ = -1;
+    std::thread thread_;
+    std::vector<allot::k8s::RelayRequest> seen_;
+};
+
+const std::string kReservations =
+    "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/kube-system/overlappingrangeipreservations";
+
+}  // namespace
+
+TEST_CASE("pool requests go through the node relay and the rest go direct") {
+    FakeServer server({{response(200, R"({"kind":"Pod"})")}});
+    FakeRelay relay([](const allot::k8s::RelayRequest&) {
+        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Answered, 201, -1,
+                                         R"({"kind":"OverlappingRangeIPReservation"})"};
+    });
+    Client::Options o;
+    o.relaySocket = relay.path();
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    auto made = client->create(kReservations, *body);
+    REQUIRE(made.ok());
+    CHECK(client->get(kPods + "/p").ok());  // not a pool request: direct
+    CHECK(client->relayedCount() == 1);
+    CHECK(client->requestCount() == 2);
+    CHECK(server.requests().size() == 1);
+    REQUIRE(relay.seen().size() == 1);
+    CHECK(relay.seen()[0].server == server.url());
+    CHECK(relay.seen()[0].method == "POST");
+    CHECK(relay.seen()[0].path == kReservations);
+    CHECK(has(relay.seen()[0].body, "10.0.0.1"));
+    // The relay speaks with its own identity: no token crosses the socket.
+    CHECK_FALSE(has(relay.seen()[0].body + relay.seen()[0].contentType, "test-token"));
+}
+
+TEST_CASE("a relay that refuses sends the client direct, for good") {
+    FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")},
+                       {response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
+    FakeRelay relay([](const allot::k8s::RelayRequest&) {
+        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Refused, 0, -1, "another server"};
+    });
+    Client::Options o;
+    o.relaySocket = relay.path();
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    CHECK(client->create(kReservations, *body).ok());
+    CHECK(client->create(kReservations, *body).ok());
+    CHECK(client->relayedCount() == 0);
+    CHECK(relay.seen().size() == 1);
+    CHECK(server.requests().size() == 2);
+}
+
+TEST_CASE("an answer the relay could not get is Transient: the request may have been applied") {
+    FakeServer server({});
+    FakeRelay relay([](const allot::k8s::RelayRequest&) {
+        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Failed, 0, -1, "timed out"};
+    });
+    Client::Options o;
+    o.relaySocket = relay.path();
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    auto r = client->create(kReservations, *body);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == allot::core::Errc::Transient);
+    CHECK(has(r.error().message, "timed out"));
+}
+
+TEST_CASE("relay frames round-trip, and truncated or foreign frames are rejected") {
+    using allot::k8s::RelayRequest;
+    RelayRequest r{"https://10.0.0.1:6443", "PUT", "/apis/x", "application/json", std::string("a\0b", 3), 1234};
+    auto frame = allot::k8s::encodeRelayRequest(r);
+    auto back = allot::k8s::decodeRelayRequest(frame);
+    REQUIRE(back.has_value());
+    CHECK(back->server == r.server);
+    CHECK(back->body == r.body);
+    CHECK(back->timeoutMs == 1234);
+    for (size_t cut = 0; cut < frame.size(); ++cut)
+        CHECK_FALSE(allot::k8s::decodeRelayRequest(frame.substr(0, cut)).has_value());
+    CHECK_FALSE(allot::k8s::decodeRelayRequest(frame + "x").has_value());
+    CHECK_FALSE(allot::k8s::decodeRelayRequest("GET / HTTP/1.1\r\n\r\n").has_value());
+    allot::k8s::RelayResponse resp{allot::k8s::RelayResponse::Kind::Answered, 409, 3, "{}"};
+    auto rb = allot::k8s::decodeRelayResponse(allot::k8s::encodeRelayResponse(resp));
+    REQUIRE(rb.has_value());
+    CHECK(rb->status == 409);
+    CHECK(rb->retryAfterSeconds == 3);
+}
+
+TEST_CASE("the relay carries only the plugin's pool requests") {
+    using allot::k8s::relayAllowed;
+    const std::string base = "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/kube-system/";
+    CHECK(relayAllowed("GET", base + "ippools/10.0.0.0-24"));
+    CHECK(relayAllowed("PUT", base + "ippools/net-10.0.0.0-24"));
+    CHECK(relayAllowed("POST", base + "ippools"));
+    CHECK(relayAllowed("POST", base + "overlappingrangeipreservations"));
+    CHECK(relayAllowed("GET", base + "overlappingrangeipreservations/10.0.0.5"));
+    CHECK(relayAllowed("DELETE", base + "overlappingrangeipreservations/10.0.0.5"));
+    CHECK(relayAllowed("GET", base + "nodeslicepools/net"));
+    CHECK_FALSE(relayAllowed("DELETE", base + "ippools/10.0.0.0-24"));
+    CHECK_FALSE(relayAllowed("GET", base + "ippools"));  // lists are not the plugin's
+    CHECK_FALSE(relayAllowed("PUT", base + "nodeslicepools/net"));
+    CHECK_FALSE(relayAllowed("GET", "/api/v1/namespaces/kube-system/secrets/x"));
+    CHECK_FALSE(relayAllowed("GET", base + "ippools/../../../../api/v1/secrets"));
+    CHECK_FALSE(relayAllowed("GET", base + "ippools/a/b"));
+    CHECK_FALSE(relayAllowed("GET", base + "ippools/x?watch=true"));
+    CHECK_FALSE(relayAllowed("GET", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/../ippools/x"));
+    CHECK_FALSE(relayAllowed("PATCH", base + "ippools/x"));
 }

@@ -463,3 +463,47 @@ TEST_CASE("concurrent ADDs through the node lock and claim queue get distinct ad
     CHECK(pool->allocations.size() == ok);
     MESSAGE("ADDs served by another call's write: " << std::accumulate(served.begin(), served.end(), 0));
 }
+
+TEST_CASE("a queued release is committed by the holder's write, and DEL goes through the queue") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto first = h.call("ADD", conf(kBig), "gone");
+    REQUIRE(first.exitCode == 0);
+    auto q = makeFileClaimQueue(dir.path);
+    auto rel = request("gone");
+    rel.release = true;
+    auto t = q->submit(kPoolKey, rel);
+    REQUIRE(t.ok());
+    auto a = h.call("ADD", conf(kBig), "leader", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=leader");
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.served == 1);
+    auto ans = q->answered(**t);
+    REQUIRE(ans.has_value());
+    REQUIRE(ans->ok());
+    CHECK((*ans)->ip.str() + "/24" == firstAddress(first));
+    auto pool = h.mem->getPool("10.1.0.0-24");
+    REQUIRE(pool.ok());
+    CHECK_FALSE(core::findHolder(pool->allocations, "gone", "net1").has_value());
+    // A DEL of the leader through the queue releases it and its reservation.
+    CHECK(h.call("DEL", conf(kBig), "leader", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=leader").exitCode == 0);
+    CHECK(h.mem->getPool("10.1.0.0-24")->allocations.empty());
+    CHECK(h.mem->listReservations()->size() == 1);  // the queued release left "gone"'s to its caller
+}
+
+TEST_CASE("a holder whose batch fails answers nobody else: they keep their own chance") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto q = makeFileClaimQueue(dir.path);
+    auto t = q->submit(kPoolKey, request("waiting"));
+    REQUIRE(t.ok());
+    h.mem->setUnreachable(true);
+    auto a = h.call("ADD", conf(R"("range":"10.1.0.0/24","deadline_ms":3000)"), "leader");
+    CHECK(errorCode(a) == 11);
+    CHECK_FALSE(q->answered(**t).has_value());
+    h.mem->setUnreachable(false);
+    // The waiter, trying for itself later, gets an address.
+    t->reset();
+    CHECK(h.call("ADD", conf(kBig), "waiting").exitCode == 0);
+}

@@ -1,0 +1,244 @@
+#include "k8s/relay.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace allot::k8s {
+
+using core::Errc;
+using core::makeError;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr char kMagic[4] = {'A', 'L', 'R', '1'};
+
+void putU32(std::string& out, uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+void putStr(std::string& out, std::string_view s) {
+    putU32(out, static_cast<uint32_t>(s.size()));
+    out.append(s);
+}
+
+// Reads fields in order; any overrun makes the whole frame invalid.
+struct Reader {
+    std::string_view in;
+    bool ok = true;
+    uint32_t u32() {
+        if (in.size() < 4) {
+            ok = false;
+            return 0;
+        }
+        uint32_t v = 0;
+        for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+        in.remove_prefix(4);
+        return v;
+    }
+    std::string str() {
+        uint32_t n = u32();
+        if (!ok || in.size() < n) {
+            ok = false;
+            return {};
+        }
+        std::string s(in.substr(0, n));
+        in.remove_prefix(n);
+        return s;
+    }
+    bool magic() {
+        if (in.size() < 4 || in.substr(0, 4) != std::string_view(kMagic, 4)) return ok = false;
+        in.remove_prefix(4);
+        return true;
+    }
+};
+
+int msLeft(Clock::time_point deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
+}
+
+core::Result<void> waitFor(int fd, short events, Clock::time_point deadline, const char* what) {
+    for (;;) {
+        pollfd p{fd, events, 0};
+        int rc = ::poll(&p, 1, msLeft(deadline));
+        if (rc > 0) return {};
+        if (rc == 0) return makeError(Errc::Transient, std::string("node relay: timed out ") + what);
+        if (errno != EINTR) return makeError(Errc::Transient, std::string("node relay: poll: ") + std::strerror(errno));
+    }
+}
+
+bool segment(std::string_view& path, std::string_view want) {
+    if (path.substr(0, want.size()) != want) return false;
+    path.remove_prefix(want.size());
+    return true;
+}
+
+// A Kubernetes object name or namespace: DNS-1123 subdomain characters only.
+bool name(std::string_view s) {
+    if (s.empty() || s.size() > 253) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+    return s != "." && s != "..";
+}
+
+}  // namespace
+
+std::string encodeRelayRequest(const RelayRequest& r) {
+    std::string out(kMagic, 4);
+    putStr(out, r.server);
+    putStr(out, r.method);
+    putStr(out, r.path);
+    putStr(out, r.contentType);
+    putStr(out, r.body);
+    putU32(out, r.timeoutMs);
+    return out;
+}
+
+std::optional<RelayRequest> decodeRelayRequest(std::string_view frame) {
+    Reader rd{frame};
+    RelayRequest r;
+    rd.magic();
+    r.server = rd.str();
+    r.method = rd.str();
+    r.path = rd.str();
+    r.contentType = rd.str();
+    r.body = rd.str();
+    r.timeoutMs = rd.u32();
+    if (!rd.ok || !rd.in.empty()) return std::nullopt;
+    return r;
+}
+
+std::string encodeRelayResponse(const RelayResponse& r) {
+    std::string out(kMagic, 4);
+    putU32(out, static_cast<uint32_t>(r.kind));
+    putU32(out, r.status);
+    putU32(out, static_cast<uint32_t>(r.retryAfterSeconds));
+    putStr(out, r.body);
+    return out;
+}
+
+std::optional<RelayResponse> decodeRelayResponse(std::string_view frame) {
+    Reader rd{frame};
+    RelayResponse r;
+    rd.magic();
+    uint32_t kind = rd.u32();
+    r.status = rd.u32();
+    r.retryAfterSeconds = static_cast<int32_t>(rd.u32());
+    r.body = rd.str();
+    if (!rd.ok || !rd.in.empty() || kind > 2) return std::nullopt;
+    r.kind = static_cast<RelayResponse::Kind>(kind);
+    return r;
+}
+
+bool relayAllowed(std::string_view method, std::string_view path) {
+    if (!segment(path, "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/")) return false;
+    auto slash = path.find('/');
+    if (slash == std::string_view::npos || !name(path.substr(0, slash))) return false;
+    path.remove_prefix(slash + 1);
+    std::string_view resource = path.substr(0, path.find('/'));
+    std::string_view rest = path.substr(resource.size());
+    std::string_view object;
+    if (!rest.empty()) {
+        object = rest.substr(1);
+        if (rest[0] != '/' || !name(object)) return false;
+    }
+    const bool collection = object.empty();
+    if (resource == "ippools")
+        return collection ? method == "POST" : (method == "GET" || method == "PUT");
+    if (resource == "overlappingrangeipreservations")
+        return collection ? method == "POST" : (method == "GET" || method == "DELETE");
+    if (resource == "nodeslicepools") return !collection && method == "GET";
+    return false;
+}
+
+core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_point deadline) {
+    std::string buf;
+    putU32(buf, static_cast<uint32_t>(payload.size()));
+    buf.append(payload);
+    std::string_view left = buf;
+    while (!left.empty()) {
+        if (auto w = waitFor(fd, POLLOUT, deadline, "sending"); !w) return w.error();
+        ssize_t n = ::send(fd, left.data(), left.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            return makeError(Errc::Transient, std::string("node relay: send: ") + std::strerror(errno));
+        }
+        left.remove_prefix(static_cast<size_t>(n));
+    }
+    return {};
+}
+
+core::Result<std::string> readFrame(int fd, size_t maxBytes, Clock::time_point deadline) {
+    auto readAll = [&](char* into, size_t want) -> core::Result<void> {
+        size_t got = 0;
+        while (got < want) {
+            if (auto w = waitFor(fd, POLLIN, deadline, "receiving"); !w) return w.error();
+            ssize_t n = ::recv(fd, into + got, want - got, MSG_DONTWAIT);
+            if (n == 0) return makeError(Errc::Transient, "node relay: connection closed");
+            if (n < 0) {
+                if (errno == EINTR || errno == EAGAIN) continue;
+                return makeError(Errc::Transient, std::string("node relay: recv: ") + std::strerror(errno));
+            }
+            got += static_cast<size_t>(n);
+        }
+        return {};
+    };
+    char len[4];
+    if (auto r = readAll(len, 4); !r) return r.error();
+    Reader rd{std::string_view(len, 4)};
+    uint32_t n = rd.u32();
+    if (n > maxBytes) return makeError(Errc::Invalid, "node relay: frame of " + std::to_string(n) + " bytes is over the limit");
+    std::string out(n, '\0');
+    if (auto r = readAll(out.data(), n); !r) return r.error();
+    return out;
+}
+
+RelayClient& RelayClient::operator=(RelayClient&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = o.fd_;
+        o.fd_ = -1;
+    }
+    return *this;
+}
+
+RelayClient::~RelayClient() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<RelayClient> RelayClient::connect(const std::string& path) {
+    sockaddr_un addr{};
+    if (path.empty() || path.size() >= sizeof addr.sun_path) return std::nullopt;
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return std::nullopt;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        return std::nullopt;
+    }
+    return RelayClient(fd);
+}
+
+core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono::milliseconds timeout,
+                                              bool& sent) {
+    sent = false;
+    const auto deadline = Clock::now() + timeout;
+    if (auto w = writeFrame(fd_, encodeRelayRequest(r), deadline); !w) {
+        // A frame that did not go out whole cannot be acted on by the relay.
+        return w.error();
+    }
+    sent = true;
+    auto frame = readFrame(fd_, kMaxRelayFrame, deadline);
+    if (!frame) return makeError(Errc::Transient, frame.error().message);
+    auto resp = decodeRelayResponse(*frame);
+    if (!resp) return makeError(Errc::Transient, "node relay: unreadable answer");
+    return *resp;
+}
+
+}  // namespace allot::k8s

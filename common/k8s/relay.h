@@ -1,0 +1,81 @@
+#pragma once
+// The node relay. allot-gc, long-running on every node, forwards the plugin's pool requests to
+// the API server over its own open connection, so a plugin process needs neither libcurl nor
+// a TLS handshake of its own. Both ends are allot's: frames on a Unix socket that only root
+// can open, a 4-byte length and then the fields.
+//
+// The relay answers for the API server the plugin names, and only that one: a plugin
+// configured for another server is refused, and so is any request outside the pool resources
+// (relayAllowed). A refused request was not sent; the plugin then talks to the server itself.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace allot::k8s {
+
+inline constexpr const char* kDefaultRelaySocket = "/run/allot/api.sock";
+inline constexpr size_t kMaxRelayFrame = 8u << 20;
+
+struct RelayRequest {
+    std::string server;  // the API server URL the caller would use
+    std::string method;
+    std::string path;  // from /apis/..., no query
+    std::string contentType;
+    std::string body;
+    uint32_t timeoutMs = 0;
+};
+
+struct RelayResponse {
+    enum class Kind : uint8_t {
+        Answered = 0,  // the API server answered: status, retryAfter, body
+        Refused = 1,   // not relayed (another server, a request outside the pool resources)
+        Failed = 2,    // relayed, but no answer came (body says why): it may have been applied
+    };
+    Kind kind = Kind::Answered;
+    uint32_t status = 0;
+    int32_t retryAfterSeconds = -1;
+    std::string body;
+};
+
+std::string encodeRelayRequest(const RelayRequest& r);
+std::optional<RelayRequest> decodeRelayRequest(std::string_view frame);
+std::string encodeRelayResponse(const RelayResponse& r);
+std::optional<RelayResponse> decodeRelayResponse(std::string_view frame);
+
+// Requests the plugin makes: GET/PUT of an IPPool, POST of IPPools and of reservations,
+// GET/DELETE of a reservation, GET of a NodeSlicePool, in any namespace.
+bool relayAllowed(std::string_view method, std::string_view path);
+
+// One frame each way, bounded by `deadline`. Transient on timeouts and broken connections.
+core::Result<void> writeFrame(int fd, std::string_view payload,
+                              std::chrono::steady_clock::time_point deadline);
+core::Result<std::string> readFrame(int fd, size_t maxBytes,
+                                    std::chrono::steady_clock::time_point deadline);
+
+// The plugin's end: one connection, one request at a time. Move-only.
+class RelayClient {
+public:
+    // nullopt when nothing listens at `path` (no relay on this node).
+    static std::optional<RelayClient> connect(const std::string& path);
+    RelayClient(RelayClient&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    RelayClient& operator=(RelayClient&& o) noexcept;
+    RelayClient(const RelayClient&) = delete;
+    RelayClient& operator=(const RelayClient&) = delete;
+    ~RelayClient();
+
+    // Errors are Transient. `sent` is false when the request never left (the caller may go
+    // direct), true when it may have reached the relay and its answer was lost.
+    core::Result<RelayResponse> send(const RelayRequest& r, std::chrono::milliseconds timeout,
+                                     bool& sent);
+
+private:
+    explicit RelayClient(int fd) : fd_(fd) {}
+    int fd_ = -1;
+};
+
+}  // namespace allot::k8s

@@ -1,0 +1,160 @@
+#include "gc-sidecar/relay_server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "store/journal.h"
+
+namespace allot::gc {
+
+using core::Errc;
+using core::makeError;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+// A plugin process keeps its connection for the few requests of one CNI call.
+constexpr auto kIdleLimit = std::chrono::seconds(60);
+}  // namespace
+
+RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients) {
+    struct Pool {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::vector<std::unique_ptr<k8s::Client>> idle;
+        size_t made = 0;
+    };
+    auto pool = std::make_shared<Pool>();
+    return [pool, make = std::move(make), clients](const k8s::RelayRequest& r) -> k8s::RelayResponse {
+        using Kind = k8s::RelayResponse::Kind;
+        std::unique_ptr<k8s::Client> c;
+        {
+            std::unique_lock lk(pool->mu);
+            pool->cv.wait(lk, [&] { return !pool->idle.empty() || pool->made < clients; });
+            if (!pool->idle.empty()) {
+                c = std::move(pool->idle.back());
+                pool->idle.pop_back();
+            } else {
+                ++pool->made;
+            }
+        }
+        if (!c) {
+            auto made = make();
+            if (!made) {
+                std::lock_guard lk(pool->mu);
+                --pool->made;
+                pool->cv.notify_one();
+                return {Kind::Refused, 0, -1, "relay has no API client"};
+            }
+            c = std::make_unique<k8s::Client>(std::move(*made));
+        }
+        auto resp = c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
+        {
+            std::lock_guard lk(pool->mu);
+            pool->idle.push_back(std::move(c));
+        }
+        pool->cv.notify_one();
+        if (!resp) return {Kind::Failed, 0, -1, resp.error().message};
+        return {Kind::Answered, static_cast<uint32_t>(resp->status), resp->retryAfterSeconds.value_or(-1),
+                std::move(resp->body)};
+    };
+}
+
+k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayRequest& req,
+                               const RelayForward& forward) {
+    using Kind = k8s::RelayResponse::Kind;
+    if (req.server != opts.server)
+        return {Kind::Refused, 0, -1, "this relay talks to " + opts.server + ", not " + req.server};
+    if (!k8s::relayAllowed(req.method, req.path))
+        return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
+    return forward(req);
+}
+
+RelayServer::RelayServer(RelayServerOptions opts, RelayForward forward)
+    : opts_(std::move(opts)), forward_(std::move(forward)) {}
+
+RelayServer::~RelayServer() {
+    if (listenFd_ >= 0) ::close(listenFd_);
+}
+
+core::Result<void> RelayServer::bind() {
+    sockaddr_un addr{};
+    const std::string& path = opts_.socketPath;
+    if (path.empty() || path.size() >= sizeof addr.sun_path)
+        return makeError(Errc::InvalidConfig, "relay socket path \"" + path + "\" is empty or too long");
+    auto slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0)
+        if (auto d = store::makeDirs(path.substr(0, slash), 0700); !d)
+            return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + d.error().message);
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return makeError(Errc::Internal, std::string("relay socket: ") + std::strerror(errno));
+    ::unlink(path.c_str());  // a socket left by an earlier run
+    // Created 0600 (umask) and chmod'ed again: only root may hand requests to our identity.
+    mode_t old = ::umask(0177);
+    int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::umask(old);
+    if (rc != 0 || ::chmod(path.c_str(), 0600) != 0 || ::listen(fd, 512) != 0) {
+        int err = errno;
+        ::close(fd);
+        return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + std::strerror(err));
+    }
+    listenFd_ = fd;
+    return {};
+}
+
+void RelayServer::serve() {
+    while (!stopping_.load()) {
+        pollfd p{listenFd_, POLLIN, 0};
+        if (::poll(&p, 1, 500) <= 0) continue;
+        int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        if (active_.load() >= opts_.maxConnections) {
+            ::close(fd);  // the plugin goes direct
+            continue;
+        }
+        ++active_;
+        std::thread([this, fd] {
+            handle(fd);
+            ::close(fd);
+            --active_;
+        }).detach();
+    }
+}
+
+void RelayServer::stop() {
+    stopping_.store(true);
+    ::unlink(opts_.socketPath.c_str());
+}
+
+void RelayServer::handle(int fd) {
+    while (!stopping_.load()) {
+        auto frame = k8s::readFrame(fd, k8s::kMaxRelayFrame, Clock::now() + kIdleLimit);
+        if (!frame) return;
+        auto req = k8s::decodeRelayRequest(*frame);
+        k8s::RelayResponse resp;
+        if (!req) {
+            resp = {k8s::RelayResponse::Kind::Refused, 0, -1, "unreadable request"};
+        } else {
+            req->timeoutMs = static_cast<uint32_t>(
+                std::min<long long>(req->timeoutMs, opts_.maxTimeout.count()));
+            resp = relayAnswer(opts_, *req, forward_);
+            ++served_;
+        }
+        auto deadline = Clock::now() + std::chrono::seconds(5);
+        if (!k8s::writeFrame(fd, k8s::encodeRelayResponse(resp), deadline)) return;
+        if (!req) return;
+    }
+}
+
+}  // namespace allot::gc
