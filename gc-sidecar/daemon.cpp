@@ -19,6 +19,7 @@
 #include "gc-sidecar/log.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/node_kubeconfig.h"
+#include "gc-sidecar/relay_server.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/repair.h"
@@ -79,6 +80,9 @@ int runDaemon(const Config& cfg) {
         logError(cluster.error().message);
         return 2;
     }
+    if (cluster->insecureSkipTlsVerify)
+        logWarn("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
+                cfg.kubeconfig + ")");
     k8s::Client::Options copts;
     copts.requestTimeout = cfg.requestTimeout;
     copts.userAgent = "allot-gc/" + cfg.nodeName;
@@ -186,6 +190,19 @@ int runDaemon(const Config& cfg) {
         }
     }
 
+    std::unique_ptr<RelayServer> relay;
+    if (!cfg.relaySocket.empty()) {
+        RelayServerOptions ro;
+        ro.socketPath = cfg.relaySocket;
+        ro.server = cluster->server;
+        while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
+        relay = std::make_unique<RelayServer>(ro, clientForward(newClient, 4));
+        if (auto b = relay->bind(); !b) {
+            logError(b.error().message);
+            return 2;
+        }
+    }
+
     std::unique_ptr<NodeKubeconfig> nodeKubeconfig;
     if (!cfg.nodeKubeconfig.empty()) {
         nodeKubeconfig = std::make_unique<NodeKubeconfig>(cfg.nodeKubeconfig, cfg.serviceAccountDir,
@@ -209,6 +226,7 @@ int runDaemon(const Config& cfg) {
         joiner.spawn([&] { elector->run(); });
     }
     if (cfg.listenPort != 0) joiner.spawn([&] { http.serve(); });
+    if (relay) joiner.spawn([&] { relay->serve(); });
 
     // The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.
     for (;;) {
@@ -235,6 +253,7 @@ int runDaemon(const Config& cfg) {
     }
     stop.request();
     if (cfg.listenPort != 0) http.stop();
+    if (relay) relay->stop();
     // The Lease release and any request in flight are bounded by the request timeout.
     const bool clean = joiner.waitAll(std::chrono::steady_clock::now() + cfg.requestTimeout +
                                       std::chrono::seconds(2));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "gc-sidecar/network_status.h"
 #include "plugin/net_config.h"
 
 namespace allot::gc {
@@ -11,6 +12,10 @@ using core::makeError;
 using core::Result;
 
 namespace {
+
+// The decoders quote the offending value, which a NAD's author chose: keep what is logged one
+// printable line of bounded length.
+constexpr size_t kMaxMessageBytes = 512;
 
 bool owned(const json::Value& plugin, const std::vector<std::string>& types) {
     const json::Value* ipam = plugin.find("ipam");
@@ -29,9 +34,13 @@ Result<NetworkIpam> decodeOne(const json::Value& plugin, const std::string& name
     single.set("name", json::Value::string(name));
     single.set("ipam", *plugin.find("ipam"));
     auto net = plugin::parseNetConf(single.dump(), flatFiles);
-    if (!net) return makeError(net.code(), where + ": " + net.error().message);
+    if (!net)
+        return makeError(net.code(),
+                         where + ": " + printable(net.error().message, kMaxMessageBytes));
     auto cfg = core::validate(net->ipam);
-    if (!cfg) return makeError(cfg.code(), where + ": " + cfg.error().message);
+    if (!cfg)
+        return makeError(cfg.code(),
+                         where + ": " + printable(cfg.error().message, kMaxMessageBytes));
     return NetworkIpam{name, std::move(*cfg)};
 }
 

@@ -8,6 +8,49 @@ using core::Errc;
 using core::makeError;
 using core::Result;
 
+namespace {
+
+// Kubernetes names: a namespace is a DNS-1123 label, a NetworkAttachmentDefinition's name a
+// DNS-1123 subdomain. Nothing else can name an object, and these go into a request path
+// (where "..", "?" or "%2F" would address something else).
+bool dnsLabel(std::string_view s) {
+    if (s.empty() || s.size() > kMaxNamespaceBytes) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return s.front() != '-' && s.back() != '-';
+}
+
+bool dnsSubdomain(std::string_view s) {
+    if (s.empty() || s.size() > kMaxNadNameBytes) return false;
+    while (true) {
+        const size_t dot = s.find('.');
+        if (!dnsLabel(s.substr(0, dot))) return false;
+        if (dot == std::string_view::npos) return true;
+        s.remove_prefix(dot + 1);
+    }
+}
+
+}  // namespace
+
+std::string printable(std::string_view s, size_t max) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (out.size() >= max) {
+            out += "...";
+            break;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
     if (text.size() > kMaxNetworkStatusBytes)
         return makeError(Errc::Decode, "network-status is larger than " +
@@ -46,7 +89,9 @@ Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
                 if (!ip.isString()) return makeError(Errc::Decode, ipAt + " must be a string");
                 const std::string& t = ip.asString();
                 auto parsed = core::IpAddress::parse(std::string_view(t).substr(0, t.find('/')));
-                if (!parsed) return makeError(Errc::Decode, ipAt + ": " + parsed.error().message);
+                if (!parsed)
+                    return makeError(Errc::Decode,
+                                     ipAt + ": \"" + printable(t, 64) + "\" is not an IP address");
                 s.ips.push_back(*parsed);
             }
         }
@@ -57,17 +102,20 @@ Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
 
 Result<std::pair<std::string, std::string>> nadOf(const NetworkStatus& s,
                                                   const std::string& podNamespace) {
+    const std::string quoted = "network name \"" + printable(s.name, 128) + "\"";
     auto slash = s.name.find('/');
+    std::string ns = podNamespace, name = s.name;
     if (slash == std::string::npos) {
-        if (podNamespace.empty())
-            return makeError(Errc::Decode, "network \"" + s.name + "\" has no namespace");
-        return std::pair<std::string, std::string>(podNamespace, s.name);
+        if (podNamespace.empty()) return makeError(Errc::Decode, quoted + " has no namespace");
+    } else {
+        ns = s.name.substr(0, slash);
+        name = s.name.substr(slash + 1);
     }
-    std::string ns = s.name.substr(0, slash), name = s.name.substr(slash + 1);
-    if (ns.empty() || name.empty() || name.find('/') != std::string::npos)
-        return makeError(Errc::Decode,
-                         "network name \"" + s.name.substr(0, 256) + "\" is not namespace/name");
-    return std::pair<std::string, std::string>(ns, name);
+    if (!dnsLabel(ns) || !dnsSubdomain(name))
+        return makeError(Errc::Decode, quoted +
+                                           " is not namespace/name (a namespace and an object "
+                                           "name: lowercase letters, digits, '-', '.')");
+    return std::pair<std::string, std::string>(std::move(ns), std::move(name));
 }
 
 }  // namespace allot::gc

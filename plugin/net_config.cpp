@@ -47,6 +47,10 @@ Result<core::RangeSpec> rangeSpec(const Value& obj, const std::string& prefix) {
     for (auto* s : {&range, &start, &end})
         if (!*s) return s->error();
     if (!exclude) return exclude.error();
+    // Every candidate address is checked against every entry.
+    if (exclude->size() > kMaxExcludes)
+        return bad(prefix + "exclude",
+                   "has more than " + std::to_string(kMaxExcludes) + " entries");
     r.range = *range;
     r.rangeStart = *start;
     r.rangeEnd = *end;
@@ -82,6 +86,14 @@ Result<Value> readFlatFile(const std::string& path) {
     if (!v) return makeError(Errc::InvalidConfig, "flat config " + path + ": " + v.error().message);
     if (!v->isObject()) return makeError(Errc::InvalidConfig, "flat config " + path + " is not a JSON object");
     return v;
+}
+
+// A DNS-1123 label, as Kubernetes requires of namespace names.
+bool namespaceName(const std::string& s) {
+    if (s.empty() || s.size() > kMaxNamespaceBytes) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return s.front() != '-' && s.back() != '-';
 }
 
 bool isFile(const std::string& path) {
@@ -138,12 +150,18 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam) {
                    {"node_slice_size", &c.nodeSliceSize}, {"log_file", &c.logFile},
                    {"log_level", &c.logLevel},        {"configuration_path", &c.configurationPath},
                    {"namespace", &c.poolNamespace},   {"lock_dir", &c.lockDir},
-                   {"journal_dir", &c.journalDir}};
+                   {"journal_dir", &c.journalDir},    {"relay_socket", &c.relaySocket}};
     for (auto& s : strings) {
         auto v = optString(ipam, p, s.key);
         if (!v) return v.error();
         *s.out = *v;
     }
+    // It goes into request paths: only a real namespace name may ("..", "a/b" must not).
+    if (!c.poolNamespace.empty() && !namespaceName(c.poolNamespace))
+        return bad(p + "namespace", "must be a namespace name: at most " +
+                                        std::to_string(kMaxNamespaceBytes) +
+                                        " lowercase letters, digits or '-', starting and ending "
+                                        "with a letter or digit");
     if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
         if (!v->isBool()) return bad(p + "enable_overlapping_ranges", std::string("must be true or false, got ") + v->typeName());
         c.enableOverlappingRanges = v->asBool();

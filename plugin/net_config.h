@@ -14,6 +14,8 @@ namespace allot::plugin {
 using core::Result;
 
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
+inline constexpr size_t kMaxExcludes = 1024;       // per range entry
+inline constexpr size_t kMaxNamespaceBytes = 63;  // "namespace": a DNS-1123 label
 
 struct Attachment {
     std::string containerId;
@@ -33,9 +35,11 @@ struct NetConf {
     std::string flatFile;  // the flat file that was merged, if any
 };
 
-// Parses stdin. Decode (CNI 6) for malformed JSON; InvalidConfig (CNI 7) naming the key for
-// a value of the wrong type. `flatFiles` are the default flat-file locations, tried in order
-// after ipam.configuration_path; the first that exists is merged under the network config.
+// Parses stdin. Decode (CNI 6) for malformed JSON or more than kMaxConfigBytes; InvalidConfig
+// (CNI 7) naming the key for a value of the wrong type, more than core::kMaxRanges ipRanges,
+// more than kMaxExcludes exclude entries in a range, or a "namespace" that is no namespace
+// name. `flatFiles` are the default flat-file locations, tried in order after
+// ipam.configuration_path; the first that exists is merged under the network config.
 Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles);
 
 // The default flat-file search list (Whereabouts' places, then allot's own).

@@ -78,3 +78,19 @@ TEST_CASE("spec.config is read from the NAD object; a NAD without one is NotFoun
     CHECK(gc::nadSpecConfig(*json::parse(R"({"spec":{}})")).code() == core::Errc::NotFound);
     CHECK(gc::nadSpecConfig(*json::parse(R"({})")).code() == core::Errc::NotFound);
 }
+
+TEST_CASE("an invalid owned IPAM section's error is one bounded printable line") {
+    const std::string range = "10.0.0.0/24\\nFORGED " + std::string(5000, 'z');
+    auto bad = gc::parseNadConfig(
+        R"({"name":"x","type":"m","ipam":{"type":"allot","range":")" + range + R"("}})", kOwned,
+        kNoFlat);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.code() == core::Errc::InvalidConfig);
+    CHECK(bad.error().message.find('\n') == std::string::npos);
+    CHECK(bad.error().message.size() < 600);
+    auto ns = gc::parseNadConfig(
+        R"({"name":"x","type":"m","ipam":{"type":"allot","range":"10.0.0.0/24","namespace":".."}})",
+        kOwned, kNoFlat);
+    REQUIRE_FALSE(ns.ok());
+    CHECK(ns.error().message.find("ipam.namespace") != std::string::npos);
+}

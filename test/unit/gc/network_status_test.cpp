@@ -74,7 +74,9 @@ TEST_CASE("huge and deeply nested network-status are rejected by their limits") 
 }
 
 TEST_CASE("network names that are not namespace/name are errors") {
-    for (const char* n : {"/x", "x/", "a/b/c"}) {
+    // Anything but a namespace and an object name: they go into the NAD's request path.
+    for (const char* n : {"/x", "x/", "a/b/c", "../x", "ns/..", "ns/.", "a/b?watch=1", "a/b%2Fc",
+                          "Team/net", "a/net_1", "a/-net", "a/net.", "a/b\nc", ".."}) {
         gc::NetworkStatus s;
         s.name = n;
         CHECK_FALSE(gc::nadOf(s, "pods").ok());
@@ -82,4 +84,37 @@ TEST_CASE("network names that are not namespace/name are errors") {
     gc::NetworkStatus s;
     s.name = "x";
     CHECK_FALSE(gc::nadOf(s, "").ok());
+}
+
+TEST_CASE("valid namespace/name pairs: DNS labels and subdomains up to their lengths") {
+    gc::NetworkStatus s;
+    s.name = std::string(63, 'n') + "/" + std::string(63, 'a') + "." + std::string(63, 'b') + "." +
+             std::string(63, 'c') + "." + std::string(61, 'd');
+    auto ok = gc::nadOf(s, "pods");
+    REQUIRE(ok.ok());
+    CHECK(ok->second.size() == 253);
+    s.name = std::string(64, 'n') + "/net";
+    CHECK_FALSE(gc::nadOf(s, "pods").ok());
+    s.name = "ns/" + std::string(64, 'a');  // a label is at most 63
+    CHECK_FALSE(gc::nadOf(s, "pods").ok());
+    s.name = "kube-system/macvlan-conf.v2";
+    CHECK(gc::nadOf(s, "pods").ok());
+}
+
+TEST_CASE("error messages quote annotation text as one short printable line") {
+    const std::string ip = "10.0.0.1\\nFORGED log line " + std::string(5000, 'x');
+    auto bad = gc::parseNetworkStatus(R"([{"name":"a/b","ips":[")" + ip + R"("]}])");
+    REQUIRE_FALSE(bad.ok());
+    const std::string& m = bad.error().message;
+    CHECK(m.find('\n') == std::string::npos);
+    CHECK(m.find("10.0.0.1\\x0aFORGED") != std::string::npos);
+    CHECK(m.size() < 200);
+    gc::NetworkStatus s;
+    s.name = "a/b\r\n" + std::string(5000, 'y');
+    auto n = gc::nadOf(s, "pods");
+    REQUIRE_FALSE(n.ok());
+    CHECK(n.error().message.find_first_of("\r\n") == std::string::npos);
+    CHECK(n.error().message.size() < 400);
+    CHECK(gc::printable("ok\x01\x7f", 10) == "ok\\x01\\x7f");
+    CHECK(gc::printable("abcdef", 3) == "abc...");
 }

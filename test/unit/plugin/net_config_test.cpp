@@ -118,6 +118,39 @@ TEST_CASE("oversized configs are refused") {
     CHECK(err(big, core::Errc::Decode).find("1 MiB") != std::string::npos);
 }
 
+TEST_CASE("more than kMaxExcludes exclude entries in a range are refused, naming the key") {
+    auto conf = [](size_t n, bool inList) {
+        std::string ex;
+        for (size_t i = 0; i < n; ++i) ex += std::string(i ? "," : "") + "\"10.0.0.7\"";
+        std::string r = R"("range":"10.0.0.0/24","exclude":[)" + ex + "]";
+        return inList ? R"({"ipam":{"type":"allot","ipRanges":[{)" + r + "}]}}"
+                      : R"({"ipam":{"type":"allot",)" + r + "}}";
+    };
+    CHECK(parseNetConf(conf(kMaxExcludes, false), {}).ok());
+    CHECK(err(conf(kMaxExcludes + 1, false)).find("\"ipam.exclude\" has more than 1024") !=
+          std::string::npos);
+    CHECK(err(conf(kMaxExcludes + 1, true)).find("ipam.ipRanges[0].exclude") != std::string::npos);
+}
+
+TEST_CASE("the pool namespace must be a namespace name: it goes into request paths") {
+    auto conf = [](const std::string& ns) {
+        return R"({"ipam":{"type":"allot","range":"10.0.0.0/24","namespace":")" + ns + "\"}}";
+    };
+    for (const char* ok : {"kube-system", "pools", "a", "team-1"}) {
+        CAPTURE(ok);
+        auto r = parseNetConf(conf(ok), {});
+        REQUIRE(r.ok());
+        CHECK(r->ipam.poolNamespace == ok);
+    }
+    const std::string tooLong(64, 'a');
+    for (const char* bad : {"..", ".", "../kube-system", "a/b", "Pools", "-a", "a-", "a.b", "a?b",
+                            tooLong.c_str()}) {
+        CAPTURE(bad);
+        CHECK(err(conf(bad)).find("\"ipam.namespace\" must be a namespace name") !=
+              std::string::npos);
+    }
+}
+
 TEST_CASE("ALLOT_FLAT_FILES replaces the flat-file search list; unset keeps the defaults") {
     CHECK(flatFiles(nullptr) == defaultFlatFiles());
     CHECK(flatFiles("/a/x.conf::/b/y.conf:") == std::vector<std::string>{"/a/x.conf", "/b/y.conf"});
