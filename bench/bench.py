@@ -427,6 +427,7 @@ class Bench:
             self.p[k] = json.loads(v)
         self.wb_cap = 60 if self.quick else 150
         self.allot_cap = 120
+        self.relays = {}  # node -> (allot-gc process, relay socket)
 
     def params(self):
         if self.quick:
@@ -457,7 +458,41 @@ class Bench:
         os.makedirs(journal, exist_ok=True)
         return lock, journal
 
-    def config(self, tool, rng, step, node="node-1", name="bench"):
+    def relay_for(self, node):
+        """allot as the DaemonSet deploys it: the node's allot-gc, whose relay socket the plugin
+        uses (started once per simulated node; repair and journal replay off, they are not measured
+        here). None without allot-gc or with --no-relay."""
+        if self.args.no_relay or not (self.allot_gc and os.access(self.allot_gc, os.X_OK)):
+            return None
+        if node in self.relays:
+            return self.relays[node][1]
+        sock = os.path.join(self.shm, "relay", node, "api.sock")
+        os.makedirs(os.path.dirname(sock), exist_ok=True)
+        out = open(os.path.join(self.out, f"allot-gc-relay-{node}.log"), "w")
+        argv = [self.allot_gc, f"--node-name={node}", f"--kubeconfig={self.allot_kubeconfig}",
+                f"--namespace={POOL_NS}", "--listen=127.0.0.1:0", "--repair=false", "--journal-dir=",
+                f"--relay-socket={sock}"]
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"})
+        t = time.monotonic()
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.monotonic() - t > 30:
+                raise RuntimeError(f"allot-gc relay for {node} did not start (see allot-gc-relay-{node}.log)")
+            time.sleep(0.05)
+        self.relays[node] = (proc, sock)
+        log(f"allot-gc relay for {node} up in {time.monotonic() - t:.2f}s")
+        return sock
+
+    def stop_relays(self):
+        for proc, _ in self.relays.values():
+            proc.terminate()
+        for proc, _ in self.relays.values():
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.relays = {}
+
+    def config(self, tool, rng, step, node="node-1", name="bench", relay=True):
         """Writes the network config for `tool` and returns its path."""
         d = os.path.join(self.disk, step, node)
         os.makedirs(d, exist_ok=True)
@@ -465,6 +500,9 @@ class Bench:
             lock, journal = self.node_dirs(step, node)
             ipam = {"type": "allot", "range": rng, "kubernetes": {"kubeconfig": self.allot_kubeconfig},
                     "lock_dir": lock, "journal_dir": journal}
+            sock = self.relay_for(node) if relay else None
+            # No relay: a path where nothing listens, so the plugin goes direct.
+            ipam["relay_socket"] = sock or os.path.join(lock, "no-relay.sock")
         elif tool == "whereabouts":
             ipam = {"type": "whereabouts", "range": rng, "configuration_path": self.wb_flat,
                     "kubernetes": {"kubeconfig": self.wb_kubeconfig}}
@@ -698,10 +736,36 @@ current-context: {WB_SA}
                 s["api_codes"] = code_counts(ev)
                 lat = [e["t1"] - e["t0"] for e in ev]
                 s["api_server_latency_ms"] = summary_ms(lat)
+            if tool == "allot" and self.relays:
+                s["direct"] = self.sequential_direct(n, warm)
             out[tool] = s
             self.cleanup_pools([rng])
         self.res["scenarios"]["2_sequential"] = out
         self.walls.append(("S2 sequential", walls))
+
+    def sequential_direct(self, n, warm):
+        """Scenario 2 for allot without its node's allot-gc: each call loads libcurl and makes
+        its own TLS connection."""
+        rng = self.new_range()
+        conf = self.config("allot", rng, "s2-allot-direct", node="node-direct", relay=False)
+        log(f"S2 sequential · allot without allot-gc (direct): {warm} warm-up + {n} × (ADD, DEL) on pool {rng}")
+        for i in range(warm):
+            a = self.call("allot", "ADD", conf, self.cid(), f"warm-{i}", node="node-direct")
+            self.runner.run([a])
+            self.runner.run([self.undo(a)])
+        adds, dels = [], []
+        for i in range(n):
+            a = self.call("allot", "ADD", conf, self.cid(), f"direct-{i}", node="node-direct")
+            self.runner.run([a], timeout=self.allot_cap)
+            adds.append(a)
+            d = self.undo(a)
+            self.runner.run([d], timeout=self.allot_cap)
+            dels.append(d)
+        self.cleanup_pools([rng])
+        return {"pool": rng, "add": summary_ms([c.latency for c in adds if c.ok()]),
+                "del": summary_ms([c.latency for c in dels if c.ok()]),
+                "add_failures": sum(1 for c in adds if not c.ok()),
+                "del_failures": sum(1 for c in dels if not c.ok())}
 
     # ---- scenarios 3 and 4: bursts
 
@@ -879,7 +943,7 @@ current-context: {WB_SA}
         k = self.kube
         ns, nad, node = f"bench-gc-{os.urandom(3).hex()}", "gcnet", "node-gc"
         rng = self.new_range()
-        conf = self.config("allot", rng, "s6", node=node, name=nad)
+        conf = self.config("allot", rng, "s6", node=node, name=nad, relay=False)
         nconf = json.load(open(conf))
         log(f"S6 reclamation: {n} pods on {node}, pool {rng}: creating pods, ADDs, network-status")
         k.ensure("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -1023,6 +1087,7 @@ current-context: {WB_SA}
                         self.res["notes"].append(f"scenario {key} failed: {e!r}")
                     log(f"scenario {key} done in {time.monotonic() - t:.1f}s")
         finally:
+            self.stop_relays()
             self.res["walls"] = [{"label": lab, **w} for lab, w in self.walls]
             self.res["total_s"] = time.monotonic() - T0
             self.res["machine"]["loadavg_at_end"] = open("/proc/loadavg").read().split()[:3]
@@ -1087,6 +1152,11 @@ def table(res):
             "≤ 15 / ≤ 50", verdict(ok))
         row("", "DEL p50 / p99 (ms)", pp(a.get("del")), pp(w.get("del")), pp(h.get("del")),
             speed(a.get("del", {}).get("p50"), w.get("del", {}).get("p50")))
+        if a.get("direct"):
+            dr = a["direct"]
+            row("", "allot without allot-gc (direct): ADD · DEL p50 / p99 (ms)",
+                pp(dr.get("add")) + " · " + pp(dr.get("del")), "", "",
+                speed(dr.get("add", {}).get("p50"), w.get("add", {}).get("p50")))
         api = a.get("api_per_add")
         ok2 = api is not None and api["max"] <= 2
         targets.append(("≤ 2 API requests per uncontended ADD", ok2))
@@ -1349,6 +1419,8 @@ def main():
     ap.add_argument("--set", action="append", metavar="KEY=JSON",
                     help="override a parameter, e.g. --set 'bursts=[100]' (development)")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--no-relay", action="store_true",
+                    help="allot without allot-gc's node relay: every plugin call goes to the API server itself")
     ap.add_argument("--report-only", action="store_true", help="re-render table and charts from results.json")
     args = ap.parse_args()
     args.tools = args.tools.split(",")

@@ -156,6 +156,7 @@ int runDaemon(const Config& cfg) {
         popts.leakPasses = cfg.leakPasses;
         popts.leakGrace = cfg.leakGrace;
         popts.batch = cfg.repairBatch;
+        popts.anomalyPasses = cfg.leakPasses;
         popts.scanLock = &scanLock;
         repair = std::make_unique<RepairLoop>(popts, *repairClusters, recorder, metrics, stop);
         LeaseOptions lopts{cfg.leaseName, cfg.leaseNamespace, cfg.identity, cfg.leaseDuration,

@@ -270,13 +270,15 @@ PassReport RepairLoop::pass() {
                              r.r.name});
     }
 
-    // 4. Report anomalies once each while they last.
-    std::set<std::string> nowSeen;
+    // 4. Report anomalies once each while they last, once confirmed on consecutive passes.
+    std::map<std::string, int> nowSeen;
     size_t emitted = 0;
     for (const auto& a : anomalies) {
         ++rep.anomalies[a.kind];
-        nowSeen.insert(a.key);
-        if (anomaliesSeen_.count(a.key)) continue;
+        auto before = anomaliesSeen_.find(a.key);
+        const int streak = (before == anomaliesSeen_.end() ? 0 : before->second) + 1;
+        nowSeen[a.key] = streak;
+        if (streak != std::max(1, opts_.anomalyPasses)) continue;
         metrics_.addAnomalyFound(a.kind);
         logWarn("pool anomaly " + a.kind + ": " + a.message);
         if (emitted++ < opts_.maxAnomalyEventsPerPass)

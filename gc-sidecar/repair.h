@@ -39,6 +39,9 @@ struct RepairOptions {
     std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};
     int batch = 500;
     size_t maxAnomalyEventsPerPass = 50;
+    // An anomaly is logged, counted and evented once seen on this many consecutive passes: a
+    // pool entry written a moment before its reservation (an ADD in flight) is not one.
+    int anomalyPasses = 1;
     std::mutex* scanLock = nullptr;  // as ReclaimerOptions::scanLock
 };
 
@@ -72,7 +75,7 @@ class RepairLoop {
     Metrics& metrics_;
     StopSignal& stop_;
     LeakTracker tracker_;
-    std::set<std::string> anomaliesSeen_;  // reported while they last
+    std::map<std::string, int> anomaliesSeen_;  // key -> consecutive passes (reported once each)
     std::mutex m_;
     std::condition_variable cv_;
     std::atomic<bool> leading_{false};

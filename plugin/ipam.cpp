@@ -140,7 +140,8 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         if (!pool && pool.code() == Errc::NotFound) return Released{};
         if (!pool) {
             last = pool.error();
-            if (!retryable(last.code) || !backoff(ctx, attempt++)) return gaveUp(last, attempt);
+            if (!retryable(last.code)) return last;
+            if (!backoff(ctx, attempt++)) return gaveUp(last, attempt);
             continue;
         }
         if (auto ok = checkRange(*pool, t.range); !ok) return ok.error();
@@ -165,7 +166,8 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         // this owner's, and a stale write fails with Conflict.
         if (auto d = dropReservations(ctx, cfg, released); !d) {
             last = d.error();
-            if (!retryable(last.code) || !backoff(ctx, attempt++)) return gaveUp(last, attempt);
+            if (!retryable(last.code)) return last;
+            if (!backoff(ctx, attempt++)) return gaveUp(last, attempt);
             continue;
         }
         auto written = ctx.store.updatePool(next);
@@ -178,7 +180,8 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         allowCache = false;
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) return Released{};
-        if (!retryable(last.code) || !backoff(ctx, attempt++)) return gaveUp(last, attempt);
+        if (!retryable(last.code)) return last;
+        if (!backoff(ctx, attempt++)) return gaveUp(last, attempt);
     }
 }
 

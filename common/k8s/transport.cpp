@@ -116,6 +116,9 @@ bool isConfigError(CURLcode rc) {
         case CURLE_UNSUPPORTED_PROTOCOL:
         case CURLE_SSL_CERTPROBLEM:
         case CURLE_SSL_CACERT_BADFILE:
+        // The server's certificate does not verify against the configured CA (wrong CA or wrong
+        // server): retrying until the deadline cannot help.
+        case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CIPHER:
         case CURLE_SSL_ENGINE_NOTFOUND:
         case CURLE_SSL_ENGINE_SETFAILED:

@@ -188,6 +188,35 @@ TEST_CASE(
     CHECK(f.metrics.releases("orphan_reservation") >= 1);
 }
 
+TEST_CASE("an anomaly gone before its Nth consecutive pass (an ADD in flight) is never reported") {
+    Fixture f;
+    f.opts.anomalyPasses = 3;
+    f.make();
+    f.fake.putPool(kNs, {"10.1.0.0-25", "10.1.0.0/25", {}, {}, {}});
+    f.fake.putPod("app", "a", "ua");
+    f.fake.putPod("app", "b", "ub");
+    f.allocate(5, own("ca", "app/a", "ua"), "10.1.0.0-24", false);
+    f.allocate(5, own("cb", "app/b", "ub"), "10.1.0.0-25", false);
+    CHECK(f.pass().anomalies["duplicate_ip"] == 1);  // present, not yet reported
+    f.pass();
+    CHECK(f.events.count("PoolAnomaly") == 0);
+    CHECK(f.metrics.anomaliesFound("duplicate_ip") == 0);
+    auto p = *f.fake.pool(kNs, "10.1.0.0-25");  // the in-flight ADD gave it back
+    p.allocations.clear();
+    f.fake.putPool(kNs, p);
+    f.pass();
+    CHECK(f.events.count("PoolAnomaly") == 0);
+    // One that lasts is reported on its third pass, once.
+    f.allocate(5, own("cb", "app/b", "ub"), "10.1.0.0-25", false);
+    f.pass();
+    f.pass();
+    CHECK(f.events.count("PoolAnomaly") == 0);
+    f.pass();
+    f.pass();
+    CHECK(f.events.count("PoolAnomaly") == 1);
+    CHECK(f.metrics.anomaliesFound("duplicate_ip") == 1);
+}
+
 TEST_CASE("a reservation matched by its owner is never an orphan, whatever its name") {
     Fixture f;
     f.fake.putPod("app", "a", "ua");
