@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <ctime>
 
 namespace allot::plugin {
@@ -35,6 +36,27 @@ void Logger::setContext(const std::string& containerId, const std::string& podRe
                " pod=" + (podRef.empty() ? std::string("-") : podRef);
 }
 
+namespace {
+
+// One record per line: control characters from a config value or an API answer are written
+// escaped, so no value can forge a log line.
+std::string oneLine(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char c : s) {
+        if (c >= 0x20 && c != 0x7f) {
+            out.push_back(static_cast<char>(c));
+            continue;
+        }
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+    }
+    return out;
+}
+
+}  // namespace
+
 void Logger::write(LogLevel l, const char* name, const std::string& msg) {
     if (l < level_) return;
     char ts[32];
@@ -44,7 +66,7 @@ void Logger::write(LogLevel l, const char* name, const std::string& msg) {
     std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
     FILE* out = file_ ? file_ : stderr;
     std::fprintf(out, "%s %s allot[%d] %s: %s\n", ts, name, static_cast<int>(::getpid()),
-                 context_.c_str(), msg.c_str());
+                 oneLine(context_).c_str(), oneLine(msg).c_str());
     std::fflush(out);
 }
 

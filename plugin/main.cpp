@@ -1,7 +1,7 @@
 // allot: the CNI IPAM plugin. Everything but the wiring lives in the allot_plugin library.
 #include <iostream>
-#include <iterator>
 
+#include "plugin/net_config.h"
 #include "plugin/wiring.h"
 
 extern char** environ;
@@ -13,7 +13,11 @@ int main() {
         auto eq = kv.find('=');
         if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
     }
-    std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    // Read at most one byte over the limit: parseNetConf then rejects it, naming the limit,
+    // without the whole of an endless stdin in memory first.
+    std::string input(allot::plugin::kMaxConfigBytes + 1, '\0');
+    std::cin.read(input.data(), static_cast<std::streamsize>(input.size()));
+    input.resize(static_cast<size_t>(std::cin.gcount()));
     auto out = allot::plugin::runProduction(env, input);
     std::cout << out.stdoutText << std::flush;
     return out.exitCode;

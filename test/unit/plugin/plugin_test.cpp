@@ -507,3 +507,22 @@ TEST_CASE("a holder whose batch fails answers nobody else: they keep their own c
     t->reset();
     CHECK(h.call("ADD", conf(kBig), "waiting").exitCode == 0);
 }
+
+TEST_CASE("a control character in a pod name cannot forge a line in the log file") {
+    Harness h;
+    ScratchDir dir;
+    Logger log;
+    h.deps.log = &log;
+    std::string file = dir.path + "/allot.log";
+    auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""), "c1", "net1",
+                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p\nFORGED allot[1] container=x pod=y: ADD allocated 10.0.0.9");
+    CHECK(o.exitCode == 0);
+    std::ifstream in(file);
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) {
+        ++lines;
+        CHECK(line.find("p\\x0aFORGED") != std::string::npos);
+    }
+    CHECK(lines == 1);
+}
