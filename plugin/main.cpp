@@ -15,9 +15,11 @@ int main() {
     }
     // Read at most one byte over the limit: parseNetConf then rejects it, naming the limit,
     // without the whole of an endless stdin in memory first.
-    std::string input(allot::plugin::kMaxConfigBytes + 1, '\0');
-    std::cin.read(input.data(), static_cast<std::streamsize>(input.size()));
-    input.resize(static_cast<size_t>(std::cin.gcount()));
+    std::string input;
+    char buf[64 * 1024];
+    while (input.size() <= allot::plugin::kMaxConfigBytes && std::cin.read(buf, sizeof buf).gcount() > 0)
+        input.append(buf, static_cast<size_t>(std::cin.gcount()));
+    if (input.size() > allot::plugin::kMaxConfigBytes + 1) input.resize(allot::plugin::kMaxConfigBytes + 1);
     auto out = allot::plugin::runProduction(env, input);
     std::cout << out.stdoutText << std::flush;
     return out.exitCode;

@@ -161,9 +161,10 @@ constexpr size_t kMaxQueueFile = 64 * 1024;
 std::optional<std::string> readSmall(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
-    std::string s(kMaxQueueFile + 1, '\0');
-    in.read(s.data(), static_cast<std::streamsize>(s.size()));
-    s.resize(static_cast<size_t>(in.gcount()));
+    std::string s;
+    char buf[4096];
+    while (s.size() <= kMaxQueueFile && in.read(buf, sizeof buf).gcount() > 0)
+        s.append(buf, static_cast<size_t>(in.gcount()));
     if (s.size() > kMaxQueueFile) return std::nullopt;
     return s;
 }
