@@ -14,7 +14,6 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sstream>
 
 #include "store/journal.h"
 #include "store/pool_codec.h"
@@ -89,31 +88,50 @@ private:
     std::string dir_;
 };
 
+constexpr size_t kMaxQueueFile = 64 * 1024;
+constexpr size_t kMaxCacheFile = 4u << 20;  // an IPPool is at most etcd's 1.5 MiB
+
+// The whole file, or nullopt when it is missing or larger than `maxBytes`.
+std::optional<std::string> readSmall(const std::string& path, size_t maxBytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string s;
+    char buf[16 * 1024];
+    while (s.size() <= maxBytes && in.read(buf, sizeof buf).gcount() > 0)
+        s.append(buf, static_cast<size_t>(in.gcount()));
+    if (s.size() > maxBytes) return std::nullopt;
+    return s;
+}
+
+// Writes `data` to `path` through a temporary name, so readers see all of it or nothing. A hint
+// or a message, not a record: no fsync.
+bool writeAtomic(const std::string& path, const std::string& data) {
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+    ::close(fd);
+    if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
+    ::unlink(tmp.c_str());
+    return false;
+}
+
 class FileCache : public PoolCache {
 public:
     explicit FileCache(std::string dir) : dir_(std::move(dir)) {}
 
     std::optional<store::Pool> load(const std::string& pool) override {
-        std::ifstream in(path(pool), std::ios::binary);
-        if (!in) return std::nullopt;
-        std::stringstream ss;
-        ss << in.rdbuf();
-        auto v = json::parse(ss.str());
+        auto text = readSmall(path(pool), kMaxCacheFile);
+        if (!text) return std::nullopt;
+        auto v = json::parse(*text);
         if (!v) return std::nullopt;
         auto p = store::decodePool(*v);
         if (!p || p->name != pool || p->resourceVersion.empty()) return std::nullopt;
         return *p;
     }
     void save(const store::Pool& pool) override {
-        if (!store::makeDirs(dir_, 0700)) return;
-        // A hint, not a record: no fsync. A torn or stale file only costs a Conflict.
-        std::string p = path(pool.name), tmp = p + ".tmp." + std::to_string(::getpid());
-        int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) return;
-        std::string data = store::encodePool(pool, "").dump();
-        bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-        ::close(fd);
-        if (!ok || ::rename(tmp.c_str(), p.c_str()) != 0) ::unlink(tmp.c_str());
+        // A stale file only costs a Conflict.
+        if (store::makeDirs(dir_, 0700)) (void)writeAtomic(path(pool.name), store::encodePool(pool, "").dump());
     }
     void drop(const std::string& pool) override { ::unlink(path(pool).c_str()); }
 
@@ -155,31 +173,6 @@ std::string dirOf(const std::string& path) {
 
 
 // ---- group commit queue ----------------------------------------------------------------
-
-constexpr size_t kMaxQueueFile = 64 * 1024;
-
-std::optional<std::string> readSmall(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string s;
-    char buf[4096];
-    while (s.size() <= kMaxQueueFile && in.read(buf, sizeof buf).gcount() > 0)
-        s.append(buf, static_cast<size_t>(in.gcount()));
-    if (s.size() > kMaxQueueFile) return std::nullopt;
-    return s;
-}
-
-// Writes `data` to `path` through a temporary name, so readers see all of it or nothing.
-bool writeAtomic(const std::string& path, const std::string& data) {
-    std::string tmp = path + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return false;
-    bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
-    ::close(fd);
-    if (ok && ::rename(tmp.c_str(), path.c_str()) == 0) return true;
-    ::unlink(tmp.c_str());
-    return false;
-}
 
 json::Value encodeRequest(const ClaimRequest& r) {
     auto v = json::Value::object();
@@ -269,10 +262,9 @@ core::Result<core::Pick> decodeAnswer(const json::Value& v) {
     auto addr = core::IpAddress::parse(**ip);
     auto offset = core::u128FromString(**off);
     if (!addr || !offset) return bad;
-    core::PickKind k = **kind == "existing" ? core::PickKind::Existing
-                       : **kind == "handover" ? core::PickKind::HandedOver
-                                              : core::PickKind::New;
-    return core::Pick{*addr, *offset, k};
+    for (auto k : {core::PickKind::Existing, core::PickKind::HandedOver, core::PickKind::New})
+        if (**kind == kindName(k)) return core::Pick{*addr, *offset, k};
+    return bad;
 }
 
 class FileTicket : public ClaimQueue::Ticket {
@@ -331,7 +323,7 @@ public:
 
     std::optional<core::Result<core::Pick>> answered(Ticket& ticket) override {
         auto& t = static_cast<FileTicket&>(ticket);
-        auto text = readSmall(t.dir() + "/" + t.id() + ".ans");
+        auto text = readSmall(t.dir() + "/" + t.id() + ".ans", kMaxQueueFile);
         if (!text) return std::nullopt;
         auto v = json::parse(*text);
         if (!v) return core::Result<core::Pick>(makeError(Errc::Internal, "unreadable answer in the node's claim queue"));
@@ -350,7 +342,8 @@ public:
         auto has = [&](const std::string& n) { return std::binary_search(names.begin(), names.end(), n); };
         for (const auto& n : names) {
             if (out.size() >= max) break;
-            if (endsWith(n, ".new") || endsWith(n, ".tmp") || (endsWith(n, ".ans") && !has(n.substr(0, n.size() - 4) + ".req"))) {
+            const bool orphanAnswer = endsWith(n, ".ans") && !has(n.substr(0, n.size() - 4) + ".req");
+            if (endsWith(n, ".new") || n.find(".tmp.") != std::string::npos || orphanAnswer) {
                 removeIfOld(t.dir() + "/" + n);  // left by a process killed mid-way
                 continue;
             }
@@ -366,7 +359,7 @@ public:
                 continue;
             }
             ::close(fd);
-            auto text = readSmall(path);
+            auto text = readSmall(path, kMaxQueueFile);
             auto v = text ? json::parse(*text) : core::Result<json::Value>(makeError(Errc::Decode, ""));
             auto r = v ? decodeRequest(*v) : std::nullopt;
             if (!r) {
