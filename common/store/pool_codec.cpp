@@ -57,6 +57,10 @@ Result<Pool> decodePool(const json::Value& obj) {
             auto offset = core::u128FromString(key);
             if (!offset) return makeError(Errc::Invalid, at + ": key is not a decimal offset");
             if (!entry.isObject()) return makeError(Errc::Invalid, at + " must be an object");
+            // The shipped CRD has no per-entry schema (the cost of a large pool's write), so the
+            // one field every writer sets is checked here.
+            if (const json::Value* idv = entry.find("id"); !idv || idv->isNull())
+                return makeError(Errc::Invalid, at + " has no id");
             core::Owner o;
             auto id = str(entry, "id", at);
             auto podref = str(entry, "podref", at);

@@ -165,8 +165,10 @@ spec:
       podref: default/p
       zzz: unknown
 EOF
+  # Unknown fields are pruned, but an allocation entry is kept as written (the CRD gives the
+  # entries no schema, see deploy/crds): newer Whereabouts and allot fields must survive.
   expect_eq spec "$(kubectl get ippool -n "$ns" prune-me -o json | jq -cS .spec)" \
-    '{"allocations":{"5":{"id":"abc","podref":"default/p"}},"range":"10.11.0.0/24"}'
+    '{"allocations":{"5":{"id":"abc","podref":"default/p","zzz":"unknown"}},"range":"10.11.0.0/24"}'
 }
 
 t_pruning_raw() {
@@ -176,21 +178,28 @@ t_pruning_raw() {
     -H 'Content-Type: application/json' \
     -d '{"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool","metadata":{"name":"prune-raw"},"spec":{"range":"10.12.0.0/24","bogus":1,"allocations":{"7":{"id":"x","podref":"a/b","zzz":"y"}}}}')
   expect_eq "create status" "$code" 201 || { cat "$work/body"; return 1; }
-  expect_eq spec "$(jq -cS .spec "$work/body")" '{"allocations":{"7":{"id":"x","podref":"a/b"}},"range":"10.12.0.0/24"}'
+  expect_eq spec "$(jq -cS .spec "$work/body")" '{"allocations":{"7":{"id":"x","podref":"a/b","zzz":"y"}},"range":"10.12.0.0/24"}'
 }
 
-t_schema_requires_id() {
-  # Whereabouts-compatible required fields are enforced.
+t_schema_requires_allocations() {
+  # Whereabouts-compatible required fields are enforced: spec.allocations must be there and be
+  # an object (the entries themselves are checked by allot when it reads the pool).
+  ! kubectl create -n "$ns" -f - <<'EOF' || return 1
+apiVersion: whereabouts.cni.cncf.io/v1alpha1
+kind: IPPool
+metadata:
+  name: no-allocations
+spec:
+  range: 10.13.0.0/24
+EOF
   ! kubectl create -n "$ns" -f - <<'EOF'
 apiVersion: whereabouts.cni.cncf.io/v1alpha1
 kind: IPPool
 metadata:
-  name: no-id
+  name: list-allocations
 spec:
   range: 10.13.0.0/24
-  allocations:
-    "1":
-      podref: default/p
+  allocations: []
 EOF
 }
 
@@ -376,9 +385,9 @@ check "IPPool round-trips, with allot's optional node/poduid" t_ippool_roundtrip
 check "OverlappingRangeIPReservation round-trips" t_reservation_roundtrip
 check "NodeSlicePool round-trips, status writable by plain update" t_nodeslicepool_roundtrip
 check "NetworkAttachmentDefinition round-trips" t_nad_roundtrip
-check "unknown fields are pruned (kubectl)" t_pruning_kubectl
-check "unknown fields are pruned (raw request without fieldValidation)" t_pruning_raw
-check "IPPool allocation without id is rejected" t_schema_requires_id
+check "unknown fields are pruned, allocation entries kept as written (kubectl)" t_pruning_kubectl
+check "unknown fields are pruned, allocation entries kept as written (raw request)" t_pruning_raw
+check "IPPool without allocations, or with a list of them, is rejected" t_schema_requires_allocations
 check "allot identity: auth can-i allows what it needs" t_allot_allowed_can_i
 check "allot identity: auth can-i denies the rest" t_allot_denied_can_i
 check "allot identity: real get/create/patch/update/list/watch" t_allot_real_requests

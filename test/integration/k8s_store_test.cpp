@@ -62,7 +62,7 @@ TEST_CASE("a pool in Whereabouts' exact format, without allot's fields, is read"
     CHECK(p->allocations.at(1).node.empty());
 }
 
-TEST_CASE("unknown fields in an allocation are pruned by the real server, allot's are kept") {
+TEST_CASE("allot's optional allocation fields survive a write to the real server") {
     auto s = open();
     std::string name = runPrefix() + "prune-10.71.0.0-24";
     auto made = s->createPool({name, "10.71.0.0/24", {}, {}});

@@ -42,6 +42,9 @@ TEST_CASE("bad pool objects are Invalid and name the field") {
     CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":{"-1":{"id":"a"}}}})").find("-1") != std::string::npos);
     CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":{"1":{"id":5}}}})").find("id") != std::string::npos);
     CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":[]}})").find("allocations") != std::string::npos);
+    CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":{"7":{"podref":"a/b"}}}})").find("\"7\"] has no id") !=
+          std::string::npos);
+    CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":{"7":"a"}}})").find("must be an object") != std::string::npos);
     CHECK(bad(R"({"spec":{}})").find("range") != std::string::npos);
     CHECK(bad(R"([])").find("array") != std::string::npos);
     CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":{"999999999999999999999999999999999999999999":{"id":"a"}}}})")
