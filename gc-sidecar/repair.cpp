@@ -348,7 +348,10 @@ PassReport RepairLoop::pass() {
     {
         parallelFor(clusters_, poolWork.size(), [&](size_t k, Cluster& cl) {
             if (stop_.stopped()) return;
-            const auto& [pool, idxs] = poolWork[k];
+            // Named references, not a structured binding: a lambda may not capture one before
+            // C++20 as clang 14 implements it.
+            const std::string& pool = poolWork[k].first;
+            const std::vector<size_t>& idxs = poolWork[k].second;
             auto rel = releaseFromPool(
                 cl, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
                     std::vector<core::u128> out;
