@@ -28,6 +28,7 @@ Result<Pool> K8sStore::getPool(const std::string& name) {
 Result<Pool> K8sStore::createPool(const Pool& pool) {
     Pool p = pool;
     p.resourceVersion.clear();
+    if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
     auto obj = client_.create(k8s::collectionPath(k8s::kIPPool, ns_), encodePool(p, ns_));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
@@ -36,7 +37,9 @@ Result<Pool> K8sStore::createPool(const Pool& pool) {
 Result<Pool> K8sStore::updatePool(const Pool& pool) {
     if (pool.resourceVersion.empty())
         return makeError(Errc::Internal, "updatePool without a resourceVersion would be unconditional");
-    auto obj = client_.replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(pool, ns_));
+    Pool p = pool;
+    if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
+    auto obj = client_.replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(p, ns_));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
 }

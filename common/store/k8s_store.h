@@ -6,6 +6,7 @@
 #include <string>
 
 #include "k8s/client.h"
+#include "store/pool_codec.h"
 #include "store/pool_store.h"
 
 namespace allot::store {
@@ -15,7 +16,8 @@ public:
     K8sStore(k8s::Client client, std::string ns) : client_(std::move(client)), ns_(std::move(ns)) {}
 
     // updatePool uses PUT with metadata.resourceVersion: the API server answers 409 Conflict
-    // when another writer got there first.
+    // when another writer got there first. createPool and updatePool apply the size policy
+    // first: a write the policy refuses (Exhausted, "is full") is never sent.
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
     Result<Pool> updatePool(const Pool& pool) override;
@@ -28,12 +30,15 @@ public:
     Result<void> ping() override;
     void setDeadline(std::chrono::steady_clock::time_point d) override { client_.setDeadline(d); }
 
+    void setSizePolicy(const SizePolicy& p) override { sizePolicy_ = p; }
+
     k8s::Client& client() { return client_; }
     const std::string& poolNamespace() const { return ns_; }
 
 private:
     k8s::Client client_;
     std::string ns_;
+    SizePolicy sizePolicy_;
 };
 
 inline constexpr const char* kDefaultPoolNamespace = "kube-system";

@@ -1,5 +1,7 @@
 #include "store/memory_store.h"
 
+#include "store/pool_codec.h"
+
 namespace allot::store {
 
 bool reservedFor(const Reservation& r, const core::Owner& owner) {
@@ -11,6 +13,18 @@ bool reservedFor(const Reservation& r, const core::Owner& owner) {
 
 using core::Errc;
 using core::makeError;
+
+void MemoryStore::setSizePolicy(const SizePolicy& p) {
+    std::lock_guard lock(mu_);
+    sizePolicy_ = p;
+}
+
+std::optional<core::Error> MemoryStore::fitted(Pool& p) {
+    auto f = fitPool(p, "", sizePolicy_);
+    if (!f) return f.error();
+    p.stored = StoredSize{f->estimatedStored, 0, f->size.entries};
+    return std::nullopt;
+}
 
 std::optional<core::Error> MemoryStore::injected() {
     ++calls_;
@@ -35,6 +49,7 @@ Result<Pool> MemoryStore::createPool(const Pool& pool) {
     if (auto e = injected()) return *e;
     if (pools_.count(pool.name)) return makeError(Errc::AlreadyExists, "pool " + pool.name + " already exists");
     Pool p = pool;
+    if (auto e = fitted(p)) return *e;
     p.resourceVersion = std::to_string(++version_);
     pools_[p.name] = p;
     return p;
@@ -56,6 +71,8 @@ Result<Pool> MemoryStore::updatePool(const Pool& pool) {
     }
     Pool p = pool;
     p.range = it->second.range;
+    p.stored = it->second.stored;
+    if (auto e = fitted(p)) return *e;
     p.resourceVersion = std::to_string(++version_);
     it->second = p;
     return p;

@@ -22,6 +22,9 @@ public:
     Result<std::vector<Reservation>> listReservations() override;
     Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
     Result<void> ping() override;
+    // Pool writes follow the same size policy as the Kubernetes store (sizes as encodePool
+    // would write the object), so callers see the same Exhausted and dropped fields.
+    void setSizePolicy(const SizePolicy& p) override;
 
     void setNodeSlice(const std::string& sliceName, const std::string& node, const std::string& cidr);
 
@@ -35,6 +38,7 @@ public:
 
 private:
     std::optional<core::Error> injected();
+    std::optional<core::Error> fitted(Pool& p);
 
     mutable std::mutex mu_;
     std::map<std::string, Pool> pools_;
@@ -45,6 +49,7 @@ private:
     core::Errc failCode_ = core::Errc::Transient;
     int conflictLeft_ = 0;
     bool down_ = false;
+    SizePolicy sizePolicy_;
     int calls_ = 0;
 };
 

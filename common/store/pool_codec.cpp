@@ -1,5 +1,10 @@
 #include "store/pool_codec.h"
 
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+#include <vector>
+
 namespace allot::store {
 
 using core::Errc;
@@ -27,9 +32,44 @@ json::Value metadata(const std::string& name, const std::string& ns, const std::
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kKnownEntryFields[] = {"id", "podref", "ifname", "node", "poduid", "network"};
+
+bool knownEntryField(std::string_view k) {
+    for (const char* f : kKnownEntryFields)
+        if (k == f) return true;
+    return false;
+}
+
+// Why an entry cannot be read, or "" when it can; fills `o` and `unknown` then.
+std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unknown) {
+    if (!entry.isObject()) return std::string("the entry is a JSON ") + entry.typeName() + ", not an object";
+    const json::Value* idv = entry.find("id");
+    if (!idv || idv->isNull()) return "it has no id";
+    std::string* into[] = {&o.containerId, &o.podRef, &o.ifName, &o.node, &o.podUid, &o.network};
+    for (size_t i = 0; i < std::size(kKnownEntryFields); ++i) {
+        const json::Value* v = entry.find(kKnownEntryFields[i]);
+        if (!v || v->isNull()) continue;
+        if (!v->isString())
+            return std::string(kKnownEntryFields[i]) + " is a JSON " + v->typeName() + ", not a string";
+        *into[i] = v->asString();
+    }
+    if (o.containerId.empty()) return "its id is empty";
+    for (const auto& [k, v] : entry.members()) {
+        if (knownEntryField(k)) continue;
+        if (!unknown.isObject()) unknown = json::Value::object();
+        unknown.members().emplace_back(k, v);
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<Pool> decodePool(const json::Value& obj) {
     if (!obj.isObject()) return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + obj.typeName());
     Pool p;
+    std::string ns;
     const json::Value* meta = obj.find("metadata");
     if (meta && meta->isObject()) {
         auto n = str(*meta, "name", "metadata");
@@ -38,7 +78,12 @@ Result<Pool> decodePool(const json::Value& obj) {
         auto rv = str(*meta, "resourceVersion", "metadata");
         if (!rv) return rv.error();
         p.resourceVersion = *rv;
+        auto space = str(*meta, "namespace", "metadata");
+        if (!space) return space.error();
+        ns = *space;
         p.meta = *meta;
+        if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
+            p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
         for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
     }
     const std::string where = "IPPool " + p.name + " spec";
@@ -48,64 +93,199 @@ Result<Pool> decodePool(const json::Value& obj) {
     if (!range) return range.error();
     if (range->empty()) return makeError(Errc::Invalid, where + ".range is missing");
     p.range = *range;
+    for (const auto& [k, v] : obj.members()) {
+        if (k == "apiVersion" || k == "kind" || k == "metadata" || k == "spec") continue;
+        if (!p.other.isObject()) p.other = json::Value::object();
+        p.other.members().emplace_back(k, v);
+    }
+    for (const auto& [k, v] : spec->members()) {
+        if (k == "range" || k == "allocations") continue;
+        if (!p.other.isObject()) p.other = json::Value::object();
+        json::Value* os = p.other.find("spec");
+        if (!os) os = &p.other.set("spec", json::Value::object());
+        os->members().emplace_back(k, v);
+    }
     const json::Value* allocs = spec->find("allocations");
     if (allocs && !allocs->isNull()) {
         if (!allocs->isObject())
             return makeError(Errc::Invalid, where + ".allocations must be an object, got " + allocs->typeName());
+        // Undecoded entries whose offset is free once every entry is read get a placeholder.
+        std::vector<std::pair<core::u128, std::string>> claims;
         for (const auto& [key, entry] : allocs->members()) {
-            std::string at = where + ".allocations[\"" + key.substr(0, 64) + "\"]";
             auto offset = core::u128FromString(key);
-            if (!offset) return makeError(Errc::Invalid, at + ": key is not a decimal offset");
-            if (!entry.isObject()) return makeError(Errc::Invalid, at + " must be an object");
-            // The shipped CRD has no per-entry schema (the cost of a large pool's write), so the
-            // one field every writer sets is checked here.
-            if (const json::Value* idv = entry.find("id"); !idv || idv->isNull())
-                return makeError(Errc::Invalid, at + " has no id");
+            std::string why;
             core::Owner o;
-            auto id = str(entry, "id", at);
-            auto podref = str(entry, "podref", at);
-            auto ifname = str(entry, "ifname", at);
-            auto node = str(entry, "node", at);
-            auto uid = str(entry, "poduid", at);
-            auto network = str(entry, "network", at);
-            for (auto* r : {&id, &podref, &ifname, &node, &uid, &network})
-                if (!*r) return r->error();
-            o.containerId = *id;
-            o.podRef = *podref;
-            o.ifName = *ifname;
-            o.node = *node;
-            o.podUid = *uid;
-            o.network = *network;
-            if (!p.allocations.emplace(*offset, std::move(o)).second)
-                return makeError(Errc::Invalid, at + " appears twice");
+            json::Value unknown;
+            if (!offset) why = "its key is not a decimal offset";
+            else if (core::u128ToString(*offset) != key) why = "its key is not written the way allot writes offsets";
+            else if (p.allocations.count(*offset)) why = "its offset appears twice";
+            else why = readEntry(entry, o, unknown);
+            if (!why.empty()) {
+                // A key seen twice keeps the last entry, as the API server's decoder does.
+                p.undecoded[key] = UndecodedEntry{entry, std::move(why)};
+                if (offset) claims.emplace_back(*offset, key);
+                continue;
+            }
+            if (unknown.isObject()) p.unknownFields[*offset] = UnknownFields{o.containerId, o.ifName, std::move(unknown)};
+            p.allocations.emplace(*offset, std::move(o));
         }
+        for (const auto& [offset, key] : claims) p.allocations.emplace(offset, core::Owner{});
     }
+    const PoolSize size = poolSize(p, ns);
+    p.stored.bytes = size.bytes + p.stored.overhead;
+    p.stored.entries = size.entries;
     return p;
 }
 
-json::Value encodePool(const Pool& pool, const std::string& ns) {
+namespace {
+
+void addMember(json::Value& obj, std::string key, json::Value v) {
+    obj.members().emplace_back(std::move(key), std::move(v));
+}
+
+// The object with an empty allocations map, in encodePool's member order.
+json::Value encodeShell(const Pool& pool, const std::string& ns) {
     json::Value obj = json::Value::object();
-    obj.set("apiVersion", json::Value::string(kGroupVersion));
-    obj.set("kind", json::Value::string("IPPool"));
-    obj.set("metadata", metadata(pool.name, ns, pool.resourceVersion, pool.meta));
+    addMember(obj, "apiVersion", json::Value::string(kGroupVersion));
+    addMember(obj, "kind", json::Value::string("IPPool"));
+    addMember(obj, "metadata", metadata(pool.name, ns, pool.resourceVersion, pool.meta));
     json::Value spec = json::Value::object();
+    const json::Value* otherSpec = pool.other.isObject() ? pool.other.find("spec") : nullptr;
+    if (otherSpec && otherSpec->isObject()) spec = *otherSpec;
     spec.set("range", json::Value::string(pool.range));
-    json::Value allocs = json::Value::object();
-    allocs.members().reserve(pool.allocations.size());
-    for (const auto& [offset, o] : pool.allocations) {
-        json::Value e = json::Value::object();
-        e.members().reserve(6);
-        e.members().emplace_back("id", json::Value::string(o.containerId));
-        e.members().emplace_back("podref", json::Value::string(o.podRef));
-        if (!o.ifName.empty()) e.members().emplace_back("ifname", json::Value::string(o.ifName));
-        if (!o.node.empty()) e.members().emplace_back("node", json::Value::string(o.node));
-        if (!o.podUid.empty()) e.members().emplace_back("poduid", json::Value::string(o.podUid));
-        if (!o.network.empty()) e.members().emplace_back("network", json::Value::string(o.network));
-        allocs.members().emplace_back(core::u128ToString(offset), std::move(e));
-    }
-    spec.set("allocations", std::move(allocs));
-    obj.set("spec", std::move(spec));
+    spec.set("allocations", json::Value::object());
+    addMember(obj, "spec", std::move(spec));
+    if (pool.other.isObject())
+        for (const auto& [k, v] : pool.other.members())
+            if (k != "spec") obj.set(k, v);
     return obj;
+}
+
+// Written for `offset`: not a placeholder whose verbatim entry is written instead.
+bool writesOwner(const Pool& pool, core::u128 offset, const core::Owner& o) {
+    return !(isPlaceholder(o) || pool.undecoded.count(core::u128ToString(offset)));
+}
+
+const json::Value* unknownFor(const Pool& pool, core::u128 offset, const core::Owner& o) {
+    auto it = pool.unknownFields.find(offset);
+    if (it == pool.unknownFields.end()) return nullptr;
+    if (it->second.containerId != o.containerId || it->second.ifName != o.ifName) return nullptr;
+    return &it->second.fields;
+}
+
+json::Value encodeEntry(const core::Owner& o, const json::Value* unknown) {
+    json::Value e = json::Value::object();
+    e.members().reserve(6 + (unknown ? unknown->members().size() : 0));
+    addMember(e, "id", json::Value::string(o.containerId));
+    addMember(e, "podref", json::Value::string(o.podRef));
+    if (!o.ifName.empty()) addMember(e, "ifname", json::Value::string(o.ifName));
+    if (!o.node.empty()) addMember(e, "node", json::Value::string(o.node));
+    if (!o.podUid.empty()) addMember(e, "poduid", json::Value::string(o.podUid));
+    if (!o.network.empty()) addMember(e, "network", json::Value::string(o.network));
+    if (unknown)
+        for (const auto& [k, v] : unknown->members()) addMember(e, k, v);
+    return e;
+}
+
+// Bytes of `s` as a JSON string, quotes included, escaped as json::Value::dump escapes.
+size_t quoted(std::string_view s) {
+    size_t n = 2;
+    for (char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') n += 2;
+        else if (u < 0x20) n += 6;
+        else n += 1;
+    }
+    return n;
+}
+
+// ,"name":"value" for a field written only when not empty.
+size_t optional(size_t nameLen, const std::string& v) { return v.empty() ? 0 : 1 + nameLen + 3 + quoted(v); }
+
+size_t extrasBytes(const core::Owner& o) {
+    return optional(4, o.node) + optional(6, o.podUid) + optional(7, o.network);
+}
+
+// {"id":"..","podref":"..",...} without allot's optional fields.
+size_t baseEntryBytes(const core::Owner& o, const json::Value* unknown) {
+    size_t n = 2 + 5 + quoted(o.containerId) + 1 + 9 + quoted(o.podRef) + optional(6, o.ifName);
+    if (unknown)
+        for (const auto& [k, v] : unknown->members()) n += 1 + quoted(k) + 1 + v.dump().size();
+    return n;
+}
+
+}  // namespace
+
+json::Value encodePool(const Pool& pool, const std::string& ns) {
+    json::Value obj = encodeShell(pool, ns);
+    json::Value& allocs = *obj.find("spec")->find("allocations");
+    allocs.members().reserve(pool.allocations.size() + pool.undecoded.size());
+    for (const auto& [offset, o] : pool.allocations) {
+        if (!writesOwner(pool, offset, o)) continue;
+        addMember(allocs, core::u128ToString(offset), encodeEntry(o, unknownFor(pool, offset, o)));
+    }
+    for (const auto& [key, u] : pool.undecoded) addMember(allocs, key, u.value);
+    return obj;
+}
+
+PoolSize poolSize(const Pool& pool, const std::string& ns) {
+    PoolSize s;
+    s.bytes = encodeShell(pool, ns).dump().size();
+    size_t extras = 0;
+    for (const auto& [offset, o] : pool.allocations) {
+        if (!writesOwner(pool, offset, o)) continue;
+        s.bytes += quoted(core::u128ToString(offset)) + 1 + baseEntryBytes(o, unknownFor(pool, offset, o)) +
+                   extrasBytes(o);
+        extras += extrasBytes(o);
+        ++s.entries;
+    }
+    for (const auto& [key, u] : pool.undecoded) {
+        s.bytes += quoted(key) + 1 + u.value.dump().size();
+        ++s.entries;
+    }
+    if (s.entries > 1) s.bytes += s.entries - 1;  // commas
+    s.whereaboutsBytes = s.bytes - extras;
+    return s;
+}
+
+Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& policy) {
+    for (const auto& [key, u] : pool.undecoded) {
+        auto off = core::u128FromString(key);
+        if (!off || core::u128ToString(*off) != key) continue;
+        auto it = pool.allocations.find(*off);
+        if (it != pool.allocations.end() && !isPlaceholder(it->second))
+            return makeError(Errc::Internal, "IPPool " + pool.name + ": offset " + key +
+                                                 " holds an entry allot cannot decode; refusing to write over it");
+    }
+    Fitted f;
+    f.size = poolSize(pool, ns);
+    // managedFields grow with the entries when the schema tracks them one by one.
+    const StoredSize& was = pool.stored;
+    size_t overhead = was.overhead;
+    if (f.size.entries > was.entries) overhead += was.overhead * (f.size.entries - was.entries) / std::max<size_t>(was.entries, 1);
+    const size_t allowed =
+        std::min(policy.maxBytes, std::max(policy.freeBytes, f.size.whereaboutsBytes / 10 * policy.ratioTenths));
+    auto total = [&] { return f.size.bytes + overhead; };
+    for (auto it = pool.allocations.rbegin(); it != pool.allocations.rend() && total() > allowed; ++it) {
+        core::Owner& o = it->second;
+        const size_t cost = extrasBytes(o);
+        if (cost == 0 || !writesOwner(pool, it->first, o)) continue;
+        o.node.clear();
+        o.podUid.clear();
+        o.network.clear();
+        f.size.bytes -= cost;
+        ++f.stripped;
+    }
+    f.estimatedStored = total();
+    if (f.estimatedStored > policy.maxBytes && !(was.bytes > 0 && f.estimatedStored <= was.bytes))
+        return makeError(Errc::Exhausted,
+                         "IPPool " + (ns.empty() ? "" : ns + "/") + pool.name + " is full: its " +
+                             std::to_string(f.size.entries) + " entries would take " +
+                             std::to_string(f.estimatedStored) + " bytes in one object, over the " +
+                             std::to_string(policy.maxBytes) +
+                             "-byte limit allot keeps under etcd's request limit (1.5 MiB by default), "
+                             "with allot's optional fields already dropped");
+    return f;
 }
 
 Result<Reservation> decodeReservation(const json::Value& obj) {

@@ -1,7 +1,9 @@
 #pragma once
 // IPPool and OverlappingRangeIPReservation objects <-> store types, in Whereabouts' exact
-// wire format plus allot's optional fields ("node", "poduid").
+// wire format plus allot's optional fields ("node", "poduid", "network"), and the size policy
+// that keeps a pool object under the API server's limit.
 
+#include <cstddef>
 #include <string>
 
 #include "json/json.h"
@@ -11,11 +13,47 @@ namespace allot::store {
 
 inline constexpr const char* kGroupVersion = "whereabouts.cni.cncf.io/v1alpha1";
 
-// Decodes an IPPool object. Invalid (naming the field) for a wrong type, a non-decimal or
-// overflowing offset key, or a missing range. Unknown fields are ignored.
+// Decodes an IPPool object. Invalid (naming the field) when the object, its metadata, spec,
+// spec.range or spec.allocations cannot be read. An entry that cannot be read (no id or an
+// empty one, a field that is not a string, a key that is not a canonical decimal offset, an
+// offset seen twice) does not fail the pool: it goes to Pool::undecoded with the reason.
+// Fields and members allot does not know are kept (Pool::unknownFields, Pool::other).
 Result<Pool> decodePool(const json::Value& obj);
-// Encodes a full IPPool object (metadata.name/namespace/resourceVersion, spec).
+// Encodes a full IPPool object (metadata.name/namespace/resourceVersion, spec): every entry
+// of `allocations` except the placeholders of undecoded entries, which are written verbatim,
+// with the unknown fields of each entry still held by the owner they were read with.
 json::Value encodePool(const Pool& pool, const std::string& ns);
+
+// The size policy (SizePolicy, pool_store.h). A pool object is written whole, and etcd refuses a request over 1.5 MiB
+// by default, which is what bounds a pool in plain mode. allot's optional fields cost about
+// 80 bytes an entry on top of Whereabouts' ~120, so they are kept only while the pool is
+// small: every entry keeps them while the object is under `freeBytes`; past it, only while
+// the object costs at most `ratioTenths`/10 of the same entries in Whereabouts' form
+// (dropped highest offset first: in a filling pool, the newest entries). Past `maxBytes` not
+// even that: the pool is full when its entries in Whereabouts' form do not fit.
+struct PoolSize {
+    size_t bytes = 0;             // encodePool(pool, ns).dump().size()
+    size_t whereaboutsBytes = 0;  // the same with no entry carrying node, poduid or network
+    size_t entries = 0;           // entries written (decoded and undecoded)
+};
+// Computed without encoding the entries.
+PoolSize poolSize(const Pool& pool, const std::string& ns);
+
+struct Fitted {
+    PoolSize size;
+    size_t estimatedStored = 0;  // size plus what the server adds (managedFields), estimated
+    size_t stripped = 0;         // entries whose optional fields were dropped by this call
+};
+// Applies the policy to `pool` before a write: drops optional fields as it says. Exhausted
+// ("... is full ...", naming the pool, the sizes and the limit) when the object would still be
+// over maxBytes and larger than it was when read (a write that shrinks a pool already over
+// the limit is allowed: releases must always go through). Internal when an undecoded entry's
+// offset holds something other than its placeholder (its verbatim entry would hide it).
+Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& policy = {});
+
+// True when the owner is the placeholder of an undecoded entry (an Owner{}; allot never
+// writes an entry without a container ID).
+inline bool isPlaceholder(const core::Owner& o) { return o == core::Owner{}; }
 
 Result<Reservation> decodeReservation(const json::Value& obj);
 json::Value encodeReservation(const Reservation& r, const std::string& ns);

@@ -5,6 +5,7 @@
 // (test/unit/store/store_conformance.h).
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,28 @@ namespace allot::store {
 
 using core::Result;
 
+// An allocation entry allot cannot decode (no id, a field that is not a string, a key that is
+// not a canonical decimal offset): another writer's, kept verbatim and never handed out.
+struct UndecodedEntry {
+    json::Value value;   // the entry exactly as stored
+    std::string reason;  // why allot cannot read it, for logs, Events and metrics
+};
+
+// Fields of one entry that allot does not know (for example a newer Whereabouts' claim
+// reference). Written back while the entry still belongs to the owner they were read with.
+struct UnknownFields {
+    std::string containerId;
+    std::string ifName;
+    json::Value fields;  // object of the unknown members, in stored order
+};
+
+// What the stored object cost when it was read: the basis of the size check before a write.
+struct StoredSize {
+    size_t bytes = 0;     // the object as allot encodes it, plus `overhead`
+    size_t overhead = 0;  // what the server keeps beside it (metadata.managedFields)
+    size_t entries = 0;   // allocation entries then
+};
+
 struct Pool {
     std::string name;
     std::string range;                // spec.range, canonical CIDR text
@@ -24,6 +47,16 @@ struct Pool {
     // Object metadata the store keeps but allot does not interpret (labels, annotations,
     // owner references): written back unchanged. Null for a new pool.
     json::Value meta;
+    // Entries allot cannot decode, by their key as stored. Each one whose key names an offset
+    // holds that offset in `allocations` with an empty Owner{} placeholder, so it counts as
+    // taken; the store writes the verbatim entry, never the placeholder.
+    std::map<std::string, UndecodedEntry> undecoded = {};
+    // Unknown fields of decoded entries, by offset.
+    std::map<core::u128, UnknownFields> unknownFields = {};
+    // Top-level and spec members allot does not know (status, spec.x, ...), written back
+    // unchanged: an object, or null.
+    json::Value other = {};
+    StoredSize stored = {};  // zero for a pool not read from a store
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.
@@ -35,12 +68,26 @@ struct Reservation {
     std::string resourceVersion;
 };
 
+// How large a pool object may grow, and when allot's optional entry fields give way (the
+// policy is explained in pool_codec.h, fitPool applies it). The defaults hold for an API
+// server on etcd's default request limit.
+inline constexpr size_t kEtcdRequestLimit = 1572864;  // etcd's --max-request-bytes default
+struct SizePolicy {
+    // Room is left for the etcd key and transaction and for what the server adds.
+    size_t maxBytes = kEtcdRequestLimit - 12 * 1024;
+    // Below this, every entry keeps allot's optional fields.
+    size_t freeBytes = (kEtcdRequestLimit - 12 * 1024) / 2;
+    // Above it, only while the pool costs at most ratioTenths/10 of Whereabouts' form.
+    unsigned ratioTenths = 11;
+};
+
 class PoolStore {
 public:
     virtual ~PoolStore() = default;
 
-    // The pool named `name`. NotFound when absent; Invalid when the stored object cannot be
-    // decoded (the message names the field).
+    // The pool named `name`. NotFound when absent; Invalid when the object itself cannot be
+    // decoded (no spec or range, allocations not an object; the message names the field). An
+    // entry allot cannot decode does not fail the pool: it is kept in Pool::undecoded.
     virtual Result<Pool> getPool(const std::string& name) = 0;
 
     // Stores a new pool (its resourceVersion is ignored) and returns it as stored.
@@ -50,6 +97,11 @@ public:
     // Replaces the pool's allocations if and only if the stored resourceVersion equals
     // pool.resourceVersion. Conflict when it does not (someone else wrote first: re-read and
     // retry); NotFound when the pool is gone. Returns the pool as stored, with its new version.
+    // Entries in `undecoded` and unknown fields are written back unchanged. A store with a size
+    // limit (the API server's) drops allot's optional entry fields (node, poduid, network) as
+    // the size policy in pool_codec.h says, and writes nothing when even
+    // then the object would pass the limit and grow: Exhausted, with "is full" and the sizes
+    // in the message (the pool object, not the range, is out of room).
     virtual Result<Pool> updatePool(const Pool& pool) = 0;
 
     // Every pool in the store's namespace.
@@ -71,6 +123,9 @@ public:
 
     // Cheap reachability probe for STATUS. Transient/Unauthorized/Forbidden on failure.
     virtual Result<void> ping() = 0;
+
+    // Replaces the size policy of pool writes (tests make it small).
+    virtual void setSizePolicy(const SizePolicy&) {}
 
     // Moves the point after which calls fail with Transient without trying (cleanup after a
     // failed call gets a short grace of its own). Stores without deadlines ignore it.

@@ -2,6 +2,7 @@
 // scripts/test (e2e/cluster): KUBECONFIG is the admin, ALLOT_KUBECONFIG the allot identity.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 
@@ -93,4 +94,51 @@ TEST_CASE("a token without rights is Forbidden, a garbage token Unauthorized, bo
     CHECK(u.code() == core::Errc::Unauthorized);
     CHECK(u.error().message.find("ippools") != std::string::npos);
     CHECK(u.error().message.find("garbage-token") == std::string::npos);
+}
+
+// Plain mode, no node slices: 8,190 addresses in one IPPool object, written 64 entries a write
+// as the plugin's group commit does, every entry with allot's optional fields offered.
+TEST_CASE("a /19 fills completely on a real API server and stays within 1.1x Whereabouts' bytes") {
+    auto s = open();
+    std::string name = runPrefix() + "fill-10.72.0.0-19";
+    auto made = s->createPool({name, "10.72.0.0/19", {}, {}});
+    REQUIRE(made.ok());
+    store::Pool p = *made;
+    const core::u128 n = 8190;
+    for (core::u128 off = 1; off <= n;) {
+        for (int i = 0; i < 64 && off <= n; ++i, ++off) {
+            char id[65];
+            std::snprintf(id, sizeof id, "%064llx", static_cast<unsigned long long>(off) * 2654435761ull);
+            const std::string k = std::to_string(static_cast<unsigned>(off));
+            p.allocations[off] = core::Owner{id, "default/web-5f7d8c9b6d-" + k, "net1",
+                                             "worker-" + std::to_string(static_cast<unsigned>(off % 50)),
+                                             "0b5d3c1e-7f6a-4b2c-9d8e-" + std::string(12 - k.size(), '0') + k,
+                                             "macvlan-conf"};
+        }
+        auto up = s->updatePool(p);
+        REQUIRE_MESSAGE(up.ok(), (up.ok() ? "" : up.error().message));
+        p = *up;
+    }
+    CHECK(p.allocations.size() == 8190);
+    auto admin = k8s::makeClient(env("KUBECONFIG"));
+    REQUIRE(admin.ok());
+    auto raw = admin->get(k8s::objectPath(k8s::kIPPool, "kube-system", name));
+    REQUIRE(raw.ok());
+    const size_t stored = raw->dump().size();
+    const auto size = store::poolSize(p, "kube-system");
+    size_t kept = 0;
+    for (const auto& [off, o] : p.allocations) kept += !o.podUid.empty();
+    MESSAGE("8190 entries: " << stored << " bytes as stored; allot " << size.bytes / 8190.0
+                             << " bytes/entry, Whereabouts' form " << size.whereaboutsBytes / 8190.0 << " (x"
+                             << double(size.bytes) / double(size.whereaboutsBytes) << "); " << kept
+                             << " entries keep node/poduid/network");
+    CHECK(stored < store::kEtcdRequestLimit);
+    CHECK(size.bytes * 10 <= size.whereaboutsBytes * 11);
+    CHECK(kept > 1000);
+    // Still writable: a release and a re-allocation.
+    p.allocations.erase(4000);
+    auto up = s->updatePool(p);
+    REQUIRE(up.ok());
+    CHECK(up->allocations.size() == 8189);
+    REQUIRE(admin->remove(k8s::objectPath(k8s::kIPPool, "kube-system", name), std::nullopt).ok());
 }

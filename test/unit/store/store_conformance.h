@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/naming.h"
+#include "json/json.h"
 #include "store/pool_store.h"
 
 namespace allot::test {
@@ -111,6 +112,106 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
         CHECK(found);
     }
     SUBCASE("the store answers ping") { CHECK(s.ping().ok()); }
+    SUBCASE("an entry allot cannot decode is kept verbatim and its offset stays taken") {
+        store::Pool p{name, "10.50.0.0/24", {}, {}};
+        auto bad = json::parse(R"({"podref":"other/writer","ifname":"net1","note":{"n":1}})");
+        REQUIRE(bad.ok());
+        p.undecoded["7"] = store::UndecodedEntry{*bad, "it has no id"};
+        p.allocations[7] = core::Owner{};
+        p.allocations[5] = core::Owner{"ctr-a", "ns/a", "eth0", "", "", ""};
+        auto made = s.createPool(p);
+        REQUIRE(made.ok());
+        store::Pool next = *made;
+        next.allocations[6] = core::Owner{"ctr-b", "ns/b", "eth0", "", "", ""};
+        REQUIRE(s.updatePool(next).ok());
+        auto got = s.getPool(name);
+        REQUIRE(got.ok());
+        REQUIRE(got->undecoded.count("7") == 1);
+        CHECK(got->undecoded.at("7").value.dump() == bad->dump());
+        CHECK(!got->undecoded.at("7").reason.empty());
+        REQUIRE(got->allocations.count(7) == 1);
+        CHECK(got->allocations.at(7) == core::Owner{});
+        CHECK(got->allocations.size() == 3);
+    }
+    SUBCASE("fields allot does not know survive updates while their owner holds the entry") {
+        store::Pool p{name, "10.50.0.0/24", {}, {}};
+        p.allocations[5] = core::Owner{"ctr-a", "ns/a", "eth0", "", "", ""};
+        p.allocations[6] = core::Owner{"ctr-b", "ns/b", "eth0", "", "", ""};
+        auto f = json::parse(R"({"ipamclaimref":"ns/claim-a","future":{"x":[1,2]}})");
+        REQUIRE(f.ok());
+        p.unknownFields[5] = store::UnknownFields{"ctr-a", "eth0", *f};
+        p.unknownFields[6] = store::UnknownFields{"ctr-b", "eth0", *json::parse(R"({"ipamclaimref":"ns/claim-b"})")};
+        auto made = s.createPool(p);
+        REQUIRE(made.ok());
+        store::Pool next = *made;
+        next.allocations[9] = core::Owner{"ctr-c", "ns/c", "eth0", "", "", ""};
+        next.allocations[6] = core::Owner{"ctr-d", "ns/d", "eth0", "", "", ""};  // a new owner
+        REQUIRE(s.updatePool(next).ok());
+        auto got = s.getPool(name);
+        REQUIRE(got.ok());
+        REQUIRE(got->unknownFields.count(5) == 1);
+        CHECK(got->unknownFields.at(5).fields.dump() == f->dump());
+        CHECK(got->unknownFields.count(6) == 0);
+        CHECK(got->unknownFields.count(9) == 0);
+    }
+    SUBCASE("a pool grows to its size limit, dropping optional fields first, and is then full") {
+        store::SizePolicy small;
+        small.maxBytes = 6000;
+        small.freeBytes = 2000;
+        s.setSizePolicy(small);
+        auto made = s.createPool({name, "10.50.0.0/24", {}, {}});
+        REQUIRE(made.ok());
+        store::Pool p = *made;
+        size_t added = 0;
+        core::Error full{Errc::Internal, ""};
+        for (core::u128 off = 1; off < 255; ++off) {
+            store::Pool next = p;
+            const std::string n = std::to_string(static_cast<unsigned>(off));
+            next.allocations[off] = core::Owner{"ctr-" + n, "ns/pod-" + n, "eth0", "node-1",
+                                                "0b5d3c1e-7f6a-4b2c-9d8e-1f2a3b4c5d" + n, "net"};
+            auto up = s.updatePool(next);
+            if (!up) {
+                full = up.error();
+                break;
+            }
+            p = *up;
+            ++added;
+            if (added == 20) {
+                // Past freeBytes: the oldest entries keep their fields, the newest do not.
+                auto mid = s.getPool(name);
+                REQUIRE(mid.ok());
+                CHECK(mid->allocations.at(1).node == "node-1");
+                CHECK(mid->allocations.at(1).podUid.size() == 36);
+                CHECK(mid->allocations.at(1).network == "net");
+                CHECK(mid->allocations.at(20).node.empty());
+            }
+        }
+        s.setSizePolicy({});
+        MESSAGE("entries that fit in 6000 bytes: " << added);
+        CHECK(full.code == Errc::Exhausted);
+        CHECK(full.message.find("is full") != std::string::npos);
+        CHECK(full.message.find("6000") != std::string::npos);
+        // Every entry is stored; the lowest offsets kept their optional fields.
+        auto got = s.getPool(name);
+        REQUIRE(got.ok());
+        CHECK(got->allocations.size() == added);
+        CHECK(got->resourceVersion == p.resourceVersion);
+        CHECK(added > 60);
+        bool dropped = false, prefix = true;
+        for (const auto& [off, o] : got->allocations) {
+            dropped = dropped || o.node.empty();
+            prefix = prefix && (o.node.empty() == dropped);
+        }
+        CHECK(prefix);  // fields are dropped highest offset first
+        CHECK(got->allocations.rbegin()->second.node.empty());
+        CHECK(got->allocations.rbegin()->second.containerId == "ctr-" + std::to_string(added));
+        // A release from a full pool always goes through.
+        s.setSizePolicy(small);
+        store::Pool less = *got;
+        less.allocations.erase(less.allocations.begin());
+        CHECK(s.updatePool(less).ok());
+        s.setSizePolicy({});
+    }
 }
 
 // Concurrent writers with read-modify-write retry: every success is distinct and stored.

@@ -32,6 +32,7 @@ public:
         return s_->nodeSlice(a, b);
     }
     core::Result<void> ping() override { return s_->ping(); }
+    void setSizePolicy(const store::SizePolicy& p) override { s_->setSizePolicy(p); }
 
 private:
     std::shared_ptr<Store> s_;
