@@ -44,8 +44,10 @@ Result<store::Pool> K8sCluster::updatePool(const std::string& ns, const store::P
     if (pool.resourceVersion.empty())
         return makeError(Errc::Internal,
                          "updatePool without a resourceVersion would be unconditional");
+    store::Pool fitted = pool;
+    if (auto f = store::fitPool(fitted, ns); !f) return f.error();
     auto obj = seen(
-        client_.replace(k8s::objectPath(k8s::kIPPool, ns, pool.name), store::encodePool(pool, ns)));
+        client_.replace(k8s::objectPath(k8s::kIPPool, ns, pool.name), store::encodePool(fitted, ns)));
     if (!obj) return obj.error();
     auto p = store::decodePool(*obj);
     if (!p)

@@ -273,10 +273,11 @@ Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const c
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) continue;
         core::Error e = written.error();
-        if (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos)
-            e = makeError(Errc::Exhausted, "IPPool " + t.pool + " cannot grow further: " + e.message +
-                                               " (about 5,000 allocations fit in one pool object; "
-                                               "split the network with node_slice_size or smaller ranges)");
+        // The pool object, not the range, is out of room (the store sent nothing, or etcd
+        // refused the object): CNI code 11, at once, with the store's sizes.
+        if (e.code == Errc::Exhausted || (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos))
+            return makeError(Errc::Transient, e.message +
+                                                  "; split the network with node_slice_size or smaller ranges");
         if (!retry(e)) return givenUp();
     }
 }
