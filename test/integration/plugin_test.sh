@@ -925,6 +925,98 @@ EOF
   return 0
 }
 
+# ------------------------------------------------- other writers, capacity --
+
+# An entry allot cannot decode and a field it does not know, both written by another writer:
+# ADD, STATUS, GC and DEL work around them and leave them exactly as they were.
+t_undecodable_entry() {
+  local POOL_NS=kube-system n r=10.102.0.0/24 pool conf before
+  n=$(net bad); pool=$(pool_name "$r" "$n")
+  kubectl create -n "$POOL_NS" -f - >/dev/null <<EOF || return 1
+{"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool",
+ "metadata":{"name":"$pool","namespace":"$POOL_NS"},
+ "spec":{"range":"$r","allocations":{
+   "1":{"podref":"other/writer","ifname":"net1"},
+   "2":{"id":7,"podref":"other/typed"},
+   "3":{"id":"wb-ctr","podref":"ns/wb-pod","ifname":"net1","ipamclaimref":"ns/claim-1"}}}}
+EOF
+  others() { pool_allocs "$pool" | jq -cS '{"1":.["1"],"2":.["2"],"3":.["3"]}'; }
+  before=$(others)
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}")
+  cni ADD node-a c1 "$conf" p1; cni_ok "ADD beside undecodable entries" || return 1
+  expect_eq "address" "$(result_ip)" 10.102.0.4 || return 1
+  cni ADD node-a c2 "$conf" p2; cni_ok "ADD c2" || return 1
+  expect_eq "address" "$(result_ip)" 10.102.0.5 || return 1
+  expect_eq "other writers' entries after ADD" "$(others)" "$before" || return 1
+  cni STATUS node-a "" "$conf"; cni_ok "STATUS" || return 1
+  cni GC node-a "" "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" \
+    '{"cni.dev/valid-attachments":[{"containerID":"c1","ifname":"net1"}]}')"
+  cni_ok "GC" || return 1
+  expect_eq "pool after GC" "$(pool_allocs "$pool" | jq -c 'keys')" '["1","2","3","4"]' || return 1
+  cni DEL node-a c1 "$conf" p1; cni_ok "DEL c1" || return 1
+  expect_eq "other writers' entries after GC and DEL" "$(others)" "$before" || return 1
+  expect_eq "pool after DEL" "$(pool_allocs "$pool" | jq -c 'keys')" '["1","2","3"]' || return 1
+  return 0
+}
+
+# whereabouts_pool POOL RANGE N [PAD]: an IPPool in Whereabouts' format with N entries (offsets
+# 1..N) of the size Whereabouts writes (64-hex container ID, a Deployment pod name); PAD adds
+# that many characters to each podref.
+whereabouts_pool() {
+  python3 - "$POOL_NS" "$1" "$2" "$3" "${4:-0}" >"$WORK/bigpool.json" <<'PY' || return 1
+import json, sys
+ns, name, rng, n, pad = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+allocs = {str(i): {"id": "%064x" % (i * 2654435761), "podref": "default/web-5f7d8c9b6d-%d%s" % (i, "x" * pad),
+                   "ifname": "net1"} for i in range(1, n + 1)}
+print(json.dumps({"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "IPPool",
+                  "metadata": {"name": name, "namespace": ns}, "spec": {"range": rng, "allocations": allocs}},
+                 separators=(",", ":")))
+PY
+  kubectl create -f "$WORK/bigpool.json" >/dev/null
+}
+
+t_whereabouts_9000() {
+  local POOL_NS=kube-system n r=10.103.0.0/18 pool conf sum
+  n=$(net wb9k); pool=$(pool_name "$r" "$n")
+  whereabouts_pool "$pool" "$r" 9000 || return 1
+  sum=$(pool_allocs "$pool" | sha256sum)
+  note "Whereabouts-format pool: 9000 entries, $(pool_json "$pool" | wc -c) bytes as stored"
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}")
+  cni ADD node-a c1 "$conf" p1; cni_ok "ADD into the 9000-entry pool" || return 1
+  expect_eq "address" "$(result_ip)" 10.103.35.41 || return 1  # offset 9001
+  expect_eq "entries" "$(pool_count "$pool")" 9001 || return 1
+  cni DEL node-a c1 "$conf" p1; cni_ok "DEL from the 9000-entry pool" || return 1
+  expect_eq "Whereabouts' 9000 entries after allot's ADD and DEL" "$(pool_allocs "$pool" | sha256sum)" "$sum" || return 1
+  return 0
+}
+
+# A pool whose entries in Whereabouts' form already fill the object: ADD is refused with code 11
+# and a message saying the pool is full, nothing is sent; a DEL still goes through.
+t_pool_full() {
+  local POOL_NS=kube-system n r=10.104.0.0/17 pool conf rv mark cid
+  n=$(net full); pool=$(pool_name "$r" "$n")
+  # 10,038 entries of ~156 bytes: 1,564,000 bytes, past allot's limit (1,560,576) and under
+  # etcd's (1,572,864).
+  whereabouts_pool "$pool" "$r" 10038 20 || return 1
+  note "full pool: $(pool_json "$pool" | wc -c) bytes as stored"
+  rv=$(pool_rv "$pool")
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}")
+  mark=$(audit_mark)
+  cni ADD node-a c1 "$conf" p1
+  cni_code 11 "ADD into a full pool" || return 1
+  cni_msg "IPPool .*$pool is full" || return 1
+  cni_msg "node_slice_size" || return 1
+  note "message: $(jq -r .msg <<<"$CNI_OUT")"
+  expect_eq "pool version after the refused ADD" "$(pool_rv "$pool")" "$rv" || return 1
+  audit_settle
+  expect_eq "pool writes sent" "$(audit_since "$mark" ".verb == \"update\" and .objectRef.name == \"$pool\"")" 0 || return 1
+  cid=$(printf '%064x' $((5 * 2654435761)))
+  POD_NS=default cni DEL node-a "$cid" "$conf" "web-5f7d8c9b6d-5$(printf "x%.0s" {1..20})"
+  cni_ok "DEL from the full pool" || return 1
+  expect_eq "entries after DEL" "$(pool_count "$pool")" 10037 || return 1
+  return 0
+}
+
 check "VERSION lists 0.3.0 to 1.1.0" t_version
 check "single-stack: STATUS, ADD, CHECK, GC (node and network scoped), DEL" t_single_stack_verbs
 check "dual-stack ipRanges: ADD, STATUS, CHECK (pass and fail), GC, DEL" t_dual_stack_verbs
@@ -949,6 +1041,9 @@ check "kubeconfig without RBAC rights: code 101 naming resource and identity" t_
 check "garbage token: code 101 (401)" t_garbage_token
 check "expired token: code 101 (401)" t_expired_token
 check "Whereabouts-written pool and reservation are respected" t_whereabouts_interop
+check "entries allot cannot decode and unknown fields: ADD, STATUS, GC, DEL leave them unchanged" t_undecodable_entry
+check "a 9000-entry pool in Whereabouts' format takes allot's ADD and DEL" t_whereabouts_9000
+check "a pool full in Whereabouts' form: ADD code 11 'is full', nothing written; DEL works" t_pool_full
 
 echo "plugin-integration: $passed passed, $failed failed ($((SECONDS - suite_start)) s)"
 (( failed == 0 ))
