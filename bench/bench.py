@@ -432,9 +432,9 @@ class Bench:
     def params(self):
         if self.quick:
             return {"exec_n": 50, "seq_n": 20, "warmup": 2, "bursts": [10, 40], "nodes": 4, "per_node": 10,
-                    "fill_levels": [0, 1000], "fill_n": 10, "gc_pods": 30}
+                    "fill_levels": [0, 1000], "fill_n": 10, "gc_pods": 30, "bytes_n": 30}
         return {"exec_n": 500, "seq_n": 200, "warmup": 3, "bursts": [100, 500], "nodes": 4, "per_node": 100,
-                "fill_levels": [0, 1000, 4000, 8000], "fill_n": 30, "gc_pods": 500}
+                "fill_levels": [0, 1000, 4000, 8000], "fill_n": 30, "gc_pods": 500, "bytes_n": 100}
 
     # ---- helpers
 
@@ -932,6 +932,77 @@ current-context: {WB_SA}
         self.res["scenarios"]["5_fill"] = out
         self.walls.append(("S5 fill", {"allot": time.monotonic() - t_all}))
 
+    # ---- scenario 7: bytes per entry, allot and Whereabouts side by side
+
+    @staticmethod
+    def entry_bytes(allocs, whereabouts_form=False):
+        """Bytes of spec.allocations per entry, as compact JSON (what the object stores)."""
+        if whereabouts_form:
+            allocs = {k: {f: v for f, v in e.items() if f in ("id", "podref", "ifname")} for k, e in allocs.items()}
+        return len(json.dumps(allocs, separators=(",", ":"))) / max(len(allocs), 1)
+
+    def s7_bytes(self):
+        n = self.p["bytes_n"]
+        out = {"entries": n}
+        pods = [(self.cid(), f"web-5f7d8c9b6d-{i:05d}", str(uuid.uuid4())) for i in range(n)]
+        for tool in ("allot", "whereabouts"):
+            if not self.available(tool) or tool not in self.args.tools:
+                continue
+            rng = self.new_range()
+            conf = self.config(tool, rng, f"s7-{tool}")
+            calls = [self.call(tool, "ADD", conf, cid, pod, uid=uid) for cid, pod, uid in pods]
+            log(f"S7 bytes per entry · {tool}: {n} ADDs into {rng}")
+            self.runner.run(calls, parallel=4, timeout=self.wb_cap if tool == "whereabouts" else self.allot_cap)
+            pool, size = self.get_pool(rng)
+            allocs = pool["spec"]["allocations"] if pool else {}
+            out[tool] = {"pool": rng, "entries": len(allocs), "failures": sum(1 for c in calls if not c.ok()),
+                         "object_bytes": size, "bytes_per_entry": self.entry_bytes(allocs),
+                         "fields": sorted({f for e in allocs.values() for f in e})}
+            self.runner.run([self.undo(c) for c in calls if c.ok()], parallel=4)
+        if "allot" in out and "whereabouts" in out and out["whereabouts"]["bytes_per_entry"]:
+            out["ratio"] = out["allot"]["bytes_per_entry"] / out["whereabouts"]["bytes_per_entry"]
+            log(f"S7 bytes per entry at {n}: allot {out['allot']['bytes_per_entry']:.1f}, "
+                f"Whereabouts {out['whereabouts']['bytes_per_entry']:.1f} (x{out['ratio']:.2f})")
+        self.res["scenarios"]["7_bytes"] = out
+
+    # ---- scenario 8: a /19 filled to 100% through real ADDs (bench/run --scenarios 8)
+
+    def s8_fill19(self):
+        if not self.available("allot"):
+            return
+        rng = f"10.{200 + self.range_k % 50}.0.0/19"
+        self.range_k += 1
+        nodes = self.p["nodes"]
+        confs = {f"node-{k + 1}": self.config("allot", rng, "s8", node=f"node-{k + 1}") for k in range(nodes)}
+        total = 8190
+        calls = [self.call("allot", "ADD", confs[f"node-{i % nodes + 1}"], self.cid(), f"web-5f7d8c9b6d-{i:05d}",
+                           node=f"node-{i % nodes + 1}") for i in range(total)]
+        log(f"S8 /19 fill: {total} ADDs from {nodes} nodes, 64 at a time, into {rng}")
+        wall, _ = self.runner.run(calls, parallel=64, timeout=1800)
+        ok = [c for c in calls if c.ok()]
+        ips = [ip for c in ok for ip in c.ips()]
+        one_more = self.call("allot", "ADD", confs["node-1"], self.cid(), "one-more")
+        self.runner.run([one_more], timeout=self.allot_cap)
+        pool, size = self.get_pool(rng)
+        allocs = pool["spec"]["allocations"] if pool else {}
+        nf, nto, nns, samples = self.failures_of(calls)
+        res = {"pool": rng, "adds": total, "succeeded": len(ok), "entries": len(allocs),
+               "duplicates": len(ips) - len(set(ips)), "wall_s": wall, "add": summary_ms([c.latency for c in ok]),
+               "failures": nf, "failure_samples": samples, "object_bytes": size,
+               "bytes_per_entry": self.entry_bytes(allocs),
+               "whereabouts_form_bytes_per_entry": self.entry_bytes(allocs, whereabouts_form=True),
+               "entries_with_optional_fields": sum(1 for e in allocs.values() if "node" in e),
+               "next_add": {"rc": one_more.rc, "out": (one_more.out or "")[:300]}}
+        res["ratio"] = res["bytes_per_entry"] / max(res["whereabouts_form_bytes_per_entry"], 1)
+        log(f"S8 /19 fill: {len(allocs)}/{total} entries, {size} bytes, {res['bytes_per_entry']:.1f} B/entry "
+            f"(Whereabouts' form of the same entries {res['whereabouts_form_bytes_per_entry']:.1f}, "
+            f"x{res['ratio']:.2f}), {wall:.1f}s; ADD #8191: rc {one_more.rc}")
+        self.runner.run([self.undo(c) for c in ok], parallel=64, timeout=1800)
+        self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/"
+                                f"{self.pool_name(rng)}")
+        self.res["scenarios"]["8_fill19"] = res
+        self.walls.append(("S8 /19 fill", {"allot": wall}))
+
     # ---- scenario 6: reclamation by allot-gc
 
     def s6_reclaim(self):
@@ -1075,7 +1146,7 @@ current-context: {WB_SA}
                                         "pods (get, list, watch)")
         sc = self.args.scenarios
         steps = [("1", self.s1_exec), ("2", self.s2_sequential), ("3", self.s3_burst), ("4", self.s4_nodes),
-                 ("5", self.s5_fill), ("6", self.s6_reclaim)]
+                 ("5", self.s5_fill), ("6", self.s6_reclaim), ("7", self.s7_bytes), ("8", self.s8_fill19)]
         try:
             for key, fn in steps:
                 if key in sc:
@@ -1289,6 +1360,28 @@ def table(res):
             ok = hwm is not None and hwm <= 64 * 1024
             targets.append(("allot-gc RSS ≤ 64 MiB", ok))
             row("", "allot-gc VmHWM (MiB)", f"{hwm / 1024:.1f}" if hwm else "–", "", "", "", "≤ 64 MiB", verdict(ok))
+    s7 = sc.get("7_bytes")
+    if s7 and "allot" in s7:
+        a7, w7 = s7["allot"], s7.get("whereabouts", {})
+        ratio = s7.get("ratio")
+        row(f"7 bytes per entry, {s7['entries']} real ADDs", "bytes of spec.allocations per entry "
+            f"(allot: {', '.join(a7['fields'])})", f"{a7['bytes_per_entry']:.0f}",
+            f"{w7['bytes_per_entry']:.0f}" if w7 else "–", "–",
+            f"allot ÷ Whereabouts {ratio:.2f}×" if ratio else "",
+            "small pool: optional fields kept", "")
+    s8 = sc.get("8_fill19")
+    if s8:
+        full = s8["entries"] == 8190 and s8["duplicates"] == 0
+        targets.append(("/19 fills to 100% in plain mode", full))
+        row("8 /19 fill, plain mode", f"entries / 8,190 ({s8['object_bytes'] / 1024:,.0f} KiB, "
+            f"{s8['wall_s']:.0f} s, {s8['duplicates']} duplicates)", f"{s8['entries']:,}", "", "", "", "100%",
+            verdict(full))
+        ok = s8["ratio"] <= 1.1
+        targets.append(("bytes per entry ≤ 1.1× Whereabouts' at a full /19", ok))
+        row("", f"bytes per entry at 8,190 (Whereabouts' form of the same entries; "
+            f"{s8['entries_with_optional_fields']:,} keep allot's optional fields)",
+            f"{s8['bytes_per_entry']:.0f}", f"{s8['whereabouts_form_bytes_per_entry']:.0f}", "",
+            f"allot ÷ Whereabouts {s8['ratio']:.2f}×", "≤ 1.1×", verdict(ok))
     head = ["| scenario | metric | allot | Whereabouts | host-local | Whereabouts ÷ allot | target | met |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     return "\n".join(head + rows), targets
@@ -1414,7 +1507,8 @@ plot '{wdat}' using 2:xtic(1) title 'allot' lc rgb '{colors["allot"]}', \\
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small n: for development")
-    ap.add_argument("--scenarios", default="123456", help="which scenarios to run, e.g. 12 (default all)")
+    ap.add_argument("--scenarios", default="1234567",
+                    help="which scenarios to run, e.g. 12 (default 1-7; 8, the /19 fill, only when named)")
     ap.add_argument("--tools", default="allot,host-local,whereabouts", help="peers to run (default all)")
     ap.add_argument("--set", action="append", metavar="KEY=JSON",
                     help="override a parameter, e.g. --set 'bursts=[100]' (development)")
