@@ -12,6 +12,7 @@
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/release.h"
+#include "store/pool_codec.h"
 
 namespace allot::gc {
 
@@ -184,8 +185,26 @@ PassReport RepairLoop::pass() {
             uint64_t inRange = 0;
             bool poolHasReservations = false;
             std::vector<Missing> poolMissing;
+            // Another writer's entries allot cannot decode: reported, their reservations kept,
+            // their offsets (Owner{} placeholders below) counted as used and otherwise left alone.
+            for (const auto& [key, u] : p.undecoded) {
+                anomalies.push_back({"e\x1f" + p.name + "\x1f" + key, "undecodable_entry", p.name,
+                                     "IPPool " + ns + "/" + p.name + " entry \"" + key.substr(0, 64) +
+                                         "\" cannot be decoded (" + u.reason +
+                                         "); kept as written, its address is not handed out"});
+                if (const json::Value* id = u.value.isObject() ? u.value.find("id") : nullptr; id && id->isString())
+                    allocContainers.insert(id->asString());
+                if (const json::Value* ref = u.value.isObject() ? u.value.find("podref") : nullptr;
+                    ref && ref->isString())
+                    allocPodRefs.insert(ref->asString());
+            }
             for (const auto& [off, o] : p.allocations) {
                 ++rep.allocations;
+                if (store::isPlaceholder(o)) {
+                    if (off <= cidr->hostMask() && range->capacity() > 0 && !range->isNetworkOrBroadcast(cidr->at(off)))
+                        ++inRange;
+                    continue;
+                }
                 if (!o.containerId.empty()) allocContainers.insert(o.containerId);
                 if (!o.podRef.empty()) allocPodRefs.insert(o.podRef);
                 if (off > cidr->hostMask()) {
@@ -291,7 +310,7 @@ PassReport RepairLoop::pass() {
     anomaliesSeen_ = std::move(nowSeen);
     std::map<std::string, uint64_t> gaugeAnomalies = rep.anomalies;
     for (const char* k : {"duplicate_ip", "out_of_range", "reservation_without_allocation",
-                          "allocation_without_reservation", "undecodable_pool"})
+                          "allocation_without_reservation", "undecodable_pool", "undecodable_entry"})
         gaugeAnomalies.try_emplace(k, 0);
     metrics_.setAnomalies(gaugeAnomalies);
     metrics_.setPools(std::move(gauges));

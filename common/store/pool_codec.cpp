@@ -113,15 +113,21 @@ Result<Pool> decodePool(const json::Value& obj) {
         std::vector<std::pair<core::u128, std::string>> claims;
         for (const auto& [key, entry] : allocs->members()) {
             auto offset = core::u128FromString(key);
+            const bool canonical = offset && core::u128ToString(*offset) == key;
+            // A key seen twice keeps its last entry, as the API server's decoder does.
+            if (canonical && !p.undecoded.erase(key)) {
+                p.allocations.erase(*offset);
+                p.unknownFields.erase(*offset);
+            } else if (!canonical) {
+                p.undecoded.erase(key);
+            }
             std::string why;
             core::Owner o;
             json::Value unknown;
             if (!offset) why = "its key is not a decimal offset";
-            else if (core::u128ToString(*offset) != key) why = "its key is not written the way allot writes offsets";
-            else if (p.allocations.count(*offset)) why = "its offset appears twice";
+            else if (!canonical) why = "its key is not written the way allot writes offsets";
             else why = readEntry(entry, o, unknown);
             if (!why.empty()) {
-                // A key seen twice keeps the last entry, as the API server's decoder does.
                 p.undecoded[key] = UndecodedEntry{entry, std::move(why)};
                 if (offset) claims.emplace_back(*offset, key);
                 continue;
@@ -129,7 +135,8 @@ Result<Pool> decodePool(const json::Value& obj) {
             if (unknown.isObject()) p.unknownFields[*offset] = UnknownFields{o.containerId, o.ifName, std::move(unknown)};
             p.allocations.emplace(*offset, std::move(o));
         }
-        for (const auto& [offset, key] : claims) p.allocations.emplace(offset, core::Owner{});
+        for (const auto& [offset, key] : claims)
+            if (p.undecoded.count(key)) p.allocations.emplace(offset, core::Owner{});
     }
     const PoolSize size = poolSize(p, ns);
     p.stored.bytes = size.bytes + p.stored.overhead;
@@ -256,6 +263,12 @@ Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& poli
         if (it != pool.allocations.end() && !isPlaceholder(it->second))
             return makeError(Errc::Internal, "IPPool " + pool.name + ": offset " + key +
                                                  " holds an entry allot cannot decode; refusing to write over it");
+    }
+    // Unknown fields of an entry whose owner changed left with that owner.
+    for (auto it = pool.unknownFields.begin(); it != pool.unknownFields.end();) {
+        auto a = pool.allocations.find(it->first);
+        if (a == pool.allocations.end() || !unknownFor(pool, it->first, a->second)) it = pool.unknownFields.erase(it);
+        else ++it;
     }
     Fitted f;
     f.size = poolSize(pool, ns);

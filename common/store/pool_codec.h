@@ -44,7 +44,8 @@ struct Fitted {
     size_t estimatedStored = 0;  // size plus what the server adds (managedFields), estimated
     size_t stripped = 0;         // entries whose optional fields were dropped by this call
 };
-// Applies the policy to `pool` before a write: drops optional fields as it says. Exhausted
+// Applies the policy to `pool` before a write: drops optional fields as it says, and the
+// unknown fields of entries whose owner changed. Exhausted
 // ("... is full ...", naming the pool, the sizes and the limit) when the object would still be
 // over maxBytes and larger than it was when read (a write that shrinks a pool already over
 // the limit is allowed: releases must always go through). Internal when an undecoded entry's

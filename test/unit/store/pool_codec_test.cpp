@@ -86,8 +86,11 @@ TEST_CASE("entries allot cannot decode are kept verbatim with a reason, and thei
     auto pick = core::pick(*range, p->allocations, {core::Owner{"new", "ns/new", "eth0", "", "", ""}, {}, {}, nullptr});
     REQUIRE(pick.ok());
     CHECK(pick->offset == 8);
-    // A release by an empty identity matches no placeholder.
-    CHECK(core::release(p->allocations, "", "") == 0);
+    // A release of the one real owner leaves the placeholders (a CNI call always names a
+    // container, and no decoded entry has an empty id).
+    store::Pool after = *p;
+    CHECK(core::release(after.allocations, "ok", "net1") == 1);
+    CHECK(after.allocations.size() == 7);  // six placeholders and the new entry
 
     // Written back exactly as read, next to the new entry.
     auto out = store::encodePool(*p, "kube-system");
@@ -259,4 +262,22 @@ TEST_CASE("reservations round-trip in Whereabouts' format") {
     auto wb = store::decodeReservation(*json::parse(R"({"metadata":{"name":"fd00--1"},"spec":{"podref":"ns/x"}})"));
     REQUIRE(wb.ok());
     CHECK(wb->containerId.empty());
+}
+
+TEST_CASE("a key written twice keeps its last entry, and tricky pools re-encode stably") {
+    auto p = store::decodePool(*json::parse(R"({"spec":{"range":"10.0.0.0/24","allocations":{
+        "9":{"podref":"a/first"},"9":{"id":"second","podref":"a/s"},
+        "4":{"id":"first","podref":"a/f"},"4":{"podref":"a/no-id"},
+        "7":{"id":"seven","podref":"a/7"},"007":{"id":"z","podref":"a/f"}}}})"));
+    REQUIRE(p.ok());
+    CHECK(p->allocations.at(9).containerId == "second");
+    CHECK(p->undecoded.count("9") == 0);
+    CHECK(store::isPlaceholder(p->allocations.at(4)));
+    CHECK(p->undecoded.count("4") == 1);
+    CHECK(p->allocations.at(7).containerId == "seven");
+    CHECK(p->undecoded.count("007") == 1);
+    const std::string once = store::encodePool(*p, "ns").dump();
+    auto back = store::decodePool(*json::parse(once));
+    REQUIRE(back.ok());
+    CHECK(store::encodePool(*back, "ns").dump() == once);
 }

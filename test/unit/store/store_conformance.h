@@ -181,7 +181,7 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
                 auto mid = s.getPool(name);
                 REQUIRE(mid.ok());
                 CHECK(mid->allocations.at(1).node == "node-1");
-                CHECK(mid->allocations.at(1).podUid.size() == 36);
+                CHECK(mid->allocations.at(1).podUid == "0b5d3c1e-7f6a-4b2c-9d8e-1f2a3b4c5d1");
                 CHECK(mid->allocations.at(1).network == "net");
                 CHECK(mid->allocations.at(20).node.empty());
             }
