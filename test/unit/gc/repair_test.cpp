@@ -268,3 +268,25 @@ TEST_CASE("a pass that cannot list fails without releasing anything and without 
     CHECK(f.held(5));
     CHECK(f.pass().released == 1);  // the streak was kept across the failed pass
 }
+
+TEST_CASE("an entry allot cannot decode is reported, and neither it nor its reservation is touched") {
+    Fixture f;
+    auto p = *f.fake.pool(kNs, "10.1.0.0-24");
+    auto entry = json::parse(R"({"id":"other-ctr","podref":7})");
+    REQUIRE(entry.ok());
+    p.undecoded["9"] = store::UndecodedEntry{*entry, "podref is a JSON number, not a string"};
+    p.allocations[9] = core::Owner{};
+    f.fake.putPool(kNs, p);
+    f.fake.putReservation(kNs, {"10.1.0.9", "other-ctr", "", "net1", ""});
+    for (int i = 0; i < 4; ++i) {
+        auto r = f.pass();
+        CHECK(r.anomalies["undecodable_entry"] == 1);
+        CHECK(r.anomalies["allocation_without_reservation"] == 0);
+        CHECK(r.anomalies["reservation_without_allocation"] == 0);
+        CHECK(r.leakCandidates == 0);
+    }
+    CHECK(f.events.count("PoolAnomaly") == 1);
+    CHECK(f.held(9));
+    CHECK(f.fake.pool(kNs, "10.1.0.0-24")->undecoded.at("9").value.dump() == entry->dump());
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.9"));
+}
