@@ -114,7 +114,8 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
     SUBCASE("the store answers ping") { CHECK(s.ping().ok()); }
     SUBCASE("an entry allot cannot decode is kept verbatim and its offset stays taken") {
         store::Pool p{name, "10.50.0.0/24", {}, {}};
-        auto bad = json::parse(R"({"podref":"other/writer","ifname":"net1","note":{"n":1}})");
+        // Keys in sorted order, as the API server stores them.
+        auto bad = json::parse(R"({"ifname":"net1","note":{"n":1},"podref":"other/writer"})");
         REQUIRE(bad.ok());
         p.undecoded["7"] = store::UndecodedEntry{*bad, "it has no id"};
         p.allocations[7] = core::Owner{};
@@ -150,7 +151,13 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
         auto got = s.getPool(name);
         REQUIRE(got.ok());
         REQUIRE(got->unknownFields.count(5) == 1);
-        CHECK(got->unknownFields.at(5).fields.dump() == f->dump());
+        // Unchanged, member by member (the API server stores members sorted by key).
+        const json::Value& kept = got->unknownFields.at(5).fields;
+        CHECK(kept.members().size() == 2);
+        REQUIRE(kept.find("ipamclaimref") != nullptr);
+        CHECK(kept.find("ipamclaimref")->dump() == R"("ns/claim-a")");
+        REQUIRE(kept.find("future") != nullptr);
+        CHECK(kept.find("future")->dump() == R"({"x":[1,2]})");
         CHECK(got->unknownFields.count(6) == 0);
         CHECK(got->unknownFields.count(9) == 0);
     }
