@@ -980,8 +980,9 @@ t_whereabouts_9000() {
   n=$(net wb9k); pool=$(pool_name "$r" "$n")
   whereabouts_pool "$pool" "$r" 9000 || return 1
   sum=$(pool_allocs "$pool" | sha256sum)
-  note "Whereabouts-format pool: 9000 entries, $(pool_json "$pool" | wc -c) bytes as stored"
-  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}")
+  note "Whereabouts-format pool: 9000 entries, $(pool_json "$pool" | jq -c . | wc -c) bytes as stored"
+  # A 1.2 MB object's write takes seconds on a loaded 2-core machine: the default deadline.
+  conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":60000}")
   cni ADD node-a c1 "$conf" p1; cni_ok "ADD into the 9000-entry pool" || return 1
   expect_eq "address" "$(result_ip)" 10.103.35.41 || return 1  # offset 9001
   expect_eq "entries" "$(pool_count "$pool")" 9001 || return 1
@@ -998,7 +999,7 @@ t_pool_full() {
   # 10,038 entries of ~156 bytes: 1,564,000 bytes, past allot's limit (1,560,576) and under
   # etcd's (1,572,864).
   whereabouts_pool "$pool" "$r" 10038 20 || return 1
-  note "full pool: $(pool_json "$pool" | wc -c) bytes as stored"
+  note "full pool: $(pool_json "$pool" | jq -c . | wc -c) bytes as stored"
   rv=$(pool_rv "$pool")
   conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}")
   mark=$(audit_mark)
