@@ -681,10 +681,11 @@ TEST_CASE("errors carry a longer details text, and NotFound on ADD is not CHECK'
     auto a = h.call("ADD", conf(kV4));
     CHECK(errorCode(a) != 102);
     CHECK(errorCode(a) == 7);
-    auto details = parsed(a).find("details");
+    auto err = parsed(a);
+    const json::Value* details = err.find("details");
     REQUIRE(details != nullptr);
     CHECK(details->asString().find("kubeconfig /etc/nowhere/kubeconfig") != std::string::npos);
-    CHECK(details->asString().size() > parsed(a).find("msg")->asString().size());
+    CHECK(details->asString().size() > err.find("msg")->asString().size());
     Harness full;
     for (int i = 0; i < 5; ++i)
         REQUIRE(full.call("ADD", conf(kV4), "c" + std::to_string(i), "net1",
