@@ -622,6 +622,8 @@ t_relay() {
     { echo "the ADD's requests did not all come from allot-gc: $ua"; kill "$gcpid"; return 1; }
 
   t0=$EPOCHREALTIME
+  audit_settle
+  mark=$(audit_mark)
   launch ADD rl node-relay 100 "$conf"
   wait
   ms=$(elapsed_ms "$t0")
@@ -630,6 +632,14 @@ t_relay() {
   if [[ -s "$WORK/failures" ]]; then
     echo "$(wc -l <"$WORK/failures") ADDs failed:"; head -n 5 "$WORK/failures"; kill "$gcpid"; return 1
   fi
+  # A burst queued at a healthy relay does not fall back: no pool request of it went direct.
+  audit_settle
+  local direct
+  direct=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" | jq -r --arg p "$pool" \
+    'select(.stage == "ResponseComplete" and (.objectRef.name == $p or .objectRef.resource == "overlappingrangeipreservations")) | .userAgent' |
+    grep -vc '^allot-gc/')
+  note "pool and reservation requests of the burst that went direct: $direct"
+  expect_eq "requests of the burst that bypassed the relay" "$direct" 0 || { kill "$gcpid"; return 1; }
   expect_eq "successful ADDs" "$(wc -l <<<"$results")" 100 || { kill "$gcpid"; return 1; }
   awk '{print $2}' <<<"$results" | no_dups "addresses" || { kill "$gcpid"; return 1; }
 
@@ -794,6 +804,40 @@ PY
       { echo "DEL $mode left its entry"; kill "$pypid"; return 1; }
     kill "$pypid" 2>/dev/null
   done
+
+  # allot-gc's relay while its API server is down: it refuses at once (the plugin goes direct,
+  # and DEL journals within its deadline), and serves again once the server is back.
+  sock="$WORK/relay-down/api.sock"
+  relay_start node-down "$sock" || return 1
+  conf=$(netconf node-down "{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\",\"deadline_ms\":2000}")
+  cni ADD node-down d1 "$conf" d1; cni_ok "ADD through the relay" || return 1
+  "$ALLOT_CLUSTER" stop-apiserver >/dev/null 2>&1 || { echo "stop-apiserver failed"; return 1; }
+  apiserver_down=1
+  on_exit "(( apiserver_down )) && '$ALLOT_CLUSTER' start-apiserver >/dev/null 2>&1"
+  t0=$EPOCHREALTIME
+  cni DEL node-down d1 "$conf" d1
+  ms=$(elapsed_ms "$t0")
+  cni_ok "DEL through a relay whose API server is down" || return 1
+  note "relay with its API server down: DEL journaled in $ms ms"
+  (( ms <= 5000 )) || { echo "DEL took $ms ms"; return 1; }
+  t0=$EPOCHREALTIME
+  cni ADD node-down d2 "$conf" d2
+  ms=$(elapsed_ms "$t0")
+  cni_code 11 "ADD through a relay whose API server is down" || return 1
+  (( ms <= 5000 )) || { echo "ADD took $ms ms"; return 1; }
+  grep -q "cannot reach the API server" <<<"$CNI_ERR$CNI_OUT" ||
+    note "(the relay's refusal is not in the plugin's last message: $(jq -r .msg <<<"$CNI_OUT"))"
+  "$ALLOT_CLUSTER" start-apiserver >/dev/null 2>&1 || { echo "start-apiserver failed"; return 1; }
+  apiserver_down=0
+  sleep 2  # the relay's probe runs every second
+  audit_settle
+  local mark ua
+  mark=$(audit_mark)
+  cni ADD node-down d3 "$conf" d3; cni_ok "ADD through the relay once the server is back" || return 1
+  audit_settle
+  ua=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" | jq -r 'select(.stage == "ResponseComplete" and .objectRef.resource == "ippools") | .userAgent' | sort -u | tr '\n' ' ')
+  [[ "$ua" == *allot-gc/node-down* ]] || { echo "after the outage the relay did not serve the ADD: $ua"; return 1; }
+  kill "$RELAY_PID" 2>/dev/null
 }
 
 # Node paths from a network config (issue 21, item 2): a log_file that is a symlink is never
@@ -1119,7 +1163,7 @@ check "100 concurrent ADDs from one node" t_hundred_one_node
 check "through allot-gc's node relay: pool requests, 100 concurrent ADDs, direct when it is gone" t_relay
 check "two configs on one pool: 80 concurrent ADDs direct and 80 through the relay stay in their windows" t_shared_pool_windows
 check "DEL never blocks: no kubeconfig, a 403, an undecodable entry -> journaled, replayed by allot-gc" t_del_never_blocks
-check "a relay that hangs or closes mid-request: ADD and DEL each within 5 s" t_relay_failures
+check "a relay that hangs, closes mid-request, or has lost its API server: ADD and DEL each within 5 s" t_relay_failures
 check "node paths: symlinked log_file not written through; lock_dir/journal_dir under /etc refused" t_node_paths
 check "uncontended ADD makes at most 2 API requests" t_requests_per_add
 check "latency of sequential uncontended ADDs" t_latency
