@@ -416,6 +416,11 @@ class Bench:
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.shm = tempfile.mkdtemp(prefix="allot-bench.", dir=shm)    # locks, outputs (like /run)
         self.disk = tempfile.mkdtemp(prefix="allot-bench.")             # journals, host-local data
+        # The node admin's flat file: it names the bench's dirs as ones a network config may use
+        # for lock_dir, journal_dir and relay_socket (allot refuses paths outside allot's own).
+        self.flat = os.path.join(self.disk, "allot.conf")
+        with open(self.flat, "w") as f:
+            json.dump({"node_dirs": [self.shm, self.disk]}, f)
         self.kube = Kube(self.env["KUBECONFIG"], self.disk)
         self.runner = Runner(os.path.join(self.shm, "calls"))
         self.range_k = 0
@@ -522,7 +527,7 @@ class Bench:
                 f"K8S_POD_UID={uid}")
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "CNI_COMMAND": verb, "CNI_CONTAINERID": cid,
                "CNI_NETNS": f"/var/run/netns/bench-{cid[:12]}", "CNI_IFNAME": "net1",
-               "CNI_PATH": "/usr/lib/cni", "CNI_ARGS": args, "NODENAME": node}
+               "CNI_PATH": "/usr/lib/cni", "CNI_ARGS": args, "NODENAME": node, "ALLOT_FLAT_FILES": self.flat}
         return Call(tool, verb, self.path_of(tool), env, conf, key=(cid, pod, node, ns, uid))
 
     def undo(self, c, verb="DEL"):

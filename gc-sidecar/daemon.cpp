@@ -197,7 +197,8 @@ int runDaemon(const Config& cfg) {
         ro.socketPath = cfg.relaySocket;
         ro.server = cluster->server;
         while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
-        relay = std::make_unique<RelayServer>(ro, clientForward(newClient, 4));
+        ro.health = std::make_shared<RelayHealth>();
+        relay = std::make_unique<RelayServer>(ro, clientForward(newClient, 4, ro.health));
         if (auto b = relay->bind(); !b) {
             logError(b.error().message);
             return 2;

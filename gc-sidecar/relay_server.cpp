@@ -26,7 +26,21 @@ namespace {
 constexpr auto kIdleLimit = std::chrono::seconds(60);
 }  // namespace
 
-RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients) {
+void RelayHealth::failed(const std::string& why) {
+    {
+        std::lock_guard l(mu_);
+        why_ = why;
+    }
+    down.store(true);
+}
+
+std::string RelayHealth::why() const {
+    std::lock_guard l(mu_);
+    return why_;
+}
+
+RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
+                           std::shared_ptr<RelayHealth> health) {
     struct Pool {
         std::mutex mu;
         std::condition_variable cv;
@@ -34,7 +48,7 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
         size_t made = 0;
     };
     auto pool = std::make_shared<Pool>();
-    return [pool, make = std::move(make), clients](const k8s::RelayRequest& r) -> k8s::RelayResponse {
+    return [pool, make = std::move(make), clients, health](const k8s::RelayRequest& r) -> k8s::RelayResponse {
         using Kind = k8s::RelayResponse::Kind;
         std::unique_ptr<k8s::Client> c;
         {
@@ -57,12 +71,24 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
             }
             c = std::make_unique<k8s::Client>(std::move(*made));
         }
-        auto resp = c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
-        {
-            std::lock_guard lk(pool->mu);
-            pool->idle.push_back(std::move(c));
+        auto giveBack = [&] {
+            {
+                std::lock_guard lk(pool->mu);
+                pool->idle.push_back(std::move(c));
+            }
+            pool->cv.notify_one();
+        };
+        // Queued behind requests that found the server gone: do not send this one after them.
+        if (health && health->down.load() && r.path != kRelayProbePath) {
+            giveBack();
+            return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + health->why()};
         }
-        pool->cv.notify_one();
+        auto resp = c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
+        giveBack();
+        if (health) {
+            if (resp) health->answered();
+            else health->failed(resp.error().message);
+        }
         if (!resp) return {Kind::Failed, 0, -1, resp.error().message};
         return {Kind::Answered, static_cast<uint32_t>(resp->status), resp->retryAfterSeconds.value_or(-1),
                 std::move(resp->body)};
@@ -76,6 +102,8 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
         return {Kind::Refused, 0, -1, "this relay talks to " + opts.server + ", not " + req.server};
     if (!k8s::relayAllowed(req.method, req.path))
         return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
+    if (opts.health && opts.health->down.load())
+        return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + opts.health->why()};
     return forward(req);
 }
 
@@ -113,7 +141,30 @@ core::Result<void> RelayServer::bind() {
     return {};
 }
 
+void RelayServer::probe() {
+    // Only while down: an answer to GET /version (public) says the server is back.
+    if (!opts_.health || !opts_.health->down.load()) return;
+    k8s::RelayRequest r{opts_.server, "GET", kRelayProbePath, "", "",
+                        static_cast<uint32_t>(std::max<long long>(opts_.probeInterval.count(), 200))};
+    (void)forward_(r);
+}
+
 void RelayServer::serve() {
+    std::thread prober;
+    if (opts_.health)
+        prober = std::thread([this] {
+            while (!stopping_.load()) {
+                probe();
+                for (auto slept = std::chrono::milliseconds(0); slept < opts_.probeInterval && !stopping_.load();
+                     slept += std::chrono::milliseconds(50))
+                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        });
+    serveLoop();
+    if (prober.joinable()) prober.join();
+}
+
+void RelayServer::serveLoop() {
     while (!stopping_.load()) {
         pollfd p{listenFd_, POLLIN, 0};
         if (::poll(&p, 1, 500) <= 0) continue;
@@ -148,6 +199,13 @@ void RelayServer::handle(int fd) {
         } else {
             req->timeoutMs = static_cast<uint32_t>(
                 std::min<long long>(req->timeoutMs, opts_.maxTimeout.count()));
+            // Taken: say so at once, so the plugin waits for the answer instead of taking a
+            // busy relay for a hung one. Not if the plugin has given up meanwhile.
+            if (req->wantAck) {
+                k8s::RelayResponse ack{k8s::RelayResponse::Kind::Accepted, 0, -1, ""};
+                if (!k8s::writeFrame(fd, k8s::encodeRelayResponse(ack), Clock::now() + std::chrono::seconds(1)))
+                    return;
+            }
             resp = relayAnswer(opts_, *req, forward_);
             ++served_;
         }

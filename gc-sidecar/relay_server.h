@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/result.h"
@@ -14,19 +15,43 @@
 
 namespace allot::gc {
 
+// Whether the relay can reach the API server. A transport failure (no answer at all) marks
+// it down; any answer marks it up. While down the relay refuses pool requests, so the plugin
+// goes direct at once instead of waiting on a relay that cannot help, and a probe (GET
+// /version, every kProbeInterval) finds out when the server is back.
+struct RelayHealth {
+    std::atomic<bool> down{false};
+    void failed(const std::string& why);
+    void answered() { down.store(false); }
+    std::string why() const;
+
+private:
+    mutable std::mutex mu_;
+    std::string why_;
+};
+
+inline constexpr const char* kRelayProbePath = "/version";
+
 struct RelayServerOptions {
     std::string socketPath;
     std::string server;         // the API server this process talks to
-    size_t maxConnections = 128;  // plugin processes served at once; more wait in the backlog
+    // Plugin processes served at once (each only waits while acknowledged): a node's burst of
+    // ADDs queues here instead of being turned away. More wait in the listen backlog.
+    size_t maxConnections = 1024;
     std::chrono::milliseconds maxTimeout{std::chrono::seconds(30)};
+    std::chrono::milliseconds probeInterval{std::chrono::seconds(1)};
+    std::shared_ptr<RelayHealth> health;  // null: always taken as up
 };
 
 // Sends one request on; the result as the API server gave it (the status left uninterpreted).
 using RelayForward = std::function<k8s::RelayResponse(const k8s::RelayRequest&)>;
 
 // Forwards through up to `clients` API clients made by `make` as needed (each keeps its own
-// connection open); a request waits while all are busy.
-RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients);
+// connection open); a request waits while all are busy. With `health`, each answer and
+// transport failure is recorded there, and a request that got its turn while the server is
+// down is refused (never sent) rather than sent into the outage.
+RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
+                           std::shared_ptr<RelayHealth> health = nullptr);
 
 // What the relay answers to one request: refused, or whatever `forward` gives.
 k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayRequest& req,
@@ -49,6 +74,8 @@ public:
 
 private:
     void handle(int fd);
+    void probe();
+    void serveLoop();
 
     RelayServerOptions opts_;
     RelayForward forward_;

@@ -74,26 +74,29 @@ Result<CniArgs> parseCniArgs(const std::string& text) {
         } else if (key == "K8S_POD_INFRA_CONTAINER_ID") {
             out.infraContainerId = value;
         } else if (key == "IP") {
-            size_t p = 0;
-            while (p <= value.size()) {
-                size_t c = value.find(',', p);
-                if (c == std::string::npos) c = value.size();
-                std::string one = value.substr(p, c - p);
-                p = c + 1;
-                if (one.empty()) {
-                    if (c == value.size()) break;
-                    continue;
-                }
-                auto ipText = one.substr(0, one.find('/'));
-                auto ip = core::IpAddress::parse(ipText);
-                if (!ip) return badEnv("CNI_ARGS IP: " + ip.error().message);
-                out.ips.push_back(*ip);
-                if (c == value.size()) break;
-            }
+            out.ipText = value;
         } else if (!ignoreUnknown) {
             return badEnv("CNI_ARGS: unknown key \"" + key.substr(0, 64) +
                           "\" (set IgnoreUnknown=1 to ignore unknown keys)");
         }
+    }
+    return out;
+}
+
+Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text) {
+    std::vector<core::IpAddress> out;
+    size_t p = 0;
+    while (p <= text.size()) {
+        size_t c = text.find(',', p);
+        if (c == std::string::npos) c = text.size();
+        std::string one = text.substr(p, c - p);
+        p = c + 1;
+        if (!one.empty()) {
+            auto ip = core::IpAddress::parse(one.substr(0, one.find('/')));
+            if (!ip) return badEnv("CNI_ARGS IP=\"" + text.substr(0, 64) + "\": " + ip.error().message);
+            out.push_back(*ip);
+        }
+        if (c == text.size()) break;
     }
     return out;
 }

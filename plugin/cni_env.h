@@ -20,7 +20,9 @@ struct CniArgs {
     std::string podNamespace;
     std::string podUid;
     std::string infraContainerId;
-    std::vector<core::IpAddress> ips;  // IP=a,b (prefix lengths are accepted and ignored)
+    // IP=a,b as given: parsed (parseArgIps) only by ADD, and only when the network config
+    // requests no address itself, so a malformed value never fails another verb.
+    std::string ipText;
     std::string podRef() const {
         return podName.empty() ? std::string() : podNamespace + "/" + podName;
     }
@@ -45,6 +47,10 @@ Result<CniEnv> parseEnv(const EnvMap& env);
 
 // "K=V;K2=V2", split on the first '='. Unknown keys are an error unless IgnoreUnknown is set.
 Result<CniArgs> parseCniArgs(const std::string& text);
+
+// The addresses of CNI_ARGS IP= (prefix lengths are accepted and ignored). BadEnvironment
+// naming the value that is no address.
+Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text);
 
 bool validContainerId(const std::string& id);
 bool validIfName(const std::string& name);

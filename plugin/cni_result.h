@@ -28,7 +28,12 @@ enum CniCode : int {
     kInternal = 103,
 };
 
+// The spec's table: 7 for configuration (a named object that does not exist included: only
+// CHECK reports a missing allocation as 102), 4 environment, 6 decode, 11 try again, 100+ ours.
 int cniCodeFor(core::Errc code);
+// The error object's "details": the whole message, what kind of failure it is and what the
+// caller can do about it (the spec's longer text beside "msg").
+std::string errorDetails(const core::Error& e);
 
 const std::vector<std::string>& supportedVersions();
 bool isSupportedVersion(const std::string& v);

@@ -57,7 +57,7 @@ Result<Pool> readPool(EngineContext& ctx, const Target& t, bool allowCache, bool
                       bool& fromCache) {
     fromCache = false;
     if (allowCache && ctx.cache) {
-        if (auto c = ctx.cache->load(t.pool); c && c->range == t.range.cidr().str()) {
+        if (auto c = ctx.cache->load(ctx.poolNamespace, t.pool); c && c->range == t.range.cidr().str()) {
             fromCache = true;
             return *c;
         }
@@ -172,11 +172,11 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
         }
         auto written = ctx.store.updatePool(next);
         if (written) {
-            if (ctx.cache) ctx.cache->save(*written);
+            if (ctx.cache) ctx.cache->save(ctx.poolNamespace, *written);
             return released;
         }
         last = written.error();
-        if (ctx.cache) ctx.cache->drop(t.pool);
+        if (ctx.cache) ctx.cache->drop(ctx.poolNamespace, t.pool);
         allowCache = false;
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) return Released{};
@@ -252,7 +252,10 @@ Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const c
                 next.allocations.erase(*held);
                 changed = true;
             }
-            auto p = core::pick(t.range, next.allocations, {r.owner, r.requested, gatewayFor(cfg, t.range), &skip});
+            // Each request with its own config's window and gateway, never the holder's.
+            const core::IpRange& window = r.window ? *r.window : t.range;
+            const auto gateway = r.window ? r.gateway : gatewayFor(cfg, t.range);
+            auto p = core::pick(window, next.allocations, {r.owner, r.requested, gateway, &skip});
             // Exhaustion, a refused request or an answer without a write: fresh data only.
             stale = fromCache && (!p || p->kind == core::PickKind::Existing);
             changed = changed || (p && p->kind != core::PickKind::Existing);
@@ -265,10 +268,10 @@ Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const c
         if (!changed) return out;
         auto written = ctx.store.updatePool(next);
         if (written) {
-            if (ctx.cache) ctx.cache->save(*written);
+            if (ctx.cache) ctx.cache->save(ctx.poolNamespace, *written);
             return out;
         }
-        if (ctx.cache) ctx.cache->drop(t.pool);
+        if (ctx.cache) ctx.cache->drop(ctx.poolNamespace, t.pool);
         allowCache = false;
         if (written.code() == Errc::Conflict) ++ctx.conflicts;
         if (written.code() == Errc::NotFound) continue;
@@ -286,7 +289,9 @@ Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const c
 // commits every request queued meanwhile in the same write, and a request served by another
 // holder finds its answer without writing at all.
 Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
-                         const ClaimRequest& req) {
+                         ClaimRequest req) {
+    req.window = t.range;
+    req.gateway = gatewayFor(cfg, t.range);
     std::unique_ptr<ClaimQueue::Ticket> ticket;
     if (ctx.queue) {
         auto tk = ctx.queue->submit(ctx.poolNamespace + "." + t.pool, req);
@@ -474,15 +479,12 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
         return true;
     };
     auto targets = resolveTargets(ctx, cfg, "");
-    if (!targets) {
-        if (targets.code() == Errc::Transient) return journalIt(targets.error());
-        return targets.error();
-    }
+    if (!targets) return journalIt(targets.error());  // no pools named: allot-gc searches them
     std::optional<core::Error> firstError;
+    // Every failure is unfinished work for allot-gc, not a reason to block teardown: a store
+    // that stays away, a 401/403 after a restart, a pool allot cannot decode.
     auto unfinished = [&](const core::Error& e) {
-        if (e.code != Errc::Transient && e.code != Errc::Conflict) return false;
         if (!firstError) firstError = e;
-        return true;
     };
     for (const auto& t : *targets) {
         // The pool entry, through the node's claim queue (one write for every release and
@@ -490,17 +492,25 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
         auto r = claim(ctx, cfg, t, ClaimRequest{owner, std::nullopt, {}, true});
         if (!r) {
             if (r.code() == Errc::NotFound) continue;
-            if (!unfinished(r.error())) return r.error();
+            unfinished(r.error());
             pending.pools.push_back(t.pool);  // allot-gc drops the reservations of what it releases
             continue;
         }
         if (auto d = dropReservations(ctx, cfg, {{r->ip, owner}}); !d) {
-            if (!unfinished(d.error())) return d.error();
+            unfinished(d.error());
             pending.reservations.push_back(core::reservationName(r->ip, cfg.raw.networkName));
         }
     }
     if (!pending.pools.empty() || !pending.reservations.empty()) return journalIt(*firstError);
     return false;
+}
+
+Result<void> journalRelease(ReleaseJournal& journal, const core::ValidatedConfig& cfg, const core::Owner& owner,
+                            const std::string& poolNamespace) {
+    JournalEntry e{poolNamespace, {}, cfg.raw.networkName, owner.containerId, owner.ifName, owner.podRef, owner.node, {}};
+    if (!cfg.sliceSize)
+        for (const auto& r : cfg.ranges) e.pools.push_back(core::poolName(r.cidr(), cfg.raw.networkName, ""));
+    return journal.record(e);
 }
 
 Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedConfig& cfg,

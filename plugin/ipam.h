@@ -55,9 +55,10 @@ public:
 class PoolCache {
 public:
     virtual ~PoolCache() = default;
-    virtual std::optional<store::Pool> load(const std::string& pool) = 0;
-    virtual void save(const store::Pool& pool) = 0;
-    virtual void drop(const std::string& pool) = 0;
+    // Keyed by namespace and name: the same pool name in two namespaces is two pools.
+    virtual std::optional<store::Pool> load(const std::string& ns, const std::string& pool) = 0;
+    virtual void save(const std::string& ns, const store::Pool& pool) = 0;
+    virtual void drop(const std::string& ns, const std::string& pool) = 0;
 };
 
 // What one ADD asks of one pool.
@@ -70,6 +71,11 @@ struct ClaimRequest {
     // Instead of an address: take out what (containerId, ifName) holds (answer: the address
     // it held; NotFound when nothing).
     bool release = false;
+    // The requesting config's own window of the pool (range_start/range_end/exclude) and
+    // gateway. Configs that share one pool narrow it differently, so a batch picks for each
+    // request with its own; unset: the window of the config serving the batch.
+    std::optional<core::IpRange> window;
+    std::optional<core::IpAddress> gateway;
 };
 
 // Node-local group commit. ADDs for one pool on one node queue for the same lock; each first
@@ -121,11 +127,18 @@ core::Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg
                             const NetConf& net, const core::Owner& owner,
                             const std::vector<core::IpAddress>& requested);
 
-// DEL: releases (containerId, ifName) in every range. Nothing to release is success. When
-// the store stays unreachable until the deadline, the release is journaled and DEL succeeds
-// (the returned bool says whether it was journaled).
+// DEL: releases (containerId, ifName) in every range. Nothing to release is success. Any
+// other failure to finish (the store unreachable until the deadline, a 401/403, a pool allot
+// cannot decode) journals the release and DEL succeeds (the returned bool says whether it was
+// journaled): DEL never blocks pod teardown.
 core::Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg,
                        const core::Owner& owner);
+
+// Journals the release of `owner` without a store: the pools named from the config (all of
+// the namespace's, for allot-gc to search, in node-slice mode), the reservations left for
+// allot-gc to find through them.
+core::Result<void> journalRelease(ReleaseJournal& journal, const core::ValidatedConfig& cfg,
+                                  const core::Owner& owner, const std::string& poolNamespace);
 
 // CHECK: every range holds an allocation for (containerId, ifName) and prevResult lists it.
 core::Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedConfig& cfg,

@@ -1,6 +1,7 @@
 #include "plugin/log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,8 +20,15 @@ Logger::~Logger() {
 }
 
 bool Logger::open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    // Never through a symlink, never a FIFO or device (O_NONBLOCK: opening a FIFO does not
+    // wait for a reader): only a regular file.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd < 0) return false;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        return false;
+    }
     FILE* f = ::fdopen(fd, "a");
     if (!f) {
         ::close(fd);

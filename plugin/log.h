@@ -18,7 +18,8 @@ public:
     Logger(const Logger&) = delete;
     Logger& operator=(const Logger&) = delete;
 
-    // Opens `path` for appending (mode 0600); on failure keeps stderr and returns false.
+    // Opens the regular file `path` for appending (mode 0600), never through a symlink; on
+    // failure keeps stderr and returns false.
     bool open(const std::string& path);
     void setLevel(LogLevel l) { level_ = l; }
     void setContext(const std::string& containerId, const std::string& podRef);

@@ -54,7 +54,7 @@ public:
                                                  Clock::time_point deadline) override {
         if (auto d = store::makeDirs(dir_, 0700); !d) return d.error();
         std::string path = dir_ + "/" + fileName(pool) + ".lock";
-        int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0) return makeError(Errc::Internal, "open lock " + path + ": " + std::strerror(errno));
         if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return std::unique_ptr<Guard>(new FileGuard(fd));
         // Contended: block, with SIGALRM (installed without SA_RESTART) bounding the wait.
@@ -91,23 +91,31 @@ private:
 constexpr size_t kMaxQueueFile = 64 * 1024;
 constexpr size_t kMaxCacheFile = 4u << 20;  // an IPPool is at most etcd's 1.5 MiB
 
-// The whole file, or nullopt when it is missing or larger than `maxBytes`.
+// The whole regular file, or nullopt when it is missing, a symlink or larger than `maxBytes`.
 std::optional<std::string> readSmall(const std::string& path, size_t maxBytes) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return std::nullopt;
+    struct stat st{};
     std::string s;
+    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     char buf[16 * 1024];
-    while (s.size() <= maxBytes && in.read(buf, sizeof buf).gcount() > 0)
-        s.append(buf, static_cast<size_t>(in.gcount()));
-    if (s.size() > maxBytes) return std::nullopt;
+    ssize_t n = 0;
+    while (ok && s.size() <= maxBytes && (n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+    ::close(fd);
+    if (!ok || n < 0 || s.size() > maxBytes) return std::nullopt;
     return s;
 }
 
 // Writes `data` to `path` through a temporary name, so readers see all of it or nothing. A hint
-// or a message, not a record: no fsync.
+// or a message, not a record: no fsync. The temporary name is unpredictable and created
+// exclusively, never through a symlink; the directory is allot's own (0700).
 bool writeAtomic(const std::string& path, const std::string& data) {
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    char suffix[40];
+    std::snprintf(suffix, sizeof suffix, ".tmp.%d.%016llx", static_cast<int>(::getpid()),
+                  static_cast<unsigned long long>(rng()));
+    std::string tmp = path + suffix;
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
     ::close(fd);
@@ -120,8 +128,8 @@ class FileCache : public PoolCache {
 public:
     explicit FileCache(std::string dir) : dir_(std::move(dir)) {}
 
-    std::optional<store::Pool> load(const std::string& pool) override {
-        auto text = readSmall(path(pool), kMaxCacheFile);
+    std::optional<store::Pool> load(const std::string& ns, const std::string& pool) override {
+        auto text = readSmall(path(ns, pool), kMaxCacheFile);
         if (!text) return std::nullopt;
         auto v = json::parse(*text);
         if (!v) return std::nullopt;
@@ -129,14 +137,18 @@ public:
         if (!p || p->name != pool || p->resourceVersion.empty()) return std::nullopt;
         return *p;
     }
-    void save(const store::Pool& pool) override {
+    void save(const std::string& ns, const store::Pool& pool) override {
         // A stale file only costs a Conflict.
-        if (store::makeDirs(dir_, 0700)) (void)writeAtomic(path(pool.name), store::encodePool(pool, "").dump());
+        if (store::makeDirs(dir_, 0700))
+            (void)writeAtomic(path(ns, pool.name), store::encodePool(pool, "").dump());
     }
-    void drop(const std::string& pool) override { ::unlink(path(pool).c_str()); }
+    void drop(const std::string& ns, const std::string& pool) override { ::unlink(path(ns, pool).c_str()); }
 
 private:
-    std::string path(const std::string& pool) const { return dir_ + "/" + fileName(pool) + ".cache"; }
+    // A namespace is a DNS label (no '.'), so "<ns>.<pool>" names one pool.
+    std::string path(const std::string& ns, const std::string& pool) const {
+        return dir_ + "/" + fileName(ns + "." + pool) + ".cache";
+    }
     std::string dir_;
 };
 
@@ -187,7 +199,41 @@ json::Value encodeRequest(const ClaimRequest& r) {
     for (auto off : r.avoid) avoid.push(json::Value::string(core::u128ToString(off)));
     v.set("avoid", std::move(avoid));
     if (r.release) v.set("release", json::Value::boolean(true));
+    if (r.window) {
+        // The effective window, so the holder picks with this request's constraints.
+        auto w = json::Value::object();
+        w.set("range", json::Value::string(r.window->cidr().str()));
+        w.set("start", json::Value::string(r.window->start().str()));
+        w.set("end", json::Value::string(r.window->end().str()));
+        auto ex = json::Value::array();
+        for (const auto& c : r.window->excludes()) ex.push(json::Value::string(c.str()));
+        w.set("exclude", std::move(ex));
+        v.set("window", std::move(w));
+    }
+    if (r.gateway) v.set("gateway", json::Value::string(r.gateway->str()));
     return v;
+}
+
+// The window a request was queued with; nullopt when it is malformed.
+std::optional<core::IpRange> decodeWindow(const json::Value& w) {
+    if (!w.isObject()) return std::nullopt;
+    core::RangeSpec spec;
+    auto range = w.getString("range");
+    auto start = w.getString("start");
+    auto end = w.getString("end");
+    if (!range || !*range || !start || !*start || !end || !*end) return std::nullopt;
+    spec.range = **range;
+    spec.rangeStart = **start;
+    spec.rangeEnd = **end;
+    const json::Value* ex = w.find("exclude");
+    if (!ex || !ex->isArray()) return std::nullopt;
+    for (const auto& item : ex->items()) {
+        if (!item.isString()) return std::nullopt;
+        spec.exclude.push_back(item.asString());
+    }
+    auto r = core::IpRange::fromSpec(spec, "queued window");
+    if (!r || r->start().str() != spec.rangeStart || r->end().str() != spec.rangeEnd) return std::nullopt;
+    return *r;
 }
 
 std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
@@ -213,6 +259,19 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
     auto release = v.getBool("release");
     if (!release) return std::nullopt;
     r.release = release->value_or(false);
+    // A request without its window cannot be served by another process: picking it with the
+    // holder's window could put it outside its own config's (an older binary's request).
+    const json::Value* w = v.find("window");
+    if (!w) return std::nullopt;
+    r.window = decodeWindow(*w);
+    if (!r.window) return std::nullopt;
+    std::string gw;
+    if (!str("gateway", gw)) return std::nullopt;
+    if (!gw.empty()) {
+        auto ip = core::IpAddress::parse(gw);
+        if (!ip) return std::nullopt;
+        r.gateway = *ip;
+    }
     if (const auto* a = v.find("avoid"); a && a->isArray()) {
         for (const auto& item : a->items()) {
             auto off = item.isString() ? core::u128FromString(item.asString()) : std::nullopt;
@@ -351,7 +410,7 @@ public:
             std::string id = n.substr(0, n.size() - 4);
             if (id == t.id() || has(id + ".ans")) continue;
             std::string path = t.dir() + "/" + n;
-            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
             if (fd < 0) continue;
             if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
                 ::unlink(path.c_str());  // its process is gone

@@ -14,7 +14,7 @@ inline constexpr const char* kDefaultJournalDir = "/var/lib/allot/journal";
 
 // flock(2) on <dir>/<pool>.lock (mode 0600). Waiting stops at the deadline (Transient).
 std::unique_ptr<PoolLocker> makeFileLocker(const std::string& dir);
-// The last pool seen, as <dir>/<pool>.cache (mode 0600); only ever a hint (see PoolCache).
+// The last pool seen, as <dir>/<namespace>.<pool>.cache (mode 0600); only ever a hint (see PoolCache).
 std::unique_ptr<PoolCache> makeFileCache(const std::string& dir);
 std::unique_ptr<ReleaseJournal> makeFileJournal(const std::string& dir);
 // Requests and answers as files in <dir>/<pool>.q/ (dir 0700, files 0600). A requester holds

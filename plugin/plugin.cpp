@@ -1,5 +1,7 @@
 #include "plugin/plugin.h"
 
+#include "plugin/node_paths.h"
+
 namespace allot::plugin {
 
 using core::Errc;
@@ -13,7 +15,7 @@ Outcome fail(const std::string& version, int code, const std::string& msg, Logge
 }
 
 Outcome failWith(const std::string& version, const core::Error& e, Logger* log) {
-    return fail(version, cniCodeFor(e.code), e.message, log, core::errcName(e.code));
+    return fail(version, cniCodeFor(e.code), e.message, log, errorDetails(e));
 }
 
 std::string versionOf(std::string_view stdinText) {
@@ -54,9 +56,26 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
 
     auto cfg = core::validate(net->ipam);
     if (!cfg) return failWith(version, cfg.error(), log);
+    // Paths from the network config are honoured only inside the node's allowed roots.
+    const NodeRoots roots = nodeRoots(deps.flatFiles);
     if (log) {
-        if (!cfg->raw.logFile.empty()) log->open(cfg->raw.logFile);
         log->setLevel(parseLogLevel(cfg->raw.logLevel));
+        if (!cfg->raw.logFile.empty()) {
+            if (auto ok = checkLogFile(cfg->raw.logFile, roots); !ok)
+                log->error(ok.error().message + "; logging to stderr");
+            else if (!log->open(cfg->raw.logFile))
+                log->error("log_file \"" + cfg->raw.logFile +
+                           "\" cannot be opened as a regular file (a symlink, a FIFO, or a missing "
+                           "directory); logging to stderr");
+        }
+    }
+    if (auto ok = checkNodePaths(cfg->raw, roots); !ok) {
+        // DEL must not block teardown: it releases through allot's own directories instead.
+        if (e.command != Command::Del) return failWith(version, ok.error(), log);
+        if (log) log->error(ok.error().message + "; DEL uses allot's own directories instead");
+        cfg->raw.lockDir.clear();
+        cfg->raw.journalDir.clear();
+        cfg->raw.relaySocket.clear();
     }
 
     int budgetMs = cfg->raw.deadlineMs > 0 ? cfg->raw.deadlineMs : core::kDefaultDeadlineMs;
@@ -66,7 +85,25 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
 
     auto handle = deps.makeStore(*cfg, deadline);
     if (!handle) {
-        if (e.command == Command::Status) return fail(version, kPluginNotAvailable, handle.error().message, log);
+        if (e.command == Command::Status)
+            return fail(version, kPluginNotAvailable, handle.error().message, log, errorDetails(handle.error()));
+        // No store at all (a missing or unreadable kubeconfig, ...): DEL still must not block
+        // teardown. The release goes to the journal allot-gc replays with its own credentials.
+        if (e.command == Command::Del && deps.makeJournal) {
+            auto journal = deps.makeJournal(*cfg);
+            std::string node = deps.nodeName ? deps.nodeName(*cfg, *net) : std::string();
+            core::Owner owner{e.containerId, e.args.podRef(), e.ifName, node, e.args.podUid, net->name};
+            auto j = journalRelease(*journal, *cfg, owner, cfg->raw.poolNamespace);
+            if (!j)
+                return failWith(version,
+                                core::makeError(Errc::Transient, handle.error().message +
+                                                                     "; and the journal failed: " + j.error().message),
+                                log);
+            if (log)
+                log->error("DEL not finished (" + handle.error().message +
+                           "); release journaled for allot-gc to replay");
+            return Outcome{0, ""};
+        }
         return failWith(version, handle.error(), log);
     }
     auto locker = deps.makeLocker ? deps.makeLocker(*cfg) : nullptr;
@@ -87,9 +124,17 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     Outcome out;
     switch (e.command) {
         case Command::Add: {
-            // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=.
+            // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
+            // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
             std::vector<core::IpAddress> requested = net->requestedIps;
-            if (requested.empty()) requested = e.args.ips;
+            if (requested.empty() && !e.args.ipText.empty()) {
+                auto ips = parseArgIps(e.args.ipText);
+                if (!ips) {
+                    out = failWith(version, ips.error(), log);
+                    break;
+                }
+                requested = std::move(*ips);
+            }
             auto r = add(ctx, *cfg, *net, owner, requested);
             if (!r) {
                 out = failWith(version, r.error(), log);
@@ -119,7 +164,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
             auto r = check(ctx, *cfg, *net, owner);
             if (!r) {
                 out = fail(version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
-                           r.error().message, log);
+                           r.error().message, log, errorDetails(r.error()));
                 break;
             }
             if (deps.checkInterface) {
@@ -133,10 +178,8 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
             break;
         }
         case Command::Gc: {
-            if (!net->hasValidAttachments) {
-                out = fail(version, kInvalidNetworkConfig, "GC needs \"cni.dev/valid-attachments\"", log);
-                break;
-            }
+            // null (libcni with no attachments left) or no key at all (cnitool gc): nothing on
+            // this network is valid, so everything this node holds on it goes.
             auto r = gc(ctx, *cfg, net->name, net->validAttachments);
             if (!r) {
                 out = failWith(version, r.error(), log);
@@ -149,7 +192,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
         case Command::Status: {
             auto r = status(ctx, *cfg);
             if (!r) {
-                out = fail(version, kPluginNotAvailable, r.error().message, log, core::errcName(r.code()));
+                out = fail(version, kPluginNotAvailable, r.error().message, log, errorDetails(r.error()));
                 break;
             }
             out = Outcome{0, ""};

@@ -17,6 +17,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr char kMagic[4] = {'A', 'L', 'R', '1'};
+constexpr char kMagicAck[4] = {'A', 'L', 'R', '2'};  // a request that wants an Accepted frame
 
 void putU32(std::string& out, uint32_t v) {
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -55,6 +56,15 @@ struct Reader {
         in.remove_prefix(4);
         return true;
     }
+    // Either request magic; true for the one that wants an acknowledgement.
+    bool requestMagic() {
+        if (in.size() >= 4 && in.substr(0, 4) == std::string_view(kMagicAck, 4)) {
+            in.remove_prefix(4);
+            return true;
+        }
+        magic();
+        return false;
+    }
 };
 
 int msLeft(Clock::time_point deadline) {
@@ -89,7 +99,7 @@ bool name(std::string_view s) {
 }  // namespace
 
 std::string encodeRelayRequest(const RelayRequest& r) {
-    std::string out(kMagic, 4);
+    std::string out(r.wantAck ? kMagicAck : kMagic, 4);
     putStr(out, r.server);
     putStr(out, r.method);
     putStr(out, r.path);
@@ -102,7 +112,7 @@ std::string encodeRelayRequest(const RelayRequest& r) {
 std::optional<RelayRequest> decodeRelayRequest(std::string_view frame) {
     Reader rd{frame};
     RelayRequest r;
-    rd.magic();
+    r.wantAck = rd.requestMagic();
     r.server = rd.str();
     r.method = rd.str();
     r.path = rd.str();
@@ -130,7 +140,7 @@ std::optional<RelayResponse> decodeRelayResponse(std::string_view frame) {
     r.status = rd.u32();
     r.retryAfterSeconds = static_cast<int32_t>(rd.u32());
     r.body = rd.str();
-    if (!rd.ok || !rd.in.empty() || kind > 2) return std::nullopt;
+    if (!rd.ok || !rd.in.empty() || kind > 3) return std::nullopt;
     r.kind = static_cast<RelayResponse::Kind>(kind);
     return r;
 }
@@ -216,7 +226,9 @@ std::optional<RelayClient> RelayClient::connect(const std::string& path) {
     if (path.empty() || path.size() >= sizeof addr.sun_path) return std::nullopt;
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.data(), path.size());
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Non-blocking: a relay that stopped accepting fills its backlog, and then a blocking
+    // connect would wait for it without limit (EAGAIN here: go direct).
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return std::nullopt;
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         ::close(fd);
@@ -226,18 +238,31 @@ std::optional<RelayClient> RelayClient::connect(const std::string& path) {
 }
 
 core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono::milliseconds timeout,
-                                              bool& sent) {
+                                              bool& sent, std::chrono::milliseconds ackTimeout) {
     sent = false;
-    const auto deadline = Clock::now() + timeout;
-    if (auto w = writeFrame(fd_, encodeRelayRequest(r), deadline); !w) {
-        // A frame that did not go out whole cannot be acted on by the relay.
-        return w.error();
+    const auto start = Clock::now();
+    const auto deadline = start + timeout;
+    const auto ackDeadline = std::min(deadline, start + ackTimeout);
+    RelayRequest withAck = r;
+    withAck.wantAck = true;
+    // A relay that does not even take the frame within the acknowledgement wait is hung.
+    if (auto w = writeFrame(fd_, encodeRelayRequest(withAck), ackDeadline); !w) return w.error();
+    // The first frame is the acknowledgement (or, from a relay that predates them, the answer).
+    auto first = readFrame(fd_, kMaxRelayFrame, ackDeadline);
+    if (!first) {
+        // Nothing acknowledged: the relay never started on it (hung, or closed on us).
+        return makeError(Errc::Transient, "node relay: no acknowledgement within " +
+                                              std::to_string(ackTimeout.count()) + " ms: " + first.error().message);
     }
     sent = true;
+    auto resp = decodeRelayResponse(*first);
+    if (!resp) return makeError(Errc::Transient, "node relay: unreadable answer");
+    if (resp->kind != RelayResponse::Kind::Accepted) return *resp;
     auto frame = readFrame(fd_, kMaxRelayFrame, deadline);
     if (!frame) return makeError(Errc::Transient, frame.error().message);
-    auto resp = decodeRelayResponse(*frame);
-    if (!resp) return makeError(Errc::Transient, "node relay: unreadable answer");
+    resp = decodeRelayResponse(*frame);
+    if (!resp || resp->kind == RelayResponse::Kind::Accepted)
+        return makeError(Errc::Transient, "node relay: unreadable answer");
     return *resp;
 }
 

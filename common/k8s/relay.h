@@ -21,6 +21,10 @@ namespace allot::k8s {
 inline constexpr const char* kDefaultRelaySocket = "/run/allot/api.sock";
 inline constexpr size_t kMaxRelayFrame = 8u << 20;
 
+// A plugin that asks for an acknowledgement (wantAck, sent by current plugins) gets an
+// Accepted frame as soon as the relay has read the request and will forward it, then the
+// answer. That tells a busy relay (acknowledged, answer pending) from a hung one (nothing),
+// so only the hung one costs the plugin its short acknowledgement wait before it goes direct.
 struct RelayRequest {
     std::string server;  // the API server URL the caller would use
     std::string method;
@@ -28,6 +32,7 @@ struct RelayRequest {
     std::string contentType;
     std::string body;
     uint32_t timeoutMs = 0;
+    bool wantAck = false;
 };
 
 struct RelayResponse {
@@ -35,6 +40,7 @@ struct RelayResponse {
         Answered = 0,  // the API server answered: status, retryAfter, body
         Refused = 1,   // not relayed (another server, a request outside the pool resources)
         Failed = 2,    // relayed, but no answer came (body says why): it may have been applied
+        Accepted = 3,  // read and being forwarded; the answer follows (wantAck requests only)
     };
     Kind kind = Kind::Answered;
     uint32_t status = 0;
@@ -57,10 +63,15 @@ core::Result<void> writeFrame(int fd, std::string_view payload,
 core::Result<std::string> readFrame(int fd, size_t maxBytes,
                                     std::chrono::steady_clock::time_point deadline);
 
+// How long the plugin waits for the relay's acknowledgement before it takes the relay for
+// hung and goes direct. An accepting relay answers in well under a millisecond.
+inline constexpr std::chrono::milliseconds kRelayAckTimeout{1500};
+
 // The plugin's end: one connection, one request at a time. Move-only.
 class RelayClient {
 public:
-    // nullopt when nothing listens at `path` (no relay on this node).
+    // nullopt when nothing listens at `path` (no relay on this node), or when its backlog is
+    // full (the connect would block): the caller goes direct.
     static std::optional<RelayClient> connect(const std::string& path);
     RelayClient(RelayClient&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
     RelayClient& operator=(RelayClient&& o) noexcept;
@@ -68,10 +79,11 @@ public:
     RelayClient& operator=(const RelayClient&) = delete;
     ~RelayClient();
 
-    // Errors are Transient. `sent` is false when the request never left (the caller may go
-    // direct), true when it may have reached the relay and its answer was lost.
+    // Sends with wantAck. Errors are Transient. `sent` is false when the relay did not take
+    // the request (nothing acknowledged within `ackTimeout`: the caller goes direct), true when
+    // it did and its answer was lost (it may have been applied).
     core::Result<RelayResponse> send(const RelayRequest& r, std::chrono::milliseconds timeout,
-                                     bool& sent);
+                                     bool& sent, std::chrono::milliseconds ackTimeout = kRelayAckTimeout);
 
 private:
     explicit RelayClient(int fd) : fd_(fd) {}

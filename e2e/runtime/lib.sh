@@ -48,7 +48,11 @@ rt_init() {
   ln -s "$RT_WORK/allot" "$RT_WORK/bin-debian/allot"
   ln -s "$RT_WORK/allot" "$RT_WORK/bin-ref/allot"
   # Keep any flat file on this machine out: the network config says everything.
-  export ALLOT_FLAT_FILES=$RT_WORK/no-flat-file
+  # The admin's flat file names the work dir as one a network config may use for its node
+  # files (lock_dir, journal_dir, log_file, relay_socket): allot refuses others.
+  mkdir -p "$RT_WORK/admin"
+  jq -cn --arg w "$RT_WORK" '{node_dirs: [$w]}' >"$RT_WORK/admin/allot.conf"
+  export ALLOT_FLAT_FILES=$RT_WORK/admin/allot.conf
 }
 
 rt_cleanup() {

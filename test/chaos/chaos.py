@@ -193,15 +193,20 @@ class Chaos:
         self.opslog = open(os.path.join(a.work, "ops.jsonl"), "w")
         self.opslog_lock = threading.Lock()
         self.confs = {}
-        for n in self.nodes:
+        for i, n in enumerate(self.nodes):
             d = os.path.join(a.work, "nodes", n)
             os.makedirs(os.path.join(d, "journal"), exist_ok=True)
+            # Every other node sends its pool requests through its allot-gc's relay (as the
+            # DaemonSet runs it), so the relay's failures (allot-gc killed, the API server
+            # restarted, etcd paused) are part of the load; the others go direct.
+            relay = os.path.join(d, "api.sock") if i % 2 == 0 else os.path.join(d, "no-relay.sock")
             for net in self.nets:
                 self.confs[(n, net.nad)] = json.dumps({
                     "cniVersion": "1.1.0", "name": net.nad, "type": "macvlan",
                     "ipam": {"type": "allot", "namespace": a.poolns,
                              "kubernetes": {"kubeconfig": os.environ["ALLOT_KUBECONFIG"]},
                              "lock_dir": os.path.join(d, "lock"), "journal_dir": os.path.join(d, "journal"),
+                             "relay_socket": relay,
                              "deadline_ms": a.deadline_ms, "range": net.range}}).encode()
         self.gcs = {}
         self.gc_lock = threading.Lock()
@@ -493,6 +498,7 @@ class Chaos:
                 "--namespace=" + a.poolns, "--listen=127.0.0.1:%d" % port,
                 "--lease-name=%s-lease" % a.run, "--lease-namespace=kube-system",
                 "--journal-dir=" + os.path.join(a.work, "nodes", node, "journal"),
+                "--relay-socket=" + os.path.join(a.work, "nodes", node, "api.sock"),
                 "--journal-interval=500ms", "--repair-interval=1s", "--leak-passes=3",
                 "--leak-grace=%ds" % a.leak_grace_s, "--lease-duration=3s",
                 "--lease-renew-interval=1s", "--request-timeout=5s", "--log-level=info"]

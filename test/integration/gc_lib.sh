@@ -26,7 +26,11 @@ gc_init() {
   PLUGIN=$WORK/allot
   GC=$WORK/allot-gc
   # Keep any flat file on this machine out of the tests: the network config says everything.
-  export ALLOT_FLAT_FILES=$WORK/no-flat-file
+  # The admin's flat file names the work dir as one a network config may use for its node
+  # files (lock_dir, journal_dir, log_file, relay_socket): allot refuses others.
+  mkdir -p "$WORK/admin"
+  jq -cn --arg w "$WORK" '{node_dirs: [$w]}' >"$WORK/admin/allot.conf"
+  export ALLOT_FLAT_FILES=$WORK/admin/allot.conf
   kubectl create namespace "$PODNS" >/dev/null || return 1
   kubectl create namespace "$POOLNS" >/dev/null || return 1
   KUBE_CA=$ALLOT_CLUSTER_DIR/pki/ca.crt

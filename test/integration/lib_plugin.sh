@@ -34,8 +34,12 @@ plugin_init() {
   done
   (( i < 20 )) || { echo "cannot run a copy of $ALLOT_BIN" >&2; return 1; }
   ALLOT_BIN=$WORK/allot
-  # Keep any flat file on this machine out of the tests: the network config says everything.
-  export ALLOT_FLAT_FILES=$WORK/no-flat-file
+  # Keep any flat file on this machine out of the tests: the network config says everything,
+  # except where a network config may put node files: the admin's flat file names $WORK
+  # (node_dirs), as a node's admin names directories beyond allot's own.
+  mkdir -p "$WORK/admin"
+  jq -cn --arg w "$WORK" '{node_dirs: [$w]}' >"$WORK/admin/allot.conf"
+  export ALLOT_FLAT_FILES=$WORK/admin/allot.conf
   RUN_NS=allot-$RUN
   POOL_NS=$RUN_NS
   on_exit plugin_cleanup_objects
@@ -204,3 +208,22 @@ netns_with_iface() {
   ip -n "$ns" link set "$ifname" up || return 1
 }
 netns_made=()
+
+# relay_start NAME SOCK [EXTRA allot-gc FLAGS...]: allot-gc on node NAME serving the node relay at
+# SOCK (journal replay off unless a flag says otherwise); RELAY_PID is its pid, killed at exit.
+# Waits for the socket.
+relay_start() {
+  local name=$1 sock=$2 i
+  shift 2
+  mkdir -p "$(dirname "$sock")" "$WORK/gc-$name"
+  # Started from a subshell, so that a later `wait` (for plugin runs) does not wait for it.
+  ( "$ALLOT_PLUGIN_ROOT/build/gc-sidecar/allot-gc" --node-name="$name" --kubeconfig="$ALLOT_KUBECONFIG" \
+      --namespace="$POOL_NS" --listen=127.0.0.1:0 --repair=false --journal-dir= \
+      --relay-socket="$sock" "$@" >"$WORK/gc-$name/gc.log" 2>&1 &
+    echo $! >"$WORK/gc-$name/gc.pid" )
+  RELAY_PID=$(<"$WORK/gc-$name/gc.pid")
+  on_exit "kill $RELAY_PID 2>/dev/null"
+  for (( i = 0; i < 200; i++ )); do [[ -S "$sock" ]] && return 0; sleep 0.1; done
+  echo "allot-gc $name made no relay socket:"; tail -n 5 "$WORK/gc-$name/gc.log"
+  return 1
+}

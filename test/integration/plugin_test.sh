@@ -622,6 +622,8 @@ t_relay() {
     { echo "the ADD's requests did not all come from allot-gc: $ua"; kill "$gcpid"; return 1; }
 
   t0=$EPOCHREALTIME
+  audit_settle
+  mark=$(audit_mark)
   launch ADD rl node-relay 100 "$conf"
   wait
   ms=$(elapsed_ms "$t0")
@@ -630,6 +632,14 @@ t_relay() {
   if [[ -s "$WORK/failures" ]]; then
     echo "$(wc -l <"$WORK/failures") ADDs failed:"; head -n 5 "$WORK/failures"; kill "$gcpid"; return 1
   fi
+  # A burst queued at a healthy relay does not fall back: no pool request of it went direct.
+  audit_settle
+  local direct
+  direct=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" | jq -r --arg p "$pool" \
+    'select(.stage == "ResponseComplete" and (.objectRef.name == $p or .objectRef.resource == "overlappingrangeipreservations")) | .userAgent' |
+    grep -vc '^allot-gc/')
+  note "pool and reservation requests of the burst that went direct: $direct"
+  expect_eq "requests of the burst that bypassed the relay" "$direct" 0 || { kill "$gcpid"; return 1; }
   expect_eq "successful ADDs" "$(wc -l <<<"$results")" 100 || { kill "$gcpid"; return 1; }
   awk '{print $2}' <<<"$results" | no_dups "addresses" || { kill "$gcpid"; return 1; }
 
@@ -644,6 +654,216 @@ t_relay() {
   collect DEL rl >/dev/null
   [[ ! -s "$WORK/failures" ]] || { echo "DELs failed:"; head -n 3 "$WORK/failures"; return 1; }
   expect_eq "pool after DEL of all but one" "$(pool_allocs "$pool" | jq -r '[.[].id] | join(",")')" two
+}
+
+# Two configs on one pool (same range): disjoint range_start/range_end windows and excludes on
+# one of them, 80 concurrent ADDs each way (direct, then through allot-gc's relay): every
+# address inside its own config's window, none excluded, no duplicates (issue 21, item 1).
+t_shared_pool_windows() {
+  local n r=10.121.0.0/24 pool ipam_a ipam_b sock="$WORK/relay-windows/api.sock" all="" mark ua
+  n=$(net windows)
+  pool=$(pool_name "$r" "$n")
+  ipam_a="{\"network_name\":\"$n\",\"range\":\"$r\",\"range_start\":\"10.121.0.10\",\"range_end\":\"10.121.0.99\",\"exclude\":[\"10.121.0.8/30\",\"10.121.0.50/31\"],\"deadline_ms\":30000}"
+  ipam_b="{\"network_name\":\"$n\",\"range\":\"$r\",\"range_start\":\"10.121.0.150\",\"range_end\":\"10.121.0.239\",\"deadline_ms\":30000}"
+  # in_window PREFIX LO HI: every ADD of PREFIX succeeded with an address in [LO, HI], not .50/.51.
+  in_window() {
+    local lines ip o bad=0
+    lines=$(collect ADD "$1")
+    [[ ! -s "$WORK/failures" ]] || { echo "ADDs of $1 failed:"; head -n 3 "$WORK/failures"; return 1; }
+    expect_eq "successful ADDs of $1" "$(wc -l <<<"$lines")" 40 || return 1
+    while read -r _ ip; do
+      o=${ip##*.}
+      if [[ "$ip" != 10.121.0.* ]] || (( o < $2 || o > $3 || o == 50 || o == 51 )); then
+        echo "$1 got $ip, outside its window $2-$3 or excluded"; bad=1
+      fi
+    done <<<"$lines"
+    all+=$lines$'\n'
+    return $bad
+  }
+  launch ADD wa node-w 40 "$(netconf node-w "$ipam_a")"
+  launch ADD wb node-w 40 "$(netconf node-w "$ipam_b")"
+  wait
+  in_window wa 12 99 || return 1
+  in_window wb 150 239 || return 1
+
+  relay_start node-wr "$sock" || return 1
+  audit_settle
+  mark=$(audit_mark)
+  launch ADD ra node-wr 40 "$(netconf node-wr "$(jq -c --arg s "$sock" '. + {relay_socket: $s}' <<<"$ipam_a")")"
+  launch ADD rb node-wr 40 "$(netconf node-wr "$(jq -c --arg s "$sock" '. + {relay_socket: $s}' <<<"$ipam_b")")"
+  wait
+  kill "$RELAY_PID" 2>/dev/null
+  in_window ra 12 99 || return 1
+  in_window rb 150 239 || return 1
+  audit_settle
+  ua=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" | jq -r --arg p "$pool" \
+    'select(.stage == "ResponseComplete" and .objectRef.name == $p and .verb == "update") | .userAgent' | sort | uniq -c | tr -s ' ')
+  note "pool writes of the relayed burst by user agent: $ua"
+  [[ "$ua" == *allot-gc/node-wr* ]] || { echo "no pool write of the burst went through the relay: $ua"; return 1; }
+  awk 'NF {print $2}' <<<"$all" | no_dups "addresses" || return 1
+  expect_eq "pool equals results" "$(pool_id_ips "$pool" | sort | md5sum)" "$(grep . <<<"$all" | sort | md5sum)"
+}
+
+# DEL never blocks teardown (issue 21, item 4): with a kubeconfig that does not exist, with a
+# token the API server refuses (403), and on a pool holding an entry allot cannot decode, DEL
+# exits 0 and journals the release; allot-gc replays the journal and the addresses are freed.
+t_del_never_blocks() {
+  local n r=10.122.0.0/24 pool conf jdir kc="$WORK/del-norights.kubeconfig" token i left
+  n=$(net delblock)
+  pool=$(pool_name "$r" "$n")
+  jdir="$(node_dir node-j)/journal"
+  conf=$(netconf node-j "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":3000}")
+  for i in 1 2 3; do cni ADD node-j "j$i" "$conf" "j$i"; cni_ok "ADD j$i" || return 1; done
+
+  # 1. The kubeconfig is gone.
+  cni DEL node-j j1 "$(KUBECONFIG_FOR_PLUGIN=$WORK/no-such.kubeconfig netconf node-j "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":3000}")" j1
+  cni_ok "DEL with a kubeconfig that does not exist" || return 1
+  # 2. A 403: a ServiceAccount without rights.
+  kubectl get serviceaccount norights -n kube-system >/dev/null 2>&1 ||
+    kubectl create serviceaccount norights -n kube-system >/dev/null || return 1
+  token=$(kubectl create token norights -n kube-system --duration=1h) || return 1
+  kubeconfig_with_token "$token" "$kc"
+  cni DEL node-j j2 "$(KUBECONFIG_FOR_PLUGIN=$kc netconf node-j "{\"network_name\":\"$n\",\"range\":\"$r\",\"deadline_ms\":3000}")" j2
+  cni_ok "DEL answered 403" || return 1
+  # 3. Another writer left an entry without "id" in the pool.
+  kubectl patch ippool -n "$POOL_NS" "$pool" --type=merge -p '{"spec":{"allocations":{"200":{"podref":"other/writer"}}}}' >/dev/null || return 1
+  local t0 ms
+  t0=$EPOCHREALTIME
+  cni DEL node-j j3 "$conf" j3
+  ms=$(elapsed_ms "$t0")
+  cni_ok "DEL on a pool with an undecodable entry" || return 1
+  (( ms <= 5000 )) || { echo "DEL took $ms ms"; return 1; }
+  note "journal after the three DELs: $(find "$jdir" -type f -name '*.json' 2>/dev/null | wc -l) file(s)"
+  [[ -n "$(find "$jdir" -type f -name '*.json' 2>/dev/null)" ]] || { echo "nothing journaled in $jdir"; return 1; }
+  # No address was freed by a DEL that could not reach its pool.
+  [[ -n "$(pool_holder "$pool" 1)" && -n "$(pool_holder "$pool" 2)" ]] ||
+    { echo "j1/j2 released without the API server's word?"; pool_allocs "$pool"; return 1; }
+
+  # allot-gc replays the journal it was told about; the pool entry of the other writer must
+  # first be repaired for an old codec, so take it out as its writer would.
+  kubectl patch ippool -n "$POOL_NS" "$pool" --type=json -p '[{"op":"remove","path":"/spec/allocations/200"}]' >/dev/null || return 1
+  relay_start node-j "$WORK/gc-j.sock" --journal-dir="$jdir" --journal-interval=300ms || return 1
+  for (( i = 0; i < 100; i++ )); do
+    left=$(pool_allocs "$pool" | jq -r '[.[] | select(.id == "j1" or .id == "j2" or .id == "j3")] | length')
+    [[ "$left" == 0 ]] && break
+    sleep 0.2
+  done
+  kill "$RELAY_PID" 2>/dev/null
+  expect_eq "allocations of j1-j3 left after allot-gc's replay" "$left" 0 || { tail -n 5 "$WORK/gc-node-j/gc.log"; return 1; }
+  expect_eq "journal files left" "$(find "$jdir" -type f -name '*.json' | wc -l)" 0
+}
+
+# A relay that can fail (issue 21, item 5): one that accepts and never answers, and one that
+# closes mid-request. ADD and DEL each finish correctly in at most 5 s.
+t_relay_failures() {
+  local n r=10.123.0.0/24 pool conf sock mode t0 ms pypid
+  n=$(net relayfail)
+  pool=$(pool_name "$r" "$n")
+  for mode in hang close; do
+    sock="$WORK/bad-relay-$mode/api.sock"
+    mkdir -p "$(dirname "$sock")"
+    python3 - "$sock" "$mode" <<'PY' &
+import os, socket, sys, threading
+path, mode = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+os.chmod(path, 0o600)
+s.listen(64)
+def serve(c):
+    try:
+        c.recv(65536)
+        if mode == "hang":
+            while c.recv(65536):
+                pass
+    except OSError:
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+    pypid=$!
+    on_exit "kill $pypid 2>/dev/null"
+    for (( i = 0; i < 50; i++ )); do [[ -S "$sock" ]] && break; sleep 0.1; done
+    conf=$(netconf node-bad "{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\"}")
+    t0=$EPOCHREALTIME
+    cni ADD node-bad "$mode" "$conf" "$mode"
+    ms=$(elapsed_ms "$t0")
+    cni_ok "ADD with a relay that does '$mode'" || { kill "$pypid"; return 1; }
+    note "relay that does '$mode': ADD in $ms ms"
+    (( ms <= 5000 )) || { echo "ADD took $ms ms"; kill "$pypid"; return 1; }
+    [[ -n "$(pool_allocs "$pool" | jq -r --arg c "$mode" '.[] | select(.id == $c) | .id')" ]] ||
+      { echo "ADD $mode is not in the pool"; kill "$pypid"; return 1; }
+    t0=$EPOCHREALTIME
+    cni DEL node-bad "$mode" "$conf" "$mode"
+    ms=$(elapsed_ms "$t0")
+    cni_ok "DEL with a relay that does '$mode'" || { kill "$pypid"; return 1; }
+    note "relay that does '$mode': DEL in $ms ms"
+    (( ms <= 5000 )) || { echo "DEL took $ms ms"; kill "$pypid"; return 1; }
+    [[ -z "$(pool_allocs "$pool" | jq -r --arg c "$mode" '.[] | select(.id == $c) | .id')" ]] ||
+      { echo "DEL $mode left its entry"; kill "$pypid"; return 1; }
+    kill "$pypid" 2>/dev/null
+  done
+
+  # allot-gc's relay while its API server is down: it refuses at once (the plugin goes direct,
+  # and DEL journals within its deadline), and serves again once the server is back.
+  sock="$WORK/relay-down/api.sock"
+  relay_start node-down "$sock" || return 1
+  conf=$(netconf node-down "{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\",\"deadline_ms\":2000}")
+  cni ADD node-down d1 "$conf" d1; cni_ok "ADD through the relay" || return 1
+  "$ALLOT_CLUSTER" stop-apiserver >/dev/null 2>&1 || { echo "stop-apiserver failed"; return 1; }
+  apiserver_down=1
+  on_exit "(( apiserver_down )) && '$ALLOT_CLUSTER' start-apiserver >/dev/null 2>&1"
+  t0=$EPOCHREALTIME
+  cni DEL node-down d1 "$conf" d1
+  ms=$(elapsed_ms "$t0")
+  cni_ok "DEL through a relay whose API server is down" || return 1
+  note "relay with its API server down: DEL journaled in $ms ms"
+  (( ms <= 5000 )) || { echo "DEL took $ms ms"; return 1; }
+  t0=$EPOCHREALTIME
+  cni ADD node-down d2 "$conf" d2
+  ms=$(elapsed_ms "$t0")
+  cni_code 11 "ADD through a relay whose API server is down" || return 1
+  (( ms <= 5000 )) || { echo "ADD took $ms ms"; return 1; }
+  grep -q "cannot reach the API server" <<<"$CNI_ERR$CNI_OUT" ||
+    note "(the relay's refusal is not in the plugin's last message: $(jq -r .msg <<<"$CNI_OUT"))"
+  "$ALLOT_CLUSTER" start-apiserver >/dev/null 2>&1 || { echo "start-apiserver failed"; return 1; }
+  apiserver_down=0
+  sleep 2  # the relay's probe runs every second
+  audit_settle
+  local mark ua
+  mark=$(audit_mark)
+  cni ADD node-down d3 "$conf" d3; cni_ok "ADD through the relay once the server is back" || return 1
+  audit_settle
+  ua=$(tail -n "+$((mark + 1))" "$ALLOT_AUDIT_LOG" | jq -r 'select(.stage == "ResponseComplete" and .objectRef.resource == "ippools") | .userAgent' | sort -u | tr '\n' ' ')
+  [[ "$ua" == *allot-gc/node-down* ]] || { echo "after the outage the relay did not serve the ADD: $ua"; return 1; }
+  kill "$RELAY_PID" 2>/dev/null
+}
+
+# Node paths from a network config (issue 21, item 2): a log_file that is a symlink is never
+# written through, and ADD succeeds; lock_dir and journal_dir under /etc create nothing.
+t_node_paths() {
+  local n r=10.124.0.0/24 conf d="$WORK/paths" etc="/etc/allot-itest-$RUN"
+  n=$(net paths)
+  mkdir -p "$d"
+  echo precious >"$d/target"
+  ln -s "$d/target" "$d/allot.log"
+  conf=$(netconf node-p "{\"network_name\":\"$n\",\"range\":\"$r\",\"log_file\":\"$d/allot.log\",\"log_level\":\"debug\"}")
+  cni ADD node-p p1 "$conf" p1; cni_ok "ADD with a symlinked log_file" || return 1
+  expect_eq "symlink target" "$(cat "$d/target")" precious || return 1
+  [[ "$CNI_ERR" == *"log_file"* ]] || { echo "no word on stderr about the refused log_file: $CNI_ERR"; return 1; }
+  for key in lock_dir journal_dir; do
+    conf=$(netconf node-p "{\"network_name\":\"$n\",\"range\":\"$r\",\"$key\":\"$etc/x\"}")
+    cni ADD node-p "p-$key" "$conf" "p-$key"
+    cni_code 7 "ADD with $key under /etc" || return 1
+    cni_msg "$key" || return 1
+    [[ ! -e "$etc" ]] || { echo "$etc was created"; rm -rf "$etc"; return 1; }
+  done
+  note "lock_dir under /etc: $(jq -r .msg <<<"$CNI_OUT")"
+  # log_file outside every root: stderr instead, ADD succeeds, nothing created.
+  conf=$(netconf node-p "{\"network_name\":\"$n\",\"range\":\"$r\",\"log_file\":\"$etc.log\"}")
+  cni ADD node-p p2 "$conf" p2; cni_ok "ADD with log_file under /etc" || return 1
+  [[ ! -e "$etc.log" ]] || { echo "$etc.log was created"; rm -f "$etc.log"; return 1; }
 }
 
 t_requests_per_add() {
@@ -1034,6 +1254,10 @@ check "a pool name taken by another range is an error, not an overwrite" t_name_
 check "200 concurrent ADDs from 4 nodes, then 200 DELs" t_stress_four_nodes
 check "100 concurrent ADDs from one node" t_hundred_one_node
 check "through allot-gc's node relay: pool requests, 100 concurrent ADDs, direct when it is gone" t_relay
+check "two configs on one pool: 80 concurrent ADDs direct and 80 through the relay stay in their windows" t_shared_pool_windows
+check "DEL never blocks: no kubeconfig, a 403, an undecodable entry -> journaled, replayed by allot-gc" t_del_never_blocks
+check "a relay that hangs, closes mid-request, or has lost its API server: ADD and DEL each within 5 s" t_relay_failures
+check "node paths: symlinked log_file not written through; lock_dir/journal_dir under /etc refused" t_node_paths
 check "uncontended ADD makes at most 2 API requests" t_requests_per_add
 check "latency of sequential uncontended ADDs" t_latency
 check "API server down: ADD code 11, STATUS 50, DEL journals; no duplicates after restart" t_apiserver_down

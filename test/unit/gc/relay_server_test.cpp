@@ -79,3 +79,90 @@ TEST_CASE("a relay that is not there is no relay: the plugin goes direct") {
     CHECK_FALSE(RelayClient::connect("/nonexistent/allot/api.sock").has_value());
     CHECK_FALSE(RelayClient::connect("").has_value());
 }
+
+TEST_CASE("a relay whose API server is down refuses work at once, and serves again once it is back") {
+    char tmpl[] = "/tmp/allot-relay-down-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    std::string dir = tmpl;
+    RelayServerOptions opts;
+    opts.socketPath = dir + "/api.sock";
+    opts.server = kServer;
+    opts.probeInterval = std::chrono::milliseconds(100);
+    opts.health = std::make_shared<allot::gc::RelayHealth>();
+    std::atomic<bool> apiUp{false};
+    std::atomic<int> sentOn{0};
+    auto health = opts.health;
+    RelayServer server(opts, [&](const RelayRequest& r) {
+        if (r.path != allot::gc::kRelayProbePath) ++sentOn;
+        if (!apiUp.load()) {
+            health->failed("connect to 10.96.0.1:443: connection refused");
+            return RelayResponse{RelayResponse::Kind::Failed, 0, -1, "connection refused"};
+        }
+        health->answered();
+        return RelayResponse{RelayResponse::Kind::Answered, 200, -1, "{}"};
+    });
+    REQUIRE(server.bind().ok());
+    std::thread t([&] { server.serve(); });
+
+    auto c = RelayClient::connect(opts.socketPath);
+    REQUIRE(c.has_value());
+    bool sent = false;
+    auto first = c->send({kServer, "GET", kPool, "", "", 1000}, std::chrono::seconds(5), sent);
+    REQUIRE(first.ok());
+    CHECK(first->kind == RelayResponse::Kind::Failed);
+    // Down: refused unsent, so the plugin goes direct instead of waiting on this relay.
+    auto t0 = std::chrono::steady_clock::now();
+    auto second = c->send({kServer, "GET", kPool, "", "", 1000}, std::chrono::seconds(5), sent);
+    REQUIRE(second.ok());
+    CHECK(second->kind == RelayResponse::Kind::Refused);
+    CHECK(second->body.find("cannot reach the API server") != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+    CHECK(sentOn.load() == 1);
+    // Back: the probe sees it, and pool requests are relayed again.
+    apiUp.store(true);
+    std::optional<allot::core::Result<RelayResponse>> again;
+    for (int i = 0; i < 50; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (!health->down.load()) break;
+    }
+    CHECK_FALSE(health->down.load());
+    auto third = c->send({kServer, "GET", kPool, "", "", 1000}, std::chrono::seconds(5), sent);
+    REQUIRE(third.ok());
+    CHECK(third->kind == RelayResponse::Kind::Answered);
+    server.stop();
+    t.join();
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the client pool marks the API server down on a transport failure") {
+    auto health = std::make_shared<allot::gc::RelayHealth>();
+    auto forward = allot::gc::clientForward(
+        [] {
+            allot::k8s::ClusterConfig cfg;
+            cfg.server = "https://127.0.0.1:1";  // nothing listens
+            cfg.token = "t";
+            auto c = allot::k8s::Client::fromConfig(cfg);
+            return c ? std::optional<allot::k8s::Client>(std::move(*c)) : std::nullopt;
+        },
+        2, health);
+    auto r = forward({kServer, "GET", kPool, "", "", 1000});
+    CHECK(r.kind == RelayResponse::Kind::Failed);
+    CHECK(health->down.load());
+    // Queued requests are now refused unsent.
+    auto next = forward({kServer, "GET", kPool, "", "", 1000});
+    CHECK(next.kind == RelayResponse::Kind::Refused);
+}
+
+TEST_CASE("a request that wants an acknowledgement gets one before its answer") {
+    Running r;
+    auto c = RelayClient::connect(r.opts.socketPath);
+    REQUIRE(c.has_value());
+    bool sent = false;
+    // send() asks for the acknowledgement and reads past it to the answer.
+    auto ok = c->send({kServer, "GET", kPool, "", "", 1000}, std::chrono::seconds(5), sent);
+    REQUIRE(ok.ok());
+    CHECK(sent);
+    CHECK(ok->kind == RelayResponse::Kind::Answered);
+    REQUIRE(r.forwarded.size() == 1);
+    CHECK(r.forwarded[0].wantAck);
+}

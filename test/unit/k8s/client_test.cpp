@@ -548,3 +548,134 @@ TEST_CASE("the relay carries only the plugin's pool requests") {
     CHECK_FALSE(relayAllowed("GET", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/../ippools/x"));
     CHECK_FALSE(relayAllowed("PATCH", base + "ippools/x"));
 }
+
+namespace {
+
+// A relay stand-in that misbehaves. Its listening socket is made here; `serve` runs on the
+// accepted connection (or, with accept=false, nothing ever accepts: a stopped allot-gc).
+class BadRelay {
+public:
+    BadRelay(bool accept, std::function<void(int)> serve) {
+        char tmpl[] = "/tmp/allot-badrelay-XXXXXX";
+        REQUIRE(::mkdtemp(tmpl) != nullptr);
+        dir_ = tmpl;
+        path_ = dir_ + "/api.sock";
+        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path_.c_str(), path_.size());
+        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(::listen(fd_, 4) == 0);
+        if (accept)
+            thread_ = std::thread([this, serve] {
+                pollfd p{fd_, POLLIN, 0};
+                if (::poll(&p, 1, 10000) != 1) return;
+                int c = ::accept(fd_, nullptr, nullptr);
+                if (c < 0) return;
+                serve(c);
+                ::close(c);
+            });
+    }
+    ~BadRelay() {
+        ::shutdown(fd_, SHUT_RDWR);
+        if (thread_.joinable()) thread_.join();
+        ::close(fd_);
+        ::unlink(path_.c_str());
+        ::rmdir(dir_.c_str());
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string dir_, path_;
+    int fd_ = -1;
+    std::thread thread_;
+};
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+TEST_CASE("a relay that accepts and never answers costs the acknowledgement wait, then the call goes direct") {
+    FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
+    // Reads the request, then sits on it until the client is gone.
+    BadRelay relay(true, [](int c) {
+        char buf[4096];
+        while (::recv(c, buf, sizeof buf, 0) > 0) {
+        }
+    });
+    Client::Options o;
+    o.relaySocket = relay.path();
+    o.requestTimeout = std::chrono::seconds(20);
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    auto t0 = std::chrono::steady_clock::now();
+    auto made = client->create(kReservations, *body);
+    CHECK(made.ok());
+    CHECK(secondsSince(t0) < 2.5);
+    CHECK(client->relayedCount() == 0);
+    CHECK(server.requests().size() == 1);
+}
+
+TEST_CASE("a relay that nobody accepts on (a stopped allot-gc) costs at most the acknowledgement wait") {
+    FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
+    BadRelay relay(false, nullptr);
+    Client::Options o;
+    o.relaySocket = relay.path();
+    o.requestTimeout = std::chrono::seconds(20);
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(client->create(kReservations, *body).ok());
+    CHECK(secondsSince(t0) < 2.5);
+    CHECK(server.requests().size() == 1);
+}
+
+TEST_CASE("a relay that closes mid-request sends the call direct at once") {
+    FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
+    BadRelay relay(true, [](int c) {
+        auto frame = allot::k8s::readFrame(c, allot::k8s::kMaxRelayFrame,
+                                           std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        (void)frame;  // and close without a word
+    });
+    Client::Options o;
+    o.relaySocket = relay.path();
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(client->create(kReservations, *body).ok());
+    CHECK(secondsSince(t0) < 1.0);
+    CHECK(server.requests().size() == 1);
+}
+
+TEST_CASE("a busy relay that acknowledged is waited for past the acknowledgement wait") {
+    FakeServer server({});
+    BadRelay relay(true, [](int c) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        auto frame = allot::k8s::readFrame(c, allot::k8s::kMaxRelayFrame, deadline);
+        REQUIRE(frame.ok());
+        auto req = allot::k8s::decodeRelayRequest(*frame);
+        REQUIRE(req.has_value());
+        CHECK(req->wantAck);
+        using Kind = allot::k8s::RelayResponse::Kind;
+        REQUIRE(allot::k8s::writeFrame(c, allot::k8s::encodeRelayResponse({Kind::Accepted, 0, -1, ""}), deadline));
+        std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // queued behind a burst
+        REQUIRE(allot::k8s::writeFrame(
+            c, allot::k8s::encodeRelayResponse({Kind::Answered, 201, -1, R"({"kind":"OverlappingRangeIPReservation"})"}),
+            deadline));
+    });
+    Client::Options o;
+    o.relaySocket = relay.path();
+    o.requestTimeout = std::chrono::seconds(20);
+    auto client = Client::fromConfig(configFor(server.url()), o);
+    REQUIRE(client.ok());
+    auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
+    auto made = client->create(kReservations, *body);
+    CHECK(made.ok());
+    CHECK(client->relayedCount() == 1);
+    CHECK(server.requests().empty());
+}

@@ -75,10 +75,22 @@ TEST_CASE("unknown CNI_ARGS keys need IgnoreUnknown") {
 TEST_CASE("IP= in CNI_ARGS gives requested addresses") {
     auto a = parseCniArgs("IP=10.0.0.5/24,fd00::5");
     REQUIRE(a.ok());
-    REQUIRE(a->ips.size() == 2);
-    CHECK(a->ips[0].str() == "10.0.0.5");
-    CHECK(a->ips[1].str() == "fd00::5");
-    auto bad = parseCniArgs("IP=10.0.0.500");
+    auto ips = parseArgIps(a->ipText);
+    REQUIRE(ips.ok());
+    REQUIRE(ips->size() == 2);
+    CHECK((*ips)[0].str() == "10.0.0.5");
+    CHECK((*ips)[1].str() == "fd00::5");
+    auto bad = parseArgIps("10.0.0.500");
     REQUIRE(!bad.ok());
+    CHECK(bad.code() == allot::core::Errc::BadEnvironment);
     CHECK(bad.error().message.find("10.0.0.500") != std::string::npos);
+}
+
+TEST_CASE("a malformed IP= in CNI_ARGS does not fail parsing the environment") {
+    // Only ADD uses IP=, and only when the config requests nothing itself (CONVENTIONS.md).
+    auto e = parseEnv({{"CNI_COMMAND", "DEL"}, {"CNI_CONTAINERID", "c1"}, {"CNI_IFNAME", "net1"},
+                       {"CNI_ARGS", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;IP=notanip"}});
+    REQUIRE(e.ok());
+    CHECK(e->args.podRef() == "ns/p");
+    CHECK(e->args.ipText == "notanip");
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -338,7 +339,9 @@ void useNodeFiles(Harness& h, const std::string& dir) {
 }
 
 ClaimRequest request(const std::string& cid) {
-    return ClaimRequest{{cid, "ns/" + cid, "net1", "node-a", "", "net"}, std::nullopt, {}};
+    ClaimRequest r{{cid, "ns/" + cid, "net1", "node-a", "", "net"}, std::nullopt, {}};
+    r.window = core::IpRange::fromSpec({"10.1.0.0/24", "", "", {}}, "range").value();
+    return r;
 }
 
 const std::string kBig = R"("range":"10.1.0.0/24")";
@@ -508,9 +511,16 @@ TEST_CASE("a holder whose batch fails answers nobody else: they keep their own c
     CHECK(h.call("ADD", conf(kBig), "waiting").exitCode == 0);
 }
 
+// A flat file in `dir` that names `dir` as a node directory, used as the admin's flat file.
+void adminNames(Harness& h, const std::string& dir) {
+    std::ofstream(dir + "/flat.conf") << R"({"node_dirs":[")" << dir << R"("]})";
+    h.deps.flatFiles = {dir + "/flat.conf"};
+}
+
 TEST_CASE("a control character in a pod name cannot forge a line in the log file") {
     Harness h;
     ScratchDir dir;
+    adminNames(h, dir.path);
     Logger log;
     h.deps.log = &log;
     std::string file = dir.path + "/allot.log";
@@ -525,4 +535,272 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
         CHECK(line.find("p\\x0aFORGED") != std::string::npos);
     }
     CHECK(lines == 1);
+}
+
+// ---- issue 21: hardening ------------------------------------------------------------------
+
+namespace {
+
+// Two configs on one pool (same range): disjoint windows, and an exclude on one of them.
+const std::string kTeamA = R"("range":"10.1.0.0/24","range_start":"10.1.0.10","range_end":"10.1.0.59","exclude":["10.1.0.8/30"])";
+const std::string kTeamB = R"("range":"10.1.0.0/24","range_start":"10.1.0.100","range_end":"10.1.0.149")";
+
+int lastOctet(const std::string& cidr) {
+    auto ip = cidr.substr(0, cidr.find('/'));
+    return std::stoi(ip.substr(ip.rfind('.') + 1));
+}
+
+}  // namespace
+
+TEST_CASE("concurrent ADDs from two configs sharing a pool each stay inside their own window") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    constexpr int kThreads = 8, kEach = 10;
+    std::vector<std::vector<std::pair<bool, std::string>>> got(kThreads);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+        ts.emplace_back([&, t] {
+            const bool a = t % 2 == 0;
+            for (int i = 0; i < kEach; ++i) {
+                std::string cid = "c" + std::to_string(t) + "-" + std::to_string(i);
+                auto o = h.call("ADD", conf(a ? kTeamA : kTeamB), cid, "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=" + cid);
+                if (o.exitCode == 0) got[t].emplace_back(a, firstAddress(o));
+            }
+        });
+    for (auto& t : ts) t.join();
+    std::set<std::string> seen;
+    size_t n = 0;
+    for (const auto& g : got)
+        for (const auto& [a, addr] : g) {
+            ++n;
+            int o = lastOctet(addr);
+            if (a) {
+                CHECK_MESSAGE((o >= 12 && o <= 59), "team A got " << addr);
+            } else {
+                CHECK_MESSAGE((o >= 100 && o <= 149), "team B got " << addr);
+            }
+            seen.insert(addr);
+        }
+    CHECK(n == kThreads * kEach);
+    CHECK(seen.size() == n);
+}
+
+TEST_CASE("the holder of the node lock picks a queued request with that request's window and gateway") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto q = makeFileClaimQueue(dir.path);
+    auto other = request("team-b");
+    other.window = core::IpRange::fromSpec({"10.1.0.0/24", "10.1.0.100", "10.1.0.149", {"10.1.0.100/31"}}, "range").value();
+    other.gateway = core::IpAddress::parse("10.1.0.102").value();
+    auto t = q->submit(kPoolKey, other);
+    REQUIRE(t.ok());
+    auto a = h.call("ADD", conf(kTeamA), "leader");
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.served == 1);
+    CHECK(firstAddress(a) == "10.1.0.12/24");
+    auto ans = q->answered(**t);
+    REQUIRE(ans.has_value());
+    REQUIRE(ans->ok());
+    // .100 and .101 excluded, .102 its gateway: the first it may have is .103.
+    CHECK((*ans)->ip.str() == "10.1.0.103");
+}
+
+TEST_CASE("a queued request without its window is not served by another config's holder") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    auto q = makeFileClaimQueue(dir.path);
+    auto old = request("old-binary");
+    old.window.reset();  // what a plugin that predates windows leaves in the queue
+    auto t = q->submit(kPoolKey, old);
+    REQUIRE(t.ok());
+    auto a = h.call("ADD", conf(kTeamA), "leader");
+    REQUIRE(a.exitCode == 0);
+    auto ans = q->answered(**t);
+    REQUIRE(ans.has_value());
+    CHECK_FALSE(ans->ok());  // answered with an error: it tries for itself
+    CHECK_FALSE(core::findHolder(h.mem->getPool("10.1.0.0-24")->allocations, "old-binary", "net1").has_value());
+}
+
+TEST_CASE("the pool cache keeps the same pool name in two namespaces apart") {
+    ScratchDir dir;
+    auto cache = makeFileCache(dir.path);
+    store::Pool p{"10.1.0.0-24", "10.1.0.0/24", {}, "7"};
+    p.allocations[5] = core::Owner{"c1", "ns/p", "net1", "node-a", "", "net"};
+    cache->save("team-a", p);
+    CHECK_FALSE(cache->load("team-b", "10.1.0.0-24").has_value());
+    auto back = cache->load("team-a", "10.1.0.0-24");
+    REQUIRE(back.has_value());
+    CHECK(back->allocations.size() == 1);
+    cache->drop("team-b", "10.1.0.0-24");
+    CHECK(cache->load("team-a", "10.1.0.0-24").has_value());
+}
+
+TEST_CASE("a malformed IP= in CNI_ARGS never fails DEL, and ADD ignores it when args.cni.ips is given") {
+    Harness h;
+    REQUIRE(h.call("ADD", conf(kV4), "c1").exitCode == 0);
+    auto d = h.call("DEL", conf(kV4), "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1;IP=notanip");
+    CHECK(d.exitCode == 0);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.empty());
+    auto a = h.call("ADD", conf(kV4, "1.1.0", R"("args":{"cni":{"ips":["10.0.0.6"]}},)"), "c2", "net1",
+                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=notanip");
+    REQUIRE(a.exitCode == 0);
+    CHECK(firstAddress(a) == "10.0.0.6/29");
+    CHECK(h.call("CHECK", conf(kV4, "1.1.0", R"("prevResult":{"ips":[{"address":"10.0.0.6/29"}]},)"), "c2", "net1",
+                 "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=notanip").exitCode == 0);
+    // Where IP= is the only request, a malformed one is still an error of the environment.
+    auto bad = h.call("ADD", conf(kV4), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3;IP=notanip");
+    CHECK(errorCode(bad) == 4);
+    CHECK(parsed(bad).find("msg")->asString().find("notanip") != std::string::npos);
+}
+
+TEST_CASE("GC with null or no valid-attachments releases this node's entries for the network") {
+    for (const std::string top : {R"("cni.dev/valid-attachments":null,)", ""}) {
+        Harness h;
+        REQUIRE(h.call("ADD", conf(kV4), "c1").exitCode == 0);
+        REQUIRE(h.call("ADD", conf(kV4), "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2").exitCode == 0);
+        h.node = "node-b";
+        REQUIRE(h.call("ADD", conf(kV4), "other", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3").exitCode == 0);
+        h.node = "node-a";
+        auto gc = h.call("GC", conf(kV4, "1.1.0", top));
+        CHECK_MESSAGE(gc.exitCode == 0, gc.stdoutText);
+        auto pool = h.mem->getPool("10.0.0.0-29");
+        REQUIRE(pool.ok());
+        REQUIRE(pool->allocations.size() == 1);  // node-b's entry stays
+        CHECK(pool->allocations.begin()->second.containerId == "other");
+    }
+}
+
+TEST_CASE("errors carry a longer details text, and NotFound on ADD is not CHECK's code 102") {
+    Harness h;
+    h.deps.makeStore = [](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
+        return core::makeError(core::Errc::NotFound, "kubeconfig /etc/nowhere/kubeconfig: no such file");
+    };
+    auto a = h.call("ADD", conf(kV4));
+    CHECK(errorCode(a) != 102);
+    CHECK(errorCode(a) == 7);
+    auto err = parsed(a);
+    const json::Value* details = err.find("details");
+    REQUIRE(details != nullptr);
+    CHECK(details->asString().find("kubeconfig /etc/nowhere/kubeconfig") != std::string::npos);
+    CHECK(details->asString().size() > err.find("msg")->asString().size());
+    Harness full;
+    for (int i = 0; i < 5; ++i)
+        REQUIRE(full.call("ADD", conf(kV4), "c" + std::to_string(i), "net1",
+                          "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i)).exitCode == 0);
+    auto ex = full.call("ADD", conf(kV4), "c9", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p9");
+    CHECK(errorCode(ex) == 100);
+    CHECK(parsed(ex).find("details")->asString().find("no free address") != std::string::npos);
+}
+
+TEST_CASE("DEL without a usable kubeconfig journals the release and exits 0") {
+    Harness h;
+    h.deps.makeStore = [](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
+        return core::makeError(core::Errc::NotFound, "kubeconfig /nowhere: no such file");
+    };
+    auto d = h.call("DEL", conf(R"("range":"10.0.0.0/29","network_name":"blue","namespace":"team-a")"));
+    CHECK(d.exitCode == 0);
+    REQUIRE(h.journal.size() == 1);
+    CHECK(h.journal[0].containerId == "ctr1");
+    CHECK(h.journal[0].ifName == "net1");
+    CHECK(h.journal[0].poolNamespace == "team-a");
+    CHECK(h.journal[0].pools == std::vector<std::string>{"blue-10.0.0.0-29"});
+}
+
+TEST_CASE("DEL journals on a 403 or an undecodable pool instead of failing") {
+    for (auto code : {core::Errc::Forbidden, core::Errc::Unauthorized, core::Errc::Decode, core::Errc::Invalid}) {
+        Harness h;
+        REQUIRE(h.call("ADD", conf(kV4)).exitCode == 0);
+        h.mem->failNext(100, code);
+        auto d = h.call("DEL", conf(kV4));
+        CHECK_MESSAGE(d.exitCode == 0, core::errcName(code) << ": " << d.stdoutText);
+        CHECK(h.journal.size() == 1);
+    }
+}
+
+TEST_CASE("a log_file outside the node's roots is not opened; ADD succeeds and logs to stderr") {
+    Harness h;
+    ScratchDir dir;
+    Logger log;
+    h.deps.log = &log;
+    std::string file = dir.path + "/allot.log";  // not named by the admin
+    auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""));
+    CHECK(o.exitCode == 0);
+    CHECK_FALSE(std::filesystem::exists(file));
+}
+
+TEST_CASE("a log_file that is a symlink is never written through, and ADD succeeds") {
+    Harness h;
+    ScratchDir dir;
+    adminNames(h, dir.path);
+    Logger log;
+    h.deps.log = &log;
+    std::string target = dir.path + "/target";
+    std::ofstream(target) << "precious\n";
+    std::filesystem::create_symlink(target, dir.path + "/allot.log");
+    auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + dir.path + "/allot.log\""));
+    CHECK(o.exitCode == 0);
+    std::ifstream in(target);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(all == "precious\n");
+}
+
+TEST_CASE("lock_dir and journal_dir outside the node's roots are refused and create nothing") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    std::string etc = "/etc/allot-itest-" + std::to_string(::getpid());
+    for (const std::string key : {"lock_dir", "journal_dir", "relay_socket"}) {
+        auto o = h.call("ADD", conf(kV4 + ",\"" + key + "\":\"" + etc + "/x\""));
+        CHECK(errorCode(o) == 7);
+        CHECK(parsed(o).find("msg")->asString().find(key) != std::string::npos);
+        CHECK(parsed(o).find("msg")->asString().find("/run/allot") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(etc));
+    }
+    // ".." cannot climb out of a root.
+    auto o = h.call("ADD", conf(kV4 + R"(,"lock_dir":"/run/allot/../../etc/allot-x")"));
+    CHECK(errorCode(o) == 7);
+    CHECK_FALSE(std::filesystem::exists("/etc/allot-x"));
+}
+
+TEST_CASE("a lock_dir that is world-writable or a symlink is refused; a missing one is made 0700") {
+    Harness h;
+    ScratchDir dir;
+    adminNames(h, dir.path);
+    std::string open = dir.path + "/open";
+    std::filesystem::create_directory(open);
+    ::chmod(open.c_str(), 0777);
+    auto o = h.call("ADD", conf(kV4 + R"(,"lock_dir":")" + open + "\""));
+    CHECK(errorCode(o) == 7);
+    CHECK(parsed(o).find("msg")->asString().find("0777") != std::string::npos);
+    std::filesystem::create_directory_symlink("/etc", dir.path + "/link");
+    o = h.call("ADD", conf(kV4 + R"(,"lock_dir":")" + dir.path + "/link\""));
+    CHECK(errorCode(o) == 7);
+    // Missing: the production locker makes it, private.
+    h.deps.makeLocker = [](const core::ValidatedConfig& c) { return makeFileLocker(c.raw.lockDir); };
+    std::string fresh = dir.path + "/a/b/locks";
+    o = h.call("ADD", conf(kV4 + R"(,"lock_dir":")" + fresh + "\""));
+    CHECK_MESSAGE(o.exitCode == 0, o.stdoutText);
+    struct stat st{};
+    REQUIRE(::stat(fresh.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+}
+
+TEST_CASE("a journal_dir allot-gc does not replay is refused, naming the one it replays") {
+    Harness h;
+    ScratchDir dir;
+    std::ofstream(dir.path + "/flat.conf") << R"({"lock_dir":")" << dir.path << R"(/locks","journal_dir":")"
+                                           << dir.path << R"(/journal"})";
+    h.deps.flatFiles = {dir.path + "/flat.conf"};
+    auto o = h.call("ADD", conf(kV4 + R"(,"journal_dir":")" + dir.path + "/locks/j\""));
+    CHECK(errorCode(o) == 7);
+    auto msg = parsed(o).find("msg")->asString();
+    CHECK(msg.find("allot-gc replays") != std::string::npos);
+    CHECK(msg.find(dir.path + "/journal") != std::string::npos);
+    CHECK(h.call("ADD", conf(kV4 + R"(,"journal_dir":")" + dir.path + "/journal\"")).exitCode == 0);
+    // DEL is never blocked by it: it releases through allot's own directories.
+    CHECK(h.call("DEL", conf(kV4 + R"(,"journal_dir":")" + dir.path + "/locks/j\"")).exitCode == 0);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.empty());
 }
