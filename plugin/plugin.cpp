@@ -57,6 +57,8 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     if (log) {
         if (!cfg->raw.logFile.empty()) log->open(cfg->raw.logFile);
         log->setLevel(parseLogLevel(cfg->raw.logLevel));
+        for (const auto& w : net->warnings) log->warning(w);
+        for (const auto& w : cfg->warnings) log->warning(w);
     }
 
     int budgetMs = cfg->raw.deadlineMs > 0 ? cfg->raw.deadlineMs : core::kDefaultDeadlineMs;
@@ -88,6 +90,11 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     switch (e.command) {
         case Command::Add: {
             // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=.
+            // Whereabouts fails an ADD (not a DEL) on an exclude it cannot read.
+            if (cfg->addError) {
+                out = failWith(version, *cfg->addError, log);
+                break;
+            }
             std::vector<core::IpAddress> requested = net->requestedIps;
             if (requested.empty()) requested = e.args.ips;
             auto r = add(ctx, *cfg, *net, owner, requested);
