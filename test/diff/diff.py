@@ -448,9 +448,12 @@ class Gen:
 
 def kubeconfig_for(admin_text, namespace, path):
     """The admin kubeconfig with its context's namespace set: where each tool keeps its pools."""
-    text = re.sub(r"^(\s*)namespace:.*\n", "", admin_text, flags=re.M)
-    text = re.sub(r"^(\s*)(cluster:\s*\S+\s*)$", lambda m: f"{m.group(1)}{m.group(2)}\n{m.group(1)}namespace: {namespace}",
-                  text, count=1, flags=re.M)
+    text = re.sub(r"^[ \t]*namespace:.*\n", "", admin_text, flags=re.M)
+    text, n = re.subn(r"^([ \t]*)(cluster:[ \t]*\S+)[ \t]*$",
+                      lambda m: f"{m.group(1)}{m.group(2)}\n{m.group(1)}namespace: {namespace}",
+                      text, count=1, flags=re.M)
+    if n != 1:
+        raise RuntimeError("no context in the admin kubeconfig to set a namespace in")
     with open(path, "w") as f:
         f.write(text)
     return path
