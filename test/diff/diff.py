@@ -16,6 +16,10 @@ the two binaries answered, not from a table of expectations:
              exclude list, and allot must match that run exactly.
   same-net   two range entries with one network: Whereabouts answers the same address twice,
              allot refuses the configuration.
+  v6-offset  an IPv6 address 2^64 or more above its range's network (ranges wider than /64):
+             Whereabouts truncates the pool offset to 64 bits, so after a DEL it never hands
+             the address out again (its DEL frees the wrong reservation); allot keeps the full
+             offset (checked: no address held twice).
 Any other difference fails, and the case is printed as JSON for --replay.
 """
 
@@ -48,7 +52,8 @@ class Tool:
 
     def call(self, verb, ipam, cni_version, cid, pod):
         conf = {"cniVersion": cni_version, "name": "diffnet", "type": "macvlan",
-                "ipam": dict(ipam, kubernetes={"kubeconfig": self.kubeconfig}, **self.extra_ipam)}
+                "ipam": dict({"type": "whereabouts"}, **ipam, kubernetes={"kubeconfig": self.kubeconfig},
+                             **self.extra_ipam)}
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "CNI_COMMAND": verb, "CNI_CONTAINERID": cid,
                "CNI_NETNS": f"/var/run/netns/{cid}", "CNI_IFNAME": "net1", "CNI_PATH": "/usr/lib/cni",
                "CNI_ARGS": f"IgnoreUnknown=1;K8S_POD_NAMESPACE=diff;K8S_POD_NAME={pod};"
@@ -143,37 +148,55 @@ def same(w, a):
     return [key(x) for x in w] == [key(x) for x in a]
 
 
+def never_shared(case, answers):
+    """No address is held by two pods at once (a pod holds from its ADD to its DEL)."""
+    held = {}
+    for (verb, _, pod), x in zip(case["ops"], answers):
+        if verb == "ADD" and x["ok"]:
+            for addr, _ in x["ips"]:
+                held.setdefault(addr.split("/")[0], set()).add(pod)
+        if verb == "DEL" or not x["ok"]:
+            for pods in held.values():
+                pods.discard(pod)
+        if any(len(pods) > 1 for pods in held.values()):
+            return False
+    return True
+
+
+def wide_offset(addr):
+    iface = ipaddress.ip_interface(addr)
+    return int(iface.ip) - int(iface.network.network_address) >= 1 << 64
+
+
 def judge(kube, wa, al, case):
-    """Returns (verdict, detail): verdict is "match", a deviation name, or "MISMATCH"."""
+    """Returns (verdict, detail, (whereabouts' answers, allot's answers)): verdict is "match", a
+    deviation name, or "MISMATCH"."""
     w = run_case(kube, wa, case)
     a = run_case(kube, al, case)
+    seen = (w, a)
     if same(w, a):
-        return "match", None
+        return "match", None, seen
     # gateway handed out by Whereabouts: compare with Whereabouts told to exclude it.
     gws = {ip[1] for ans in w for ip in ans["ips"] if ip[1] and ip[0].split("/")[0] == ip[1]}
     if gws:
         w2 = run_case(kube, wa, case, with_gateway_excluded(sorted(gws)[0]))
         if same(w2, a):
-            return "gateway", None
+            return "gateway", None, seen
         w = w2
     # p2p ranges: Whereabouts refuses the range as too small; allot must answer sensibly.
     if all(x["ok"] or "too small" in x.get("error", "") for x in w) and \
             any("too small" in x.get("error", "") for x in w):
-        held = {}
-        for (verb, _, pod), x in zip(case["ops"], a):
-            if verb == "ADD" and x["ok"]:
-                for addr, _ in x["ips"]:
-                    held.setdefault(addr, set()).add(pod)
-            if verb == "DEL":
-                for addr in list(held):
-                    held[addr].discard(pod)
-        if all(len(pods) <= 1 for pods in held.values()) and all(
+        if never_shared(case, a) and all(
                 x["ok"] or "no free address" in x.get("error", "") for x, y in zip(a, w) if not y["ok"]):
-            return "p2p", None
+            return "p2p", None, seen
+    # IPv6 offsets of 2^64 or more from the network: Whereabouts keeps offsets in 64 bits, so it
+    # stores such an entry under a wrong offset and its DEL frees the wrong reservation.
+    if any(wide_offset(addr) for x in w for addr, _ in x["ips"]) and never_shared(case, a):
+        return "v6-offset", None, seen
     if any("same network as range entry" in x.get("error", "") for x in a):
         if all(x["ok"] for x in w if x is not None):
-            return "same-net", None
-    return "MISMATCH", {"whereabouts": w, "allot": a}
+            return "same-net", None, seen
+    return "MISMATCH", {"whereabouts": w, "allot": a}, seen
 
 
 # --------------------------------------------------------------------- the cases ---
@@ -498,8 +521,14 @@ def main():
     t0 = time.monotonic()
     counts = {}
     failed = []
+    adds = {"whereabouts": 0, "allot": 0, "both": 0}
     for i, case in enumerate(cases):
-        verdict, detail = judge(kube, wa, al, case)
+        verdict, detail, (w, a) = judge(kube, wa, al, case)
+        for (verb, _, _), x, y in zip(case["ops"], w, a):
+            if verb == "ADD":
+                adds["whereabouts"] += x["ok"]
+                adds["allot"] += y["ok"]
+                adds["both"] += x["ok"] and y["ok"]
         counts[verdict] = counts.get(verdict, 0) + 1
         if verdict == "MISMATCH":
             failed.append(case["id"])
@@ -509,13 +538,22 @@ def main():
                 mark = "  " if same([w], [a]) else "!="
                 print(f"#  {mark} {verb} config {ci} pod{pod}: whereabouts {json.dumps(w)}  allot {json.dumps(a)}")
         elif len(cases) <= 80 or verdict != "match":
-            print(f"ok - {case['id']} {case['name']} ({verdict})")
+            got = [ip[0] if x["ok"] else "fail" for x in a for ip in (x["ips"] or [[None]])][:6]
+            print(f"ok - {case['id']} {case['name']} ({verdict}; allot: {' '.join(map(str, got))})")
         if (i + 1) % 50 == 0:
             log(f"diff: {i + 1}/{len(cases)} cases, {time.monotonic() - t0:.0f}s, {counts}")
     took = time.monotonic() - t0
     dev = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k not in ("match", "MISMATCH"))
     print(f"# {len(cases)} cases in {took:.0f}s (seed {args.seed}): {counts.get('match', 0)} identical, "
           f"documented deviations: {dev or 'none'}, mismatches: {counts.get('MISMATCH', 0)}")
+    total_adds = sum(1 for c in cases for op in c["ops"] if op[0] == "ADD")
+    print(f"# ADD calls: {total_adds}; succeeded on Whereabouts {adds['whereabouts']}, on allot {adds['allot']}, "
+          f"on both {adds['both']}")
+    # A comparison of two failures says nothing: most ADDs must succeed on both, or the harness
+    # itself is broken (wrong type, credentials, namespaces).
+    if not args.replay and adds["both"] < total_adds // 3:
+        print(f"not ok - only {adds['both']} of {total_adds} ADDs succeeded on both: the harness is broken")
+        failed.append("harness")
     print(f"diff: {len(cases) - len(failed)} passed, {len(failed)} failed")
     for ns in (ns_wa, ns_al):
         kube.req("DELETE", f"/api/v1/namespaces/{ns}")
