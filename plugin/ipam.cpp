@@ -70,8 +70,10 @@ Result<Pool> readPool(EngineContext& ctx, const Target& t, bool allowCache, bool
     return made;
 }
 
+// Whereabouts returns the gateway with every address, inside the range or not (a pool that is
+// a block of the subnet); allot only with addresses of its family.
 std::optional<core::IpAddress> gatewayFor(const core::ValidatedConfig& cfg, const core::IpRange& r) {
-    if (cfg.gateway && r.cidr().contains(*cfg.gateway)) return cfg.gateway;
+    if (cfg.gateway && cfg.gateway->family() == r.family()) return cfg.gateway;
     return std::nullopt;
 }
 

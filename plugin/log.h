@@ -27,6 +27,8 @@ public:
     void debug(const std::string& msg) { write(LogLevel::Debug, "debug", msg); }
     void info(const std::string& msg) { write(LogLevel::Info, "info", msg); }
     void error(const std::string& msg) { write(LogLevel::Error, "error", msg); }
+    // A configuration value ignored or repaired: shown wherever errors are.
+    void warning(const std::string& msg) { write(LogLevel::Error, "warning", msg); }
 
 private:
     void write(LogLevel l, const char* name, const std::string& msg);

@@ -1,5 +1,6 @@
 #include "plugin/net_config.h"
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -102,8 +103,11 @@ bool isFile(const std::string& path) {
 }
 
 // Fills keys absent from `ipam` from `flat`; nested objects ("kubernetes") merge key by key.
+// enable_overlapping_ranges is the network config's alone (default true): Whereabouts puts its
+// own value back after merging the flat file.
 void mergeUnder(Value& ipam, const Value& flat) {
     for (const auto& [key, value] : flat.members()) {
+        if (key == "enable_overlapping_ranges") continue;
         Value* mine = ipam.find(key);
         if (!mine || mine->isNull()) {
             ipam.set(key, value);
@@ -113,7 +117,7 @@ void mergeUnder(Value& ipam, const Value& flat) {
     }
 }
 
-Result<core::IpamConfig> decodeIpam(const Value& ipam) {
+Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>& warnings) {
     core::IpamConfig c;
     const std::string p = "ipam.";
     auto type = optString(ipam, p, "type");
@@ -125,8 +129,9 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam) {
     if (!top->range.empty()) {
         c.ranges.push_back(*top);
         c.topLevelRange = true;
-    } else if (!top->rangeStart.empty() || !top->rangeEnd.empty()) {
-        return bad(p + "range_start", "is set but \"range\" is not");
+    } else if (!top->rangeStart.empty() || !top->rangeEnd.empty() || !top->exclude.empty()) {
+        warnings.push_back("\"ipam.range_start\", \"ipam.range_end\" and \"ipam.exclude\" apply to the "
+                           "top-level \"range\", which is not set: ignored, as Whereabouts does");
     }
     if (const Value* list = ipam.find("ipRanges"); list && !list->isNull()) {
         if (!list->isArray()) return bad(p + "ipRanges", std::string("must be a list, got ") + list->typeName());
@@ -202,11 +207,74 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam) {
     return c;
 }
 
+// ipam.routes as Whereabouts decodes them (CNI's Route): dst a CIDR, gw an address, mtu,
+// advmss, priority, table and scope whole numbers; other keys dropped. Checked here so that no
+// address is allocated for a result the main plugin cannot read.
+Result<Value> decodeRoutes(const Value& ipam) {
+    const Value* r = ipam.find("routes");
+    if (!r || r->isNull()) return Value();
+    if (!r->isArray()) return bad("ipam.routes", std::string("must be a list of routes, got ") + r->typeName());
+    Value out = Value::array();
+    for (size_t i = 0; i < r->items().size(); ++i) {
+        const Value& item = r->items()[i];
+        std::string k = "ipam.routes[" + std::to_string(i) + "]";
+        if (!item.isObject()) return bad(k, std::string("must be an object, got ") + item.typeName());
+        auto dst = optString(item, k + ".", "dst");
+        if (!dst) return dst.error();
+        if (dst->empty()) return bad(k + ".dst", "is required (a CIDR such as \"0.0.0.0/0\")");
+        if (!core::parseGoCidr(*dst, core::IpSyntax::Strict))
+            return bad(k + ".dst", "\"" + *dst + "\" is not a CIDR");
+        Value route = Value::object();
+        route.set("dst", Value::string(*dst));
+        auto gw = optString(item, k + ".", "gw");
+        if (!gw) return gw.error();
+        if (!gw->empty()) {
+            if (!core::parseGoIp(*gw, core::IpSyntax::Strict))
+                return bad(k + ".gw", "\"" + *gw + "\" is not an IP address");
+            route.set("gw", Value::string(*gw));
+        }
+        for (const char* num : {"mtu", "advmss", "priority", "table", "scope"}) {
+            const Value* v = item.find(num);
+            if (!v || v->isNull()) continue;
+            auto n = v->isNumber() ? v->asInt() : std::nullopt;
+            if (!n || *n < INT32_MIN || *n > INT32_MAX)
+                return bad(k + "." + num, std::string("must be a whole number, got ") +
+                                              (v->isNumber() ? v->asString() : v->typeName()));
+            // Go omits a zero mtu, advmss and priority; table and scope are kept when given.
+            bool keepZero = std::string_view(num) == "table" || std::string_view(num) == "scope";
+            if (*n != 0 || keepZero) route.set(num, Value::number(*n));
+        }
+        out.push(std::move(route));
+    }
+    return out;
+}
+
+// ipam.dns as CNI's DNS type: nameservers, search and options lists of strings, domain a string;
+// other keys dropped, empty ones left out (as Go writes it).
+Result<Value> decodeDns(const Value& ipam) {
+    const Value* d = ipam.find("dns");
+    if (!d || d->isNull()) return Value();
+    if (!d->isObject()) return bad("ipam.dns", std::string("must be an object, got ") + d->typeName());
+    Value out = Value::object();
+    for (const char* list : {"nameservers", "search", "options"}) {
+        auto l = stringList(*d, "ipam.dns.", list);
+        if (!l) return l.error();
+        if (l->empty()) continue;
+        Value arr = Value::array();
+        for (auto& s : *l) arr.push(Value::string(s));
+        out.set(list, std::move(arr));
+    }
+    auto domain = optString(*d, "ipam.dns.", "domain");
+    if (!domain) return domain.error();
+    if (!domain->empty()) out.set("domain", Value::string(*domain));
+    return out;
+}
+
 }  // namespace
 
 std::vector<std::string> defaultFlatFiles() {
-    return {"/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf",
-            "/etc/cni/net.d/whereabouts.d/whereabouts.conf", "/etc/cni/net.d/allot.d/allot.conf"};
+    return {"/etc/cni/net.d/allot.d/allot.conf", "/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf",
+            "/etc/cni/net.d/whereabouts.d/whereabouts.conf"};
 }
 
 std::vector<std::string> flatFiles(const char* allotFlatFilesEnv) {
@@ -254,16 +322,16 @@ Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::
         if (isFile(*confPath)) {
             flat = *confPath;
         } else {
-            // Whereabouts also treats configuration_path as the directory holding the file.
+            // allot also takes configuration_path as the directory holding the file.
             for (const char* f : {"/whereabouts.conf", "/allot.conf"})
                 if (flat.empty() && isFile(*confPath + f)) flat = *confPath + f;
             if (flat.empty())
-                return bad("ipam.configuration_path", "names \"" + *confPath + "\", which does not exist");
+                n.warnings.push_back("\"ipam.configuration_path\": \"" + *confPath +
+                                     "\" does not exist: looking in the default places, as Whereabouts does");
         }
-    } else {
-        for (const auto& f : flatFiles)
-            if (flat.empty() && isFile(f)) flat = f;
     }
+    for (const auto& f : flatFiles)
+        if (flat.empty() && isFile(f)) flat = f;
     if (!flat.empty()) {
         auto fv = readFlatFile(flat);
         if (!fv) return fv.error();
@@ -271,28 +339,15 @@ Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::
         n.flatFile = flat;
     }
 
-    auto cfg = decodeIpam(ipam);
+    auto cfg = decodeIpam(ipam, n.warnings);
     if (!cfg) return cfg.error();
     n.ipam = std::move(*cfg);
-    if (const Value* r = ipam.find("routes"); r && !r->isNull()) {
-        if (!r->isArray()) return bad("ipam.routes", "must be a list");
-        for (size_t i = 0; i < r->items().size(); ++i) {
-            const Value& item = r->items()[i];
-            std::string k = "ipam.routes[" + std::to_string(i) + "]";
-            if (!item.isObject()) return bad(k, "must be an object");
-            auto dst = optString(item, k + ".", "dst");
-            if (!dst) return dst.error();
-            if (!core::Cidr::parse(*dst)) return bad(k + ".dst", "\"" + *dst + "\" is not a CIDR");
-            auto gw = optString(item, k + ".", "gw");
-            if (!gw) return gw.error();
-            if (!gw->empty() && !core::IpAddress::parse(*gw)) return bad(k + ".gw", "\"" + *gw + "\" is not an IP address");
-        }
-        n.routes = *r;
-    }
-    if (const Value* d = ipam.find("dns"); d && !d->isNull()) {
-        if (!d->isObject()) return bad("ipam.dns", "must be an object");
-        n.dns = *d;
-    }
+    auto routes = decodeRoutes(ipam);
+    if (!routes) return routes.error();
+    n.routes = std::move(*routes);
+    auto dns = decodeDns(ipam);
+    if (!dns) return dns.error();
+    n.dns = std::move(*dns);
 
     // Requested IPs: runtimeConfig.ips (the "ips" capability) first, then args.cni.ips.
     if (const Value* rc = doc->find("runtimeConfig"); rc && rc->isObject()) {

@@ -33,16 +33,22 @@ struct NetConf {
     bool hasValidAttachments = false;
     std::vector<Attachment> validAttachments;  // GC: cni.dev/valid-attachments
     std::string flatFile;  // the flat file that was merged, if any
+    // Keys Whereabouts ignores, ignored here too: the plugin logs each (with core's warnings).
+    std::vector<std::string> warnings;
 };
 
 // Parses stdin. Decode (CNI 6) for malformed JSON or more than kMaxConfigBytes; InvalidConfig
 // (CNI 7) naming the key for a value of the wrong type, more than core::kMaxRanges ipRanges,
-// more than kMaxExcludes exclude entries in a range, or a "namespace" that is no namespace
-// name. `flatFiles` are the default flat-file locations, tried in order after
-// ipam.configuration_path; the first that exists is merged under the network config.
+// more than kMaxExcludes exclude entries in a range, a "namespace" that is no namespace
+// name, or "dns"/"routes" that would make a result the main plugin cannot read (Whereabouts
+// refuses the same values when it decodes them). `flatFiles` are the default flat-file
+// locations, tried in order after ipam.configuration_path (a configuration_path that does not
+// exist is skipped, as in Whereabouts); the first that exists is merged under the network
+// config.
 Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles);
 
-// The default flat-file search list (Whereabouts' places, then allot's own).
+// The default flat-file search list: allot's own first (so a node running both finds allot's
+// kubeconfig), then Whereabouts' places.
 std::vector<std::string> defaultFlatFiles();
 
 // The search list with the ALLOT_FLAT_FILES override applied: unset gives the defaults; a

@@ -68,6 +68,8 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
                            "\" cannot be opened as a regular file (a symlink, a FIFO, or a missing "
                            "directory); logging to stderr");
         }
+        for (const auto& w : net->warnings) log->warning(w);
+        for (const auto& w : cfg->warnings) log->warning(w);
     }
     if (auto ok = checkNodePaths(cfg->raw, roots); !ok) {
         // DEL must not block teardown: it releases through allot's own directories instead.
@@ -126,6 +128,11 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
         case Command::Add: {
             // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
             // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
+            // Whereabouts fails an ADD (not a DEL) on an exclude it cannot read.
+            if (cfg->addError) {
+                out = failWith(version, *cfg->addError, log);
+                break;
+            }
             std::vector<core::IpAddress> requested = net->requestedIps;
             if (requested.empty() && !e.args.ipText.empty()) {
                 auto ips = parseArgIps(e.args.ipText);

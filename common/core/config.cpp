@@ -15,6 +15,12 @@ bool validLevel(const std::string& l) {
            l == "panic" || l == "warning";
 }
 
+std::string lower(std::string s) {
+    for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+}
+
 // Kubernetes object names are DNS-1123 subdomains; the network name becomes part of one.
 bool validNameFragment(const std::string& s) {
     if (s.size() > 200) return false;
@@ -34,8 +40,8 @@ Result<ValidatedConfig> validate(const IpamConfig& cfg) {
         return bad("ipam.type", cfg.type, "is not \"allot\" or \"whereabouts\"");
     }
     if (cfg.ranges.empty() && cfg.addresses.empty()) {
-        return makeError(Errc::InvalidConfig,
-                         "no address range configured: set \"range\" or \"ipRanges\"");
+        // Whereabouts starts the pod with no address from it; so does allot, and says so.
+        out.warnings.push_back("no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
     }
     if (cfg.ranges.size() > static_cast<size_t>(kMaxRanges)) {
         return bad("ipRanges", std::to_string(cfg.ranges.size()) + " entries",
@@ -43,51 +49,59 @@ Result<ValidatedConfig> validate(const IpamConfig& cfg) {
     }
     // When a top-level "range" exists it is entry 0 and errors name it as such.
     for (size_t i = 0; i < cfg.ranges.size(); ++i) {
+        const bool top = cfg.topLevelRange && i == 0;
         size_t listIndex = cfg.topLevelRange ? i - 1 : i;
-        std::string key = (cfg.topLevelRange && i == 0)
-                              ? std::string("range")
-                              : "ipRanges[" + std::to_string(listIndex) + "].range";
-        auto r = IpRange::fromSpec(cfg.ranges[i], key);
+        std::string key = top ? std::string("range") : "ipRanges[" + std::to_string(listIndex) + "].range";
+        auto r = IpRange::fromSpec(cfg.ranges[i], key,
+                                   top ? BoundsSyntax::TopLevel : BoundsSyntax::IpRangesEntry, &out.warnings);
         if (!r) return r.error();
+        if (r->addError() && !out.addError) out.addError = r->addError();
+        // Two entries with one CIDR share one pool: Whereabouts returns the same address twice.
         for (size_t j = 0; j < out.ranges.size(); ++j) {
-            if (out.ranges[j].cidr().overlaps(r->cidr())) {
+            if (out.ranges[j].cidr() == r->cidr()) {
                 return bad(key, cfg.ranges[i].range,
-                           "overlaps range entry " + std::to_string(j) + " (" +
-                               out.ranges[j].cidr().str() + ")");
+                           "is the same network as range entry " + std::to_string(j) + " (" +
+                               out.ranges[j].cidr().str() + "): both would get the same address");
             }
         }
         out.ranges.push_back(std::move(*r));
     }
     if (!cfg.gateway.empty()) {
-        auto gw = IpAddress::parse(cfg.gateway);
+        auto gw = parseGoIp(cfg.gateway, IpSyntax::Sloppy);
         if (!gw) return bad("gateway", cfg.gateway, "is not an IP address");
-        bool inside = false;
-        for (const auto& r : out.ranges) inside = inside || r.cidr().contains(*gw);
-        if (!inside && !out.ranges.empty()) return bad("gateway", cfg.gateway, "is outside every range");
+        // Outside the ranges is fine (a pool that is a block of the subnet, the router elsewhere).
+        bool family = false;
+        for (const auto& r : out.ranges) family = family || r.family() == gw->family();
+        if (!family && !out.ranges.empty())
+            out.warnings.push_back("\"gateway\": " + gw->str() +
+                                   " is of neither range's family: not returned with any address");
         out.gateway = *gw;
     }
     for (size_t i = 0; i < cfg.addresses.size(); ++i) {
         std::string key = "addresses[" + std::to_string(i) + "]";
         const std::string& text = cfg.addresses[i].address;
-        auto c = Cidr::parse(text, "\"" + key + ".address\"");
-        if (!c) return c.error();
         // A static address keeps its host part: it is used as written.
-        auto ip = IpAddress::parse(text.substr(0, text.find('/')));
-        if (!ip) return bad(key + ".address", text, "is not an IP address");
+        auto c = parseGoCidr(text, IpSyntax::Sloppy);
+        if (!c) return bad(key + ".address", text, "is not a CIDR");
         std::optional<IpAddress> gw;
         if (!cfg.addresses[i].gateway.empty()) {
-            auto g = IpAddress::parse(cfg.addresses[i].gateway);
+            auto g = parseGoIp(cfg.addresses[i].gateway, IpSyntax::Strict);
             if (!g) return bad(key + ".gateway", cfg.addresses[i].gateway, "is not an IP address");
             gw = *g;
         }
-        out.staticAddresses.push_back({StaticIp{*ip, c->length()}, gw});
+        out.staticAddresses.push_back({StaticIp{c->ip, c->net.length()}, gw});
     }
     if (!validNameFragment(cfg.networkName)) {
         return bad("network_name", cfg.networkName,
                    "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)");
     }
-    if (!validLevel(cfg.logLevel)) {
-        return bad("log_level", cfg.logLevel, "is not one of debug, verbose, info, error, panic");
+    // Whereabouts reads the level case-insensitively and keeps its default for a name it does
+    // not know.
+    out.raw.logLevel = lower(cfg.logLevel);
+    if (!validLevel(out.raw.logLevel)) {
+        out.warnings.push_back("\"log_level\": \"" + cfg.logLevel +
+                               "\" is not one of debug, verbose, info, error, panic: ignored");
+        out.raw.logLevel.clear();
     }
     if (!cfg.nodeSliceSize.empty()) {
         std::string s = cfg.nodeSliceSize;

@@ -50,13 +50,19 @@ struct ValidatedConfig {
     std::optional<IpAddress> gateway;
     std::vector<std::pair<StaticIp, std::optional<IpAddress>>> staticAddresses;  // with gateway
     std::optional<int> sliceSize;      // prefix length of node slices
+    // Values Whereabouts ignores or repairs, each saying what was done: the plugin logs them.
+    std::vector<std::string> warnings;
+    // What fails an ADD (not a DEL) with this config, as in Whereabouts: an unreadable exclude.
+    std::optional<Error> addError;
 };
 
 inline constexpr int kMaxRanges = 16;
 inline constexpr int kDefaultDeadlineMs = 60'000;  // well inside kubelet's 4-minute limit
 inline constexpr int kMaxDeadlineMs = 180'000;
 
-// Checks every value; errors are Errc::InvalidConfig naming the key and the value.
+// Checks every value the way Whereabouts v0.9.4 does: what it refuses is an error
+// (Errc::InvalidConfig naming the key and the value), what it ignores or repairs is done the
+// same way and described in `warnings`.
 Result<ValidatedConfig> validate(const IpamConfig& cfg);
 
 }  // namespace allot::core

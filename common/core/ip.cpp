@@ -38,19 +38,23 @@ Error badIp(std::string_view text, const char* why) {
                      "invalid IP address \"" + std::string(text) + "\": " + why);
 }
 
-std::optional<uint32_t> parseV4(std::string_view s) {
+// Strict: no empty octet, no leading zero (ambiguous octal), at most 3 digits. Sloppy (Go before
+// 1.17, kept by Kubernetes): any number of digits, leading zeros read as decimal.
+std::optional<uint32_t> parseV4(std::string_view s, bool sloppy = false) {
     uint32_t out = 0;
     int parts = 0;
     size_t i = 0;
     while (parts < 4) {
         size_t j = i;
-        while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
-        size_t len = j - i;
-        // No empty octets, no leading zeros (ambiguous octal), at most 3 digits.
-        if (len == 0 || len > 3 || (len > 1 && s[i] == '0')) return std::nullopt;
         unsigned octet = 0;
-        std::from_chars(s.data() + i, s.data() + j, octet);
-        if (octet > 255) return std::nullopt;
+        while (j < s.size() && s[j] >= '0' && s[j] <= '9') {
+            octet = octet * 10 + static_cast<unsigned>(s[j] - '0');
+            if (octet > 255) return std::nullopt;
+            ++j;
+        }
+        size_t len = j - i;
+        if (len == 0) return std::nullopt;
+        if (!sloppy && (len > 3 || (len > 1 && s[i] == '0'))) return std::nullopt;
         out = (out << 8) | octet;
         ++parts;
         if (parts < 4) {
@@ -63,7 +67,7 @@ std::optional<uint32_t> parseV4(std::string_view s) {
     return out;
 }
 
-std::optional<u128> parseV6(std::string_view s) {
+std::optional<u128> parseV6(std::string_view s, bool sloppy = false) {
     std::array<uint16_t, 8> groups{};
     int count = 0;
     int gap = -1;  // index where "::" sits
@@ -82,7 +86,7 @@ std::optional<u128> parseV6(std::string_view s) {
         if (j < s.size() && s[j] == '.') {
             // Embedded IPv4 in the last 32 bits.
             if (count > 6) return std::nullopt;
-            auto v4 = parseV4(s.substr(i));
+            auto v4 = parseV4(s.substr(i), sloppy);
             if (!v4) return std::nullopt;
             groups[count++] = static_cast<uint16_t>(*v4 >> 16);
             groups[count++] = static_cast<uint16_t>(*v4 & 0xffff);
@@ -90,9 +94,15 @@ std::optional<u128> parseV6(std::string_view s) {
             break;
         }
         size_t len = j - i;
-        if (len == 0 || len > 4) return std::nullopt;  // leading zeros up to 4 digits are fine
+        // Leading zeros up to 4 digits are fine; sloppy takes any number while the value fits.
+        if (len == 0 || (len > 4 && !sloppy)) return std::nullopt;
         unsigned g = 0;
-        std::from_chars(s.data() + i, s.data() + j, g, 16);
+        for (size_t k = i; k < j; ++k) {
+            char c = s[k];
+            unsigned d = c <= '9' ? unsigned(c - '0') : unsigned((c | 0x20) - 'a' + 10);
+            g = g * 16 + d;
+            if (g > 0xffff) return std::nullopt;
+        }
         groups[count++] = static_cast<uint16_t>(g);
         if (j == s.size()) {
             i = j;
@@ -137,6 +147,66 @@ Result<IpAddress> IpAddress::parse(std::string_view text) {
     auto v = parseV4(text);
     if (!v) return badIp(text, "not an IPv4 address");
     return IpAddress(Family::V4, *v);
+}
+
+namespace {
+
+// Go keeps an IPv4 address as its IPv4-mapped IPv6 form and calls both IPv4.
+IpAddress unmapped(Family f, u128 v) {
+    if (f == Family::V6 && (v >> 32) == 0xffff) return IpAddress::v4(static_cast<uint32_t>(v & 0xffffffffu));
+    return IpAddress(f, v);
+}
+
+}  // namespace
+
+Result<IpAddress> parseGoIp(std::string_view text, IpSyntax syntax) {
+    const bool sloppy = syntax == IpSyntax::Sloppy;
+    // Go picks the grammar by the first '.' or ':' it meets.
+    size_t sep = text.find_first_of(".:");
+    if (text.empty()) return badIp(text, "empty");
+    if (text.size() > 64) return badIp(text.substr(0, 64), "too long");
+    if (sep != std::string_view::npos && text[sep] == ':') {
+        auto v = parseV6(text, sloppy);
+        if (!v) return badIp(text, "not an IPv6 address");
+        return unmapped(Family::V6, *v);
+    }
+    auto v = parseV4(text, sloppy);
+    if (!v) return badIp(text, "not an IPv4 address");
+    return IpAddress::v4(*v);
+}
+
+Result<GoCidr> parseGoCidr(std::string_view text, IpSyntax syntax) {
+    const bool sloppy = syntax == IpSyntax::Sloppy;
+    auto fail = [&](const char* why) {
+        return makeError(Errc::InvalidConfig, "\"" + std::string(text.substr(0, 64)) + "\" " + why);
+    };
+    if (text.size() > 80) return fail("is too long");
+    size_t slash = text.find('/');
+    if (slash == std::string_view::npos) return fail("is not a CIDR (missing /prefix)");
+    std::string_view addr = text.substr(0, slash), lenText = text.substr(slash + 1);
+    // Go tries IPv4 first, then IPv6; an IPv4-mapped IPv6 address keeps 128-bit prefixes.
+    Family f = Family::V4;
+    u128 value = 0;
+    if (auto v4 = parseV4(addr, sloppy)) {
+        value = *v4;
+    } else if (auto v6 = addr.find(':') != std::string_view::npos ? parseV6(addr, sloppy) : std::nullopt) {
+        f = Family::V6;
+        value = *v6;
+    } else {
+        return fail("has an invalid address");
+    }
+    int bits = f == Family::V4 ? 32 : 128;
+    int len = 0;
+    if (lenText.empty()) return fail("has an invalid prefix length");
+    for (char c : lenText) {
+        if (c < '0' || c > '9') return fail("has an invalid prefix length");
+        len = len * 10 + (c - '0');
+        if (len > bits) return fail("has an invalid prefix length");
+    }
+    Cidr net(IpAddress(f, value), len);
+    if (f == Family::V6 && len >= 96 && (net.network().value() >> 32) == 0xffff)
+        net = Cidr(IpAddress::v4(static_cast<uint32_t>(net.network().value() & 0xffffffffu)), len - 96);
+    return GoCidr{unmapped(f, value), net};
 }
 
 std::string IpAddress::str() const {

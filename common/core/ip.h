@@ -81,4 +81,22 @@ private:
     int length_ = 0;
 };
 
+// Whereabouts reads IP literals with Go: `Sloppy` is k8s.io/utils' ParseIPSloppy/ParseCIDRSloppy
+// (any number of leading zeros in a decimal octet or a hex group), `Strict` is Go's net.ParseIP /
+// net.ParseCIDR (no leading zeros, at most 4 hex digits a group). Unlike IpAddress::parse, both
+// read an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address, as Go does.
+enum class IpSyntax { Strict, Sloppy };
+
+Result<IpAddress> parseGoIp(std::string_view text, IpSyntax syntax);
+
+// Go's ParseCIDR: the address as written and its network. A prefix length may carry leading
+// zeros ("/024"). An IPv4-mapped address with a prefix of 96 or more is the IPv4 network of
+// prefix - 96 ("::ffff:10.0.0.0/120" is 10.0.0.0/24); with a shorter prefix the mapping is
+// masked away and it is an IPv6 network, as in Go.
+struct GoCidr {
+    IpAddress ip;
+    Cidr net;
+};
+Result<GoCidr> parseGoCidr(std::string_view text, IpSyntax syntax);
+
 }  // namespace allot::core

@@ -12,86 +12,113 @@ Error cfgError(const std::string& key, const std::string& value, const std::stri
 
 }  // namespace
 
-Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key) {
+Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key, BoundsSyntax syntax,
+                                  std::vector<std::string>* warnings) {
+    auto warn = [&](std::string w) {
+        if (warnings) warnings->push_back(std::move(w));
+    };
     IpRange r;
     if (spec.range.empty()) return makeError(Errc::InvalidConfig, "\"" + key + "\" is required");
+    const std::string base = key.size() > 5 && key.ends_with("range") ? key.substr(0, key.size() - 5) : "";
+    const std::string startKey = base + "range_start", endKey = base + "range_end";
 
-    std::string cidrText = spec.range;
-    std::optional<IpAddress> dashStart, dashEnd;
-    // "A-B/prefix": a CIDR given by its first address, narrowed to A..B.
+    // The bounds as written: leniently at the top level (unreadable: dropped), strictly in ipRanges.
+    auto readBound = [&](const std::string& text, const std::string& name) -> Result<std::optional<IpAddress>> {
+        if (text.empty()) return std::optional<IpAddress>();
+        if (syntax == BoundsSyntax::TopLevel) {
+            auto ip = parseGoIp(text, IpSyntax::Sloppy);
+            if (!ip) {
+                warn("\"" + name + "\": \"" + text + "\" is not an IP address: ignored, as Whereabouts does");
+                return std::optional<IpAddress>();
+            }
+            return std::optional<IpAddress>(*ip);
+        }
+        auto ip = parseGoIp(text, IpSyntax::Strict);
+        if (!ip) return cfgError(name, text, "is not an IP address");
+        return std::optional<IpAddress>(*ip);
+    };
+    auto s = readBound(spec.rangeStart, startKey);
+    if (!s) return s.error();
+    auto e = readBound(spec.rangeEnd, endKey);
+    if (!e) return e.error();
+    std::optional<IpAddress> start = *s, end = *e;
+
     if (auto dash = spec.range.find('-'); dash != std::string::npos) {
-        auto slash = spec.range.find('/', dash);
-        if (slash == std::string::npos) return cfgError(key, spec.range, "is not a CIDR or A-B/prefix");
-        auto a = IpAddress::parse(spec.range.substr(0, dash));
-        auto b = IpAddress::parse(spec.range.substr(dash + 1, slash - dash - 1));
+        // "A-B/prefix": the network of B/prefix, from A to B. It replaces range_start/range_end.
+        auto a = parseGoIp(spec.range.substr(0, dash), IpSyntax::Sloppy);
         if (!a) return cfgError(key, spec.range, "has an invalid start: " + a.error().message);
-        if (!b) return cfgError(key, spec.range, "has an invalid end: " + b.error().message);
-        dashStart = *a;
-        dashEnd = *b;
-        cidrText = spec.range.substr(0, dash) + spec.range.substr(slash);
+        auto b = parseGoCidr(spec.range.substr(dash + 1), IpSyntax::Sloppy);
+        if (!b) return cfgError(key, spec.range, "is not A-B/prefix: " + b.error().message);
+        if (!b->net.contains(*a)) return cfgError(key, spec.range, "has a start outside " + b->net.str());
+        if (!spec.rangeStart.empty() || !spec.rangeEnd.empty())
+            warn("\"" + startKey + "\"/\"" + endKey + "\" ignored: the A-B form of \"" + key + "\" (" +
+                 spec.range + ") sets both, as in Whereabouts");
+        r.cidr_ = b->net;
+        start = *a;
+        end = b->ip;
+    } else {
+        auto c = parseGoCidr(spec.range, IpSyntax::Sloppy);
+        if (!c) return cfgError(key, spec.range, "is not a CIDR or A-B/prefix: " + c.error().message);
+        r.cidr_ = c->net;
     }
-    auto cidr = Cidr::parse(cidrText, "\"" + key + "\"");
-    if (!cidr) return cidr.error();
-    r.cidr_ = *cidr;
 
+    // Usable addresses: network and broadcast never, except that /31, /32, /127 and /128 hand out
+    // every address (RFC 3021; Whereabouts refuses these ranges on ADD).
     const int bits = r.cidr_.network().bits();
-    const bool pointToPoint = r.cidr_.length() >= bits - 1;  // /31,/32,/127,/128: RFC 3021
+    const bool pointToPoint = r.cidr_.length() >= bits - 1;
     IpAddress lo = r.cidr_.first(), hi = r.cidr_.last();
     if (!pointToPoint) {
         lo = IpAddress(lo.family(), lo.value() + 1);
         hi = IpAddress(hi.family(), hi.value() - 1);
     }
-
-    auto bound = [&](const std::string& text, const std::string& name,
-                     std::optional<IpAddress> fallback) -> Result<std::optional<IpAddress>> {
-        if (text.empty()) return fallback;
-        auto ip = IpAddress::parse(text);
-        if (!ip) return cfgError(name, text, "is not an IP address");
-        if (!r.cidr_.contains(*ip)) return cfgError(name, text, "is outside " + r.cidr_.str());
-        return std::optional<IpAddress>(*ip);
+    auto within = [](const IpAddress& ip, const IpAddress& a, const IpAddress& b) {
+        return ip.family() == a.family() && !(ip < a) && !(b < ip);
     };
-    std::string base = key.size() > 5 && key.ends_with("range") ? key.substr(0, key.size() - 5) : "";
-    if (dashStart && !r.cidr_.contains(*dashStart))
-        return cfgError(key, spec.range, "has a start outside " + r.cidr_.str());
-    if (dashEnd && !r.cidr_.contains(*dashEnd))
-        return cfgError(key, spec.range, "has an end outside " + r.cidr_.str());
-    auto s = bound(spec.rangeStart, base + "range_start", dashStart);
-    if (!s) return s.error();
-    auto e = bound(spec.rangeEnd, base + "range_end", dashEnd);
-    if (!e) return e.error();
-    r.start_ = s->value_or(lo);
-    r.end_ = e->value_or(hi);
-    // Network and broadcast are never handed out, even when range_start/range_end name them.
-    if (r.start_ < lo) r.start_ = lo;
-    if (r.end_ > hi) r.end_ = hi;
-    if (r.end_ < r.start_) {
-        if (!spec.rangeEnd.empty() || dashEnd) {
-            return cfgError(spec.rangeEnd.empty() ? key : base + "range_end",
-                            spec.rangeEnd.empty() ? spec.range : spec.rangeEnd,
-                            "ends before the range start " + r.start_.str());
+    const std::string usable = lo.str() + "-" + hi.str() + " of " + r.cidr_.str();
+    r.start_ = lo;
+    r.end_ = hi;
+    // As Whereabouts' GetIPRange: a start is used only inside the usable addresses, an end
+    // only between the start and the last usable address; otherwise each is ignored.
+    if (start) {
+        if (within(*start, lo, hi)) {
+            r.start_ = *start;
+        } else {
+            warn("\"" + startKey + "\": " + start->str() + " is not inside the usable addresses " + usable +
+                 ": ignored, as Whereabouts does; allocating from " + lo.str());
         }
-        return cfgError(key, spec.range, "has no usable address");
+    }
+    if (end) {
+        if (within(*end, r.start_, hi)) {
+            r.end_ = *end;
+        } else {
+            warn("\"" + endKey + "\": " + end->str() + " is not between the range start " + r.start_.str() +
+                 " and the last usable address " + hi.str() + ": ignored, as Whereabouts does; allocating up to " +
+                 hi.str());
+        }
     }
 
     for (size_t i = 0; i < spec.exclude.size(); ++i) {
         const std::string& ex = spec.exclude[i];
         std::string exKey = base + "exclude[" + std::to_string(i) + "]";
-        if (ex.find('/') == std::string::npos) {
-            auto ip = IpAddress::parse(ex);
-            if (!ip) return cfgError(exKey, ex, "is not an IP address or CIDR");
-            r.excludes_.emplace_back(*ip, ip->bits());
-        } else {
-            auto c = Cidr::parse(ex, "\"" + exKey + "\"");
-            if (!c) return c.error();
-            r.excludes_.push_back(*c);
+        // Whereabouts reads a CIDR, else an address to which it appends /32 or /128 (strictly).
+        auto c = parseGoCidr(ex, IpSyntax::Strict);
+        if (!c) {
+            if (auto ip = parseGoIp(ex, IpSyntax::Strict)) c = parseGoCidr(ex + (ip->isV4() ? "/32" : "/128"), IpSyntax::Strict);
         }
-        if (r.excludes_.back().family() != r.cidr_.family())
-            return cfgError(exKey, ex, "is not of the same IP family as " + r.cidr_.str());
+        if (!c) {
+            if (!r.addError_) r.addError_ = cfgError(exKey, ex, "is not a CIDR or an IP address");
+            continue;
+        }
+        if (c->net.family() != r.cidr_.family()) {
+            warn("\"" + exKey + "\": " + c->net.str() + " is not of the family of " + r.cidr_.str() +
+                 ": it excludes nothing");
+            continue;
+        }
+        r.excludes_.push_back(c->net);
     }
     std::sort(r.excludes_.begin(), r.excludes_.end(), [](const Cidr& a, const Cidr& b) {
         return a.first().value() < b.first().value();
     });
-    if (r.capacity() == 0) return cfgError(key, spec.range, "has no usable address after exclude");
     return r;
 }
 

@@ -16,6 +16,17 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
         auto again = Cidr::parse(c->str());
         if (!again || !(*again == *c) || !c->contains(c->first()) || !c->contains(c->last())) std::abort();
     }
+    // Go's grammars (Whereabouts' literals): whatever they read, canonical text reads back the same.
+    for (IpSyntax syn : {IpSyntax::Strict, IpSyntax::Sloppy}) {
+        if (auto ip = parseGoIp(text, syn)) {
+            auto again = parseGoIp(ip->str(), IpSyntax::Strict);
+            if (!again || !(*again == *ip)) std::abort();
+        }
+        if (auto c = parseGoCidr(text, syn)) {
+            auto again = parseGoCidr(c->net.str(), IpSyntax::Strict);
+            if (!again || !(again->net == c->net)) std::abort();
+        }
+    }
     if (auto v = u128FromString(text)) {
         if (*u128FromString(u128ToString(*v)) != *v) std::abort();
     }

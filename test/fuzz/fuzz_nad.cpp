@@ -49,12 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
         for (const auto& n : *r) {
             const auto& c = n.config;
             require(std::find(owned.begin(), owned.end(), c.raw.type) != owned.end());
-            require(!c.ranges.empty() || !c.staticAddresses.empty());
             require(c.ranges.size() <= static_cast<size_t>(core::kMaxRanges));
             for (const auto& range : c.ranges) {
                 require(!(range.end() < range.start()));
                 require(range.cidr().contains(range.start()) && range.cidr().contains(range.end()));
-                require(range.capacity() > 0);
             }
             // The pool namespace goes into request paths.
             require(c.raw.poolNamespace.empty() || dnsLabel(c.raw.poolNamespace));

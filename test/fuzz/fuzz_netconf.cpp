@@ -1,5 +1,6 @@
 // CNI stdin (single config or anything else): a parse yields a valid config or a clear error;
-// a valid config's ranges are inside their CIDRs with start <= end.
+// a valid config's ranges are inside their CIDRs with start <= end (a range may have no free
+// address: Whereabouts accepts one whose excludes cover it and fails each ADD).
 #include <cstdlib>
 #include <string_view>
 
@@ -22,7 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     }
     for (const auto& r : v->ranges) {
         if (r.end() < r.start() || !r.cidr().contains(r.start()) || !r.cidr().contains(r.end())) std::abort();
-        if (r.capacity() == 0) std::abort();
     }
     return 0;
 }

@@ -35,27 +35,51 @@ TEST_CASE("type must be allot or whereabouts") {
     CHECK(err(c).find("host-local") != std::string::npos);
 }
 
-TEST_CASE("no range at all is an error") {
+TEST_CASE("no range at all is accepted with a warning, as Whereabouts starts such a pod") {
     IpamConfig c;
     c.type = "allot";
-    CHECK(err(c).find("range") != std::string::npos);
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    CHECK(r->ranges.empty());
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].find("no address") != std::string::npos);
 }
 
-TEST_CASE("errors in the top-level range name \"range\", in ipRanges name the entry") {
+TEST_CASE("warnings from the top-level range name \"range_start\", from ipRanges the entry") {
     auto c = base();
     c.ranges[0].rangeStart = "10.9.9.9";
-    CHECK(err(c).find("\"range_start\"") != std::string::npos);
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].find("\"range_start\"") != std::string::npos);
     auto d = base();
     d.ranges.push_back({"fd00::/64", "fd00::5", "fd00::2", {}});
-    CHECK(err(d).find("ipRanges[0].range_end") != std::string::npos);
+    auto e = validate(d);
+    REQUIRE(e.ok());
+    REQUIRE(e->warnings.size() == 1);
+    CHECK(e->warnings[0].find("ipRanges[0].range_end") != std::string::npos);
+    auto f = base();
+    f.ranges.push_back({"fd00::/64", "fd00::zz", "", {}});
+    CHECK(err(f).find("ipRanges[0].range_start") != std::string::npos);
 }
 
-TEST_CASE("overlapping ipRanges entries are rejected") {
+TEST_CASE("overlapping ipRanges entries are accepted; two entries with one network are not") {
     auto c = base();
     c.ranges.push_back({"10.0.0.128/25", "", "", {}});
+    CHECK(validate(c).ok());
+    c.ranges.push_back({"10.0.0.7/24", "", "", {}});
     auto m = err(c);
-    CHECK(m.find("10.0.0.128/25") != std::string::npos);
-    CHECK(m.find("overlaps") != std::string::npos);
+    CHECK(m.find("10.0.0.7/24") != std::string::npos);
+    CHECK(m.find("same network") != std::string::npos);
+}
+
+TEST_CASE("an unreadable exclude becomes the config's addError, not a validation error") {
+    auto c = base();
+    c.ranges[0].exclude = {"10.0.0.300"};
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    REQUIRE(r->addError);
+    CHECK(r->addError->message.find("exclude[0]") != std::string::npos);
 }
 
 TEST_CASE("dual-stack ipRanges validate") {
@@ -66,12 +90,21 @@ TEST_CASE("dual-stack ipRanges validate") {
     CHECK(r->ranges[1].family() == Family::V6);
 }
 
-TEST_CASE("the gateway must parse and sit inside a range") {
+TEST_CASE("the gateway must parse, and may sit outside every range") {
     auto c = base();
     c.gateway = "10.0.0.1";
     CHECK(validate(c)->gateway->str() == "10.0.0.1");
-    c.gateway = "10.0.5.1";
-    CHECK(err(c).find("gateway") != std::string::npos);
+    // The most common real configuration: the pool is a block, the router elsewhere.
+    c.ranges[0].range = "10.1.0.64/26";
+    c.gateway = "10.1.0.1";
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    CHECK(r->gateway->str() == "10.1.0.1");
+    CHECK(r->warnings.empty());
+    c.gateway = "010.001.000.001";  // Whereabouts reads the gateway sloppily
+    CHECK(validate(c)->gateway->str() == "10.1.0.1");
+    c.gateway = "fd00::1";
+    CHECK(validate(c)->warnings.size() == 1);
     c.gateway = "ten";
     CHECK(err(c).find("ten") != std::string::npos);
 }
@@ -104,14 +137,22 @@ TEST_CASE("static addresses keep their host part") {
     CHECK(r->staticAddresses[0].first.prefix == 24);
     c.addresses[0].address = "10.9.0.5";
     CHECK(err(c).find("addresses[0].address") != std::string::npos);
+    c.addresses[0].address = "010.9.0.5/24";  // read sloppily, as Whereabouts does
+    CHECK(validate(c)->staticAddresses[0].first.ip.str() == "10.9.0.5");
 }
 
-TEST_CASE("log_level accepts Whereabouts' levels only") {
+TEST_CASE("log_level: Whereabouts' levels in any case; another name is ignored with a warning") {
     auto c = base();
-    c.logLevel = "verbose";
-    CHECK(validate(c).ok());
+    c.logLevel = "VERBOSE";
+    auto r = validate(c);
+    REQUIRE(r.ok());
+    CHECK(r->raw.logLevel == "verbose");
     c.logLevel = "loud";
-    CHECK(err(c).find("log_level") != std::string::npos);
+    auto l = validate(c);
+    REQUIRE(l.ok());
+    CHECK(l->raw.logLevel.empty());
+    REQUIRE(l->warnings.size() == 1);
+    CHECK(l->warnings[0].find("log_level") != std::string::npos);
 }
 
 TEST_CASE("too many ranges are rejected") {

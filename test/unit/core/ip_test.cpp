@@ -104,3 +104,43 @@ TEST_CASE("containment and overlap respect the address family") {
     CHECK(!a.overlaps(c));
     CHECK(!a.contains(*IpAddress::parse("::a00:1")));
 }
+
+TEST_CASE("Go's sloppy parse takes leading zeros in octets and groups; the strict one does not") {
+    CHECK(parseGoIp("010.001.0.1", IpSyntax::Sloppy)->str() == "10.1.0.1");
+    CHECK(parseGoIp("00000000010.0.0.1", IpSyntax::Sloppy)->str() == "10.0.0.1");
+    CHECK(!parseGoIp("010.001.0.1", IpSyntax::Strict));
+    CHECK(parseGoIp("fd00:0000::00001", IpSyntax::Sloppy)->str() == "fd00::1");
+    CHECK(!parseGoIp("fd00:0000::00001", IpSyntax::Strict));
+    CHECK(parseGoIp("fd00::010.0.0.1", IpSyntax::Sloppy)->str() == "fd00::a00:1");
+    CHECK(!parseGoIp("10.0.0.256", IpSyntax::Sloppy));
+    CHECK(!parseGoIp("10.0.0.1 ", IpSyntax::Sloppy));
+    CHECK(!parseGoIp("fe80::1%eth0", IpSyntax::Sloppy));
+    CHECK(parseGoIp("FD00::1", IpSyntax::Strict)->str() == "fd00::1");
+}
+
+TEST_CASE("Go reads an IPv4-mapped address as IPv4") {
+    auto a = parseGoIp("::ffff:10.0.0.1", IpSyntax::Strict);
+    REQUIRE(a);
+    CHECK(a->isV4());
+    CHECK(a->str() == "10.0.0.1");
+    CHECK(parseGoIp("::ffff:0a00:0001", IpSyntax::Strict)->isV4());
+    CHECK(!parseGoIp("::10.0.0.1", IpSyntax::Strict)->isV4());
+}
+
+TEST_CASE("Go's CIDR parse: prefix zeros, host bits, mapped networks") {
+    auto c = parseGoCidr("10.0.0.7/024", IpSyntax::Strict);
+    REQUIRE(c);
+    CHECK(c->net.str() == "10.0.0.0/24");
+    CHECK(c->ip.str() == "10.0.0.7");
+    CHECK(parseGoCidr("010.0.0.0/24", IpSyntax::Sloppy)->net.str() == "10.0.0.0/24");
+    CHECK(!parseGoCidr("010.0.0.0/24", IpSyntax::Strict));
+    CHECK(parseGoCidr("::ffff:10.0.0.0/120", IpSyntax::Strict)->net.str() == "10.0.0.0/24");
+    CHECK(parseGoCidr("::ffff:10.0.0.0/96", IpSyntax::Strict)->net.str() == "0.0.0.0/0");
+    CHECK(parseGoCidr("::ffff:10.0.0.0/64", IpSyntax::Strict)->net.str() == "::/64");
+    CHECK(parseGoCidr("::ffff:1.2.3.4/32", IpSyntax::Strict)->net.str() == "::/32");
+    CHECK(!parseGoCidr("10.0.0.0/33", IpSyntax::Sloppy));
+    CHECK(!parseGoCidr("10.0.0.0/", IpSyntax::Sloppy));
+    CHECK(!parseGoCidr("10.0.0.1/+8", IpSyntax::Sloppy));
+    CHECK(!parseGoCidr("10.0.0.1", IpSyntax::Sloppy));
+    CHECK(parseGoCidr("fd00::/0128", IpSyntax::Strict)->net.str() == "fd00::/128");
+}

@@ -63,8 +63,8 @@ TEST_CASE(
     CHECK(gc::parseNadConfig(R"({"name":"x","plugins":{}})", kOwned, kNoFlat).code() ==
           core::Errc::Decode);
     auto bad =
-        gc::parseNadConfig(R"({"name":"x","type":"m","ipam":{"type":"allot","range":"10.0.0.0/24",
-        "range_start":"10.9.0.1"}})",
+        gc::parseNadConfig(R"({"name":"x","type":"m","ipam":{"type":"allot",
+        "ipRanges":[{"range":"10.0.0.0/24","range_start":"10.9.0.300"}]}})",
                            kOwned, kNoFlat);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.code() == core::Errc::InvalidConfig);

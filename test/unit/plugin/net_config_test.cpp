@@ -77,12 +77,78 @@ TEST_CASE("the flat file fills keys the network config leaves out; the network c
     CHECK(r->flatFile == flat);
 }
 
-TEST_CASE("configuration_path selects the flat file and must exist") {
+TEST_CASE("configuration_path selects the flat file; a missing one falls back with a warning") {
     auto flat = tempFile(R"({"log_level":"error"})");
     auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + flat + "\"}}", {});
     REQUIRE(r.ok());
     CHECK(r->ipam.logLevel == "error");
-    CHECK(err(R"({"ipam":{"type":"allot","configuration_path":"/no/such/file"}})").find("/no/such/file") != std::string::npos);
+    // Whereabouts then looks in its default places; so does allot, and says so.
+    auto fallback = tempFile(R"({"log_level":"debug"})");
+    auto m = parseNetConf(R"({"ipam":{"type":"allot","configuration_path":"/no/such/file"}})", {fallback});
+    REQUIRE(m.ok());
+    CHECK(m->flatFile == fallback);
+    REQUIRE(m->warnings.size() == 1);
+    CHECK(m->warnings[0].find("/no/such/file") != std::string::npos);
+}
+
+TEST_CASE("allot.d/allot.conf is looked up before Whereabouts' flat files; configuration_path wins") {
+    auto d = defaultFlatFiles();
+    REQUIRE(d.size() == 3);
+    CHECK(d[0] == "/etc/cni/net.d/allot.d/allot.conf");
+    CHECK(d[1] == "/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf");
+    CHECK(d[2] == "/etc/cni/net.d/whereabouts.d/whereabouts.conf");
+    // The search list is tried in order: the first that exists is merged.
+    auto allotConf = tempFile(R"({"kubernetes":{"kubeconfig":"/allot/kc"}})");
+    auto waConf = tempFile(R"({"kubernetes":{"kubeconfig":"/wa/kc"}})");
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {allotConf, waConf});
+    REQUIRE(r.ok());
+    CHECK(r->ipam.kubeconfig == "/allot/kc");
+    auto p = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + waConf +
+                              "\"}}",
+                          {allotConf, waConf});
+    REQUIRE(p.ok());
+    CHECK(p->ipam.kubeconfig == "/wa/kc");
+}
+
+TEST_CASE("dns is checked when the config is parsed: a string nameservers is a code-7 error") {
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":{"nameservers":"1.1.1.1"}}})")
+              .find("ipam.dns.nameservers") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":{"search":[1]}}})")
+              .find("ipam.dns.search[0]") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":{"domain":["a"]}}})")
+              .find("ipam.dns.domain") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":"1.1.1.1"}})").find("ipam.dns") !=
+          std::string::npos);
+    // What CNI's DNS type holds is kept, as Go writes it: empty keys and unknown ones left out.
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24",
+      "dns":{"nameservers":["1.1.1.1"],"search":[],"domain":"x.local","ttl":5}}})", {});
+    REQUIRE(r.ok());
+    CHECK(r->dns.dump() == R"({"nameservers":["1.1.1.1"],"domain":"x.local"})");
+}
+
+TEST_CASE("routes are checked when the config is parsed") {
+    auto conf = [](const std::string& routes) {
+        return R"({"ipam":{"type":"allot","range":"10.0.0.0/24","routes":)" + routes + "}}";
+    };
+    CHECK(err(conf(R"({"dst":"0.0.0.0/0"})")).find("ipam.routes") != std::string::npos);
+    CHECK(err(conf(R"(["0.0.0.0/0"])")).find("ipam.routes[0]") != std::string::npos);
+    CHECK(err(conf(R"([{"gw":"10.0.0.1"}])")).find("ipam.routes[0].dst") != std::string::npos);
+    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","gw":"010.0.0.1"}])")).find("ipam.routes[0].gw") != std::string::npos);
+    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","mtu":"1500"}])")).find("ipam.routes[0].mtu") != std::string::npos);
+    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","priority":1.5}])")).find("ipam.routes[0].priority") !=
+          std::string::npos);
+    auto r = parseNetConf(conf(R"([{"dst":"0.0.0.0/0","gw":"10.0.0.1","mtu":1400,"table":0,"x":1}])"), {});
+    REQUIRE(r.ok());
+    CHECK(r->routes.dump() == R"([{"dst":"0.0.0.0/0","gw":"10.0.0.1","mtu":1400,"table":0}])");
+}
+
+TEST_CASE("top-level range_start without a top-level range is ignored with a warning") {
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range_start":"10.0.0.5",
+      "ipRanges":[{"range":"10.0.0.0/24"}]}})", {});
+    REQUIRE(r.ok());
+    CHECK(r->ipam.ranges.size() == 1);
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].find("ipam.range_start") != std::string::npos);
 }
 
 TEST_CASE("a broken flat file is a config error naming the file") {
@@ -155,4 +221,11 @@ TEST_CASE("ALLOT_FLAT_FILES replaces the flat-file search list; unset keeps the 
     CHECK(flatFiles(nullptr) == defaultFlatFiles());
     CHECK(flatFiles("/a/x.conf::/b/y.conf:") == std::vector<std::string>{"/a/x.conf", "/b/y.conf"});
     CHECK(flatFiles("").empty());
+}
+
+TEST_CASE("enable_overlapping_ranges comes from the network config only, as in Whereabouts") {
+    auto flat = tempFile(R"({"enable_overlapping_ranges":false})");
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {flat});
+    REQUIRE(r.ok());
+    CHECK(r->ipam.enableOverlappingRanges);
 }

@@ -145,13 +145,31 @@ TEST_CASE("errors map to CNI codes and go to stdout as JSON") {
     auto bad = h.call("ADD", "{not json");
     CHECK(bad.exitCode != 0);
     CHECK(errorCode(bad) == 6);
-    auto cfg = h.call("ADD", conf(R"("range":"10.0.0.0/24","range_start":"10.1.0.1")"));
+    // Whereabouts refuses an unreadable range_start in ipRanges (at the top level it drops it).
+    auto cfg = h.call("ADD", conf(R"("ipRanges":[{"range":"10.0.0.0/24","range_start":"10.1.0.300"}])"));
     CHECK(errorCode(cfg) == 7);
     CHECK(parsed(cfg).find("msg")->asString().find("range_start") != std::string::npos);
     CHECK(errorCode(h.call("ADD", conf(kV4, "9.9.9"))) == 1);
     CHECK(errorCode(h.call("CHECK", conf(kV4, "0.3.1"))) == 1);
     CHECK(errorCode(h.call("GC", conf(kV4, "1.0.0"))) == 1);
     CHECK(errorCode(h.call("STATUS", conf(kV4, "1.0.0"))) == 1);
+}
+
+TEST_CASE("a gateway outside the range is returned and never fails the ADD (issue 14)") {
+    Harness h;
+    auto a = h.call("ADD", conf(R"("range":"10.1.0.64/26","gateway":"10.1.0.1")"));
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.stdoutText ==
+          R"({"cniVersion":"1.1.0","ips":[{"address":"10.1.0.65/26","gateway":"10.1.0.1"}],"dns":{}})" "\n");
+}
+
+TEST_CASE("an unreadable exclude fails ADD with code 7 but never DEL, as in Whereabouts") {
+    Harness h;
+    const std::string c = conf(R"("range":"10.0.0.0/29","exclude":["10.0.0.300"])");
+    auto a = h.call("ADD", c);
+    CHECK(errorCode(a) == 7);
+    CHECK(parsed(a).find("msg")->asString().find("exclude[0]") != std::string::npos);
+    CHECK(h.call("DEL", c).exitCode == 0);
 }
 
 TEST_CASE("an exhausted range fails with a clear error and no partial allocation") {
