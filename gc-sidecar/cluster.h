@@ -17,6 +17,8 @@ using core::Result;
 struct PodInfo {
     std::string uid;
     std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+    // A mirror pod's kubernetes.io/config.mirror annotation: its static pod's own UID.
+    std::string mirrorOf;
     // A pod in a terminal phase never runs again: its addresses are no longer in use.
     bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
 };

@@ -1,5 +1,6 @@
 #include "gc-sidecar/k8s_cluster.h"
 
+#include "core/ownership.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/time_util.h"
 #include "k8s/resources.h"
@@ -20,6 +21,12 @@ std::string stringAt(const json::Value& obj, std::initializer_list<const char*> 
         if (!v) return {};
     }
     return v->isString() ? v->asString() : std::string();
+}
+
+PodInfo podInfoOf(const json::Value& pod) {
+    PodInfo p{stringAt(pod, {"metadata", "uid"}), stringAt(pod, {"status", "phase"}), {}};
+    p.mirrorOf = stringAt(pod, {"metadata", "annotations", core::kConfigMirrorAnnotation.data()});
+    return p;
 }
 
 }  // namespace
@@ -123,7 +130,7 @@ Result<std::optional<PodInfo>> K8sCluster::getPod(const std::string& ns, const s
         if (obj.code() == Errc::NotFound) return std::optional<PodInfo>();
         return obj.error();
     }
-    PodInfo p{stringAt(*obj, {"metadata", "uid"}), stringAt(*obj, {"status", "phase"})};
+    PodInfo p = podInfoOf(*obj);
     return std::optional<PodInfo>(std::move(p));
 }
 
@@ -133,7 +140,7 @@ Result<void> K8sCluster::eachPod(
     k8s::ListOptions o;
     o.limit = kPodPageSize;
     auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kPod, ns), o, [&](json::Value& item) {
-        PodInfo p{stringAt(item, {"metadata", "uid"}), stringAt(item, {"status", "phase"})};
+        PodInfo p = podInfoOf(item);
         return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
                   p);
     }));

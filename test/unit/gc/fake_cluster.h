@@ -38,9 +38,9 @@ class FakeCluster : public gc::Cluster {
         res_[key] = {std::move(r), created};
     }
     void putPod(const std::string& ns, const std::string& name, std::string uid,
-                std::string phase = "Running") {
+                std::string phase = "Running", std::string mirrorOf = "") {
         std::lock_guard l(m_);
-        pods_[ns + "/" + name] = gc::PodInfo{std::move(uid), std::move(phase)};
+        pods_[ns + "/" + name] = gc::PodInfo{std::move(uid), std::move(phase), std::move(mirrorOf)};
     }
     void removePod(const std::string& ns, const std::string& name) {
         std::lock_guard l(m_);
