@@ -21,6 +21,7 @@ namespace {
 
 struct PodLite {
     std::string uid;
+    std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
     bool terminal = false;
 };
 
@@ -140,7 +141,8 @@ PassReport RepairLoop::pass() {
     // 1. Pods, compactly: namespace/name -> uid, terminal.
     std::unordered_map<std::string, PodLite> pods;
     auto pr = c.eachPod("", [&](const std::string& pns, const std::string& name, PodInfo& p) {
-        pods.insert_or_assign(pns + "/" + name, PodLite{std::move(p.uid), p.terminal()});
+        pods.insert_or_assign(pns + "/" + name,
+                              PodLite{std::move(p.uid), std::move(p.mirrorOf), p.terminal()});
         return !stop_.stopped();
     });
     if (!pr) return fail("list pods", pr.error());
@@ -210,7 +212,8 @@ PassReport RepairLoop::pass() {
                 auto pod = pods.find(o.podRef);
                 PodInfo info;
                 if (pod != pods.end())
-                    info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running"};
+                    info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running",
+                                   pod->second.mirrorOf};
                 const LeakReason why = classifyLeak(o, pod == pods.end() ? nullptr : &info);
                 if (why != LeakReason::None) candidates.push_back({p.name, off, o, why});
                 bool has = false;
@@ -218,7 +221,7 @@ PassReport RepairLoop::pass() {
                 for (const auto& net : nets) {
                     auto f = resByName.find(core::reservationName(ip, net));
                     if (f == resByName.end()) continue;
-                    if (store::reservedFor(res[f->second].r, o)) {
+                    if (ownsReservation(res[f->second].r, o)) {
                         res[f->second].matched = true;
                         has = true;
                         break;
@@ -355,6 +358,9 @@ PassReport RepairLoop::pass() {
             auto rel = releaseFromPool(
                 cl, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
                     std::vector<core::u128> out;
+                    // Checked on every read before the write it decides (a conflict re-reads):
+                    // a leader that lost its Lease mid-pass writes nothing more.
+                    if (!leading_) return core::makeError(Errc::Transient, "leadership lost");
                     for (size_t i : idxs) {
                         const Candidate& cand = candidates[i];
                         auto e = p.allocations.find(cand.offset);
@@ -374,6 +380,7 @@ PassReport RepairLoop::pass() {
                 return;
             }
             for (auto& r : *rel) {
+                if (!leading_) break;
                 auto d = dropReservation(cl, r);
                 if (!d) logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
             }
@@ -404,6 +411,7 @@ PassReport RepairLoop::pass() {
     if (rep.released) metrics_.addReleases("leak", rep.released);
 
     for (size_t i : toDelete) {
+        if (!leading_) break;
         const auto& r = res[i].r;
         tracker_.forget("r\x1f" + r.name + "\x1f" + r.resourceVersion);
         auto d = c.deleteReservation(ns, r.name, r.resourceVersion);
@@ -418,6 +426,7 @@ PassReport RepairLoop::pass() {
     if (rep.reservationsDeleted)
         metrics_.addReleases("orphan_reservation", rep.reservationsDeleted);
     for (size_t i : toCreate) {
+        if (!leading_) break;
         const auto& m = missing[i];
         tracker_.forget("m\x1f" + m.reservation + "\x1f" + m.owner.containerId);
         auto made = c.createReservation(ns, store::Reservation{m.reservation, m.owner.containerId,

@@ -33,6 +33,7 @@ struct Fixture {
     void make() {
         loop = std::make_unique<gc::RepairLoop>(opts, std::vector<gc::Cluster*>{&fake, &fake},
                                                 events, metrics, stop);
+        loop->setLeading(true);
     }
     void allocate(core::u128 off, const core::Owner& o, const char* pool = "10.1.0.0-24",
                   bool reserve = true) {
@@ -267,4 +268,42 @@ TEST_CASE("a pass that cannot list fails without releasing anything and without 
     CHECK_FALSE(r.ok);
     CHECK(f.held(5));
     CHECK(f.pass().released == 1);  // the streak was kept across the failed pass
+}
+
+TEST_CASE("a static pod's entry, owned through its mirror pod's config.mirror, is never a leak") {
+    Fixture f;
+    // The kubelet recorded the static pod's own UID (its config hash); the API shows the
+    // mirror pod under another UID, with the hash in kubernetes.io/config.mirror.
+    f.allocate(7, own("ctr-etcd", "kube-system/etcd-n1", "hash-h"));
+    f.fake.putPod("kube-system", "etcd-n1", "mirror-uid", "Running", "hash-h");
+    for (int i = 0; i < 5; ++i) {
+        auto r = f.pass();
+        CHECK(r.leakCandidates == 0);
+        CHECK(r.released == 0);
+    }
+    CHECK(f.held(7));
+    // The same pod name with another static pod's hash is another pod: a candidate.
+    f.fake.putPod("kube-system", "etcd-n1", "mirror-uid-2", "Running", "hash-x");
+    CHECK(f.pass().leakCandidates == 1);
+}
+
+TEST_CASE("leadership lost in the middle of a pass: the sweep writes nothing more") {
+    Fixture f;
+    f.allocate(9, own("ctr-gone", "ns/gone", "u-gone"));
+    f.allocate(10, own("ctr-gone2", "ns/gone2", "u-gone2"));
+    f.pass();
+    f.pass();
+    // The Lease is lost after the pass has listed everything, while it sweeps.
+    f.fake.afterNextRead("10.1.0.0-24", [&] { f.loop->setLeading(false); });
+    auto r = f.pass();
+    CHECK(r.released == 0);
+    CHECK(f.held(9));
+    CHECK(f.held(10));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.9"));
+    f.loop->setLeading(true);
+    // A new term starts over: seen again on three passes, then released.
+    f.pass();
+    f.pass();
+    CHECK(f.pass().released == 2);
+    CHECK_FALSE(f.held(9));
 }
