@@ -17,7 +17,9 @@ using Millis = std::chrono::milliseconds;
 
 struct Config {
     std::string nodeName;  // required
-    std::string identity;  // Lease holder identity; default the node name
+    std::string identity;  // Lease holder identity; default the node name (+ a unique suffix)
+    bool identityDefaulted = false;
+    bool sandboxProbe = true;  // read the node's namespaces before an unproven release
     std::string poolNamespace = "kube-system";
     std::string kubeconfig;  // empty: in-cluster ServiceAccount
     std::vector<std::string> ipamTypes{"allot", "whereabouts"};

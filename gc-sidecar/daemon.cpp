@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "gc-sidecar/events.h"
@@ -20,6 +21,7 @@
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/relay_server.h"
+#include "gc-sidecar/sandbox_probe.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/repair.h"
@@ -62,7 +64,16 @@ class Joiner {
 
 }  // namespace
 
-int runDaemon(const Config& cfg) {
+int runDaemon(const Config& given) {
+    Config cfg = given;
+    if (cfg.identityDefaulted) {
+        // Two allot-gc on one node (a rolling update) must not share a Lease identity: each
+        // would take the other's renewals for its own and both would lead.
+        std::random_device rd;
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "%08x", rd());
+        cfg.identity = cfg.nodeName + "_" + std::to_string(::getpid()) + "_" + suffix;
+    }
     // Few malloc arenas: with one per thread, memory freed by one thread's work (a repair
     // pass, a relist) stays reserved in its arena and the resident size only grows.
     ::mallopt(M_ARENA_MAX, 2);
@@ -135,6 +146,12 @@ int runDaemon(const Config& cfg) {
     ropts.journalDir = cfg.journalDir;
     ropts.journalInterval = cfg.journalInterval;
     ropts.scanLock = &scanLock;
+    if (cfg.sandboxProbe)
+        ropts.probe = []() -> Result<std::set<core::IpAddress>> {
+            auto r = probeNodeAddresses({"/run/netns", "/var/run/netns"});
+            if (!r) return r.error();
+            return std::move(r->addresses);
+        };
     Reclaimer reclaimer(ropts, *reclaimClusters, recorder, metrics, stop);
 
     PodWatchOptions wopts;
