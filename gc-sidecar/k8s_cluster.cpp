@@ -26,6 +26,7 @@ std::string stringAt(const json::Value& obj, std::initializer_list<const char*> 
 PodInfo podInfoOf(const json::Value& pod) {
     PodInfo p{stringAt(pod, {"metadata", "uid"}), stringAt(pod, {"status", "phase"}), {}};
     p.mirrorOf = stringAt(pod, {"metadata", "annotations", core::kConfigMirrorAnnotation.data()});
+    p.nodeName = stringAt(pod, {"spec", "nodeName"});
     return p;
 }
 
@@ -143,6 +144,28 @@ Result<void> K8sCluster::eachPod(
         PodInfo p = podInfoOf(item);
         return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
                   p);
+    }));
+    if (!rv) return rv.error();
+    return {};
+}
+
+Result<void> K8sCluster::eachNode(
+    const std::function<bool(const std::string&, NodeInfo&)>& fn) {
+    static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
+    k8s::ListOptions o;
+    o.limit = kPodPageSize;
+    auto rv = seen(client_.listEach(k8s::collectionPath(kNode, ""), o, [&](json::Value& item) {
+        NodeInfo n;
+        const json::Value* st = item.find("status");
+        const json::Value* conds = st && st->isObject() ? st->find("conditions") : nullptr;
+        if (conds && conds->isArray()) {
+            for (const auto& c : conds->items()) {
+                if (!c.isObject() || stringAt(c, {"type"}) != "Ready") continue;
+                n.ready = stringAt(c, {"status"}) == "True";
+                if (auto t = parseTime(stringAt(c, {"lastTransitionTime"}))) n.notReadySince = *t;
+            }
+        }
+        return fn(stringAt(item, {"metadata", "name"}), n);
     }));
     if (!rv) return rv.error();
     return {};

@@ -34,6 +34,8 @@ const char* leakReasonName(LeakReason r) {
             return "other_uid";
         case LeakReason::Terminal:
             return "terminal";
+        case LeakReason::NodeLost:
+            return "node_lost";
     }
     return "none";
 }
@@ -45,6 +47,7 @@ LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
     if (core::otherPodUnderName(e, core::PodIdentity{ns, name, pod->uid, pod->mirrorOf}))
         return LeakReason::OtherUid;
     if (pod->terminal()) return LeakReason::Terminal;
+    if (pod->nodeLost) return LeakReason::NodeLost;
     return LeakReason::None;
 }
 

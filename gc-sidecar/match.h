@@ -38,7 +38,7 @@ MatchKind matchGone(const core::Owner& entry, const GonePod& pod, const std::str
 enum class Liveness { Gone, SameUid, OtherUid, Unknown };
 Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod);
 
-enum class LeakReason { None, NoPod, OtherUid, Terminal };
+enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeLost };
 const char* leakReasonName(LeakReason r);
 
 // Repair loop: is `entry` leaked, given the pod of its podref now (nullptr: no such pod)?

@@ -23,6 +23,7 @@ struct PodLite {
     std::string uid;
     std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
     bool terminal = false;
+    bool nodeLost = false;  // its Node is gone, or NotReady past the grace
 };
 
 struct ResLite {
@@ -138,11 +139,27 @@ PassReport RepairLoop::pass() {
         return rep;
     };
 
+    // 0. Nodes: a pod whose Node is gone, or NotReady for longer than the grace period, will
+    // not be torn down by its kubelet; its addresses are leak candidates.
+    std::unordered_map<std::string, NodeInfo> nodes;
+    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
+        nodes.emplace(name, n);
+        return !stop_.stopped();
+    });
+    if (!nr) return fail("list nodes", nr.error());
+    const auto wallStart = std::chrono::system_clock::now();
+    auto nodeLost = [&](const std::string& node) {
+        if (node.empty()) return false;
+        auto it = nodes.find(node);
+        if (it == nodes.end()) return true;
+        return !it->second.ready && wallStart - it->second.notReadySince >= opts_.leakGrace;
+    };
+
     // 1. Pods, compactly: namespace/name -> uid, terminal.
     std::unordered_map<std::string, PodLite> pods;
     auto pr = c.eachPod("", [&](const std::string& pns, const std::string& name, PodInfo& p) {
-        pods.insert_or_assign(pns + "/" + name,
-                              PodLite{std::move(p.uid), std::move(p.mirrorOf), p.terminal()});
+        pods.insert_or_assign(pns + "/" + name, PodLite{std::move(p.uid), std::move(p.mirrorOf),
+                                                        p.terminal(), nodeLost(p.nodeName)});
         return !stop_.stopped();
     });
     if (!pr) return fail("list pods", pr.error());
@@ -213,7 +230,7 @@ PassReport RepairLoop::pass() {
                 PodInfo info;
                 if (pod != pods.end())
                     info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running",
-                                   pod->second.mirrorOf};
+                                   pod->second.mirrorOf, "", pod->second.nodeLost};
                 const LeakReason why = classifyLeak(o, pod == pods.end() ? nullptr : &info);
                 if (why != LeakReason::None) candidates.push_back({p.name, off, o, why});
                 bool has = false;
@@ -369,6 +386,7 @@ PassReport RepairLoop::pass() {
                             cl.getPod(cand.owner.podRef.substr(0, cand.owner.podRef.find('/')),
                                       cand.owner.podRef.substr(cand.owner.podRef.find('/') + 1));
                         if (!podNow) return podNow.error();
+                        if (*podNow) (*podNow)->nodeLost = nodeLost((*podNow)->nodeName);
                         const PodInfo* pi = *podNow ? &**podNow : nullptr;
                         if (classifyLeak(cand.owner, pi) == LeakReason::None) continue;
                         out.push_back(cand.offset);
@@ -397,10 +415,12 @@ PassReport RepairLoop::pass() {
             auto reason = LeakReason::NoPod;
             for (size_t i : poolWork[k].second)
                 if (candidates[i].offset == r.offset) reason = candidates[i].reason;
-            const std::string why = reason == LeakReason::OtherUid
-                                        ? "its pod was re-created with another UID"
-                                    : reason == LeakReason::Terminal ? "its pod has terminated"
-                                                                     : "its pod no longer exists";
+            const std::string why =
+                reason == LeakReason::OtherUid   ? "its pod was re-created with another UID"
+                : reason == LeakReason::Terminal ? "its pod has terminated"
+                : reason == LeakReason::NodeLost
+                    ? "its pod's node is gone or NotReady past the grace period"
+                    : "its pod no longer exists";
             std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
                               (r.owner.network.empty() ? "" : ", network " + r.owner.network) +
                               ", " + whoHolds(r.owner) + "): " + why;

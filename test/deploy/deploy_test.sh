@@ -59,7 +59,7 @@ allowed=(
   "delete overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "list overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "get nodeslicepools.whereabouts.cni.cncf.io"
-  "list pods" "watch pods" "get pods"
+  "list pods" "watch pods" "get pods" "list nodes"
   "get network-attachment-definitions.k8s.cni.cncf.io"
   "create events"
   "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"

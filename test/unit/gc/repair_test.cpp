@@ -307,3 +307,34 @@ TEST_CASE("leadership lost in the middle of a pass: the sweep writes nothing mor
     CHECK(f.pass().released == 2);
     CHECK_FALSE(f.held(9));
 }
+
+TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its addresses released") {
+    Fixture f;
+    f.opts.leakGrace = 1h;
+    f.opts.leakPasses = 1;
+    f.make();
+    const auto now = std::chrono::system_clock::now();
+    f.allocate(20, own("c20", "ns/on-gone-node", "u20"));
+    f.allocate(21, own("c21", "ns/on-flaky-node", "u21"));
+    f.allocate(22, own("c22", "ns/on-dead-node", "u22"));
+    f.allocate(23, own("c23", "ns/on-good-node", "u23"));
+    f.fake.putPod("ns", "on-gone-node", "u20", "Running", "", "gone");
+    f.fake.putPod("ns", "on-flaky-node", "u21", "Running", "", "flaky");
+    f.fake.putPod("ns", "on-dead-node", "u22", "Running", "", "dead");
+    f.fake.putPod("ns", "on-good-node", "u23", "Running", "", "good");
+    f.fake.putNode("flaky", false, now - 5min);  // NotReady, within the grace
+    f.fake.putNode("dead", false, now - 2h);     // NotReady past it
+    f.fake.putNode("good", true, now - 2h);
+    auto r = f.pass();
+    CHECK(r.leakCandidates == 2);
+    // Candidates still wait out the grace period of the leak tracker itself.
+    CHECK(r.released == 0);
+    f.opts.leakGrace = 0ms;
+    f.make();
+    f.fake.putNode("flaky", true, now);  // came back
+    f.pass();
+    CHECK(f.held(21));
+    CHECK(f.held(23));
+    CHECK_FALSE(f.held(20));
+    CHECK_FALSE(f.held(22));
+}
