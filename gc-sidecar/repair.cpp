@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -155,17 +156,7 @@ PassReport RepairLoop::pass() {
         return !it->second.ready && wallStart - it->second.notReadySince >= opts_.leakGrace;
     };
 
-    // 1. Pods, compactly: namespace/name -> uid, terminal.
-    std::unordered_map<std::string, PodLite> pods;
-    auto pr = c.eachPod("", [&](const std::string& pns, const std::string& name, PodInfo& p) {
-        pods.insert_or_assign(pns + "/" + name, PodLite{std::move(p.uid), std::move(p.mirrorOf),
-                                                        p.terminal(), nodeLost(p.nodeName)});
-        return !stop_.stopped();
-    });
-    if (!pr) return fail("list pods", pr.error());
-    rep.pods = pods.size();
-
-    // 2. Reservations.
+    // 1. Reservations.
     std::vector<ResLite> res;
     std::unordered_map<std::string, size_t> resByName;
     auto rr = c.eachReservation(ns, [&](ReservationInfo& r) {
@@ -176,7 +167,7 @@ PassReport RepairLoop::pass() {
     if (!rr) return fail("list reservations", rr.error());
     rep.reservations = res.size();
 
-    // 3. Pools, one page at a time.
+    // 2. Pools, one page at a time.
     struct Holder {
         std::string pool;
         core::Owner owner;
@@ -185,6 +176,10 @@ PassReport RepairLoop::pass() {
     std::unordered_set<std::string> allocContainers, allocPodRefs;
     std::vector<Candidate> candidates;
     std::vector<Missing> missing;
+    // Entries to hold against their pods once those are listed: only the namespaces that
+    // allocations point to are listed, so a pass costs in allocations, not in pods.
+    std::vector<Candidate> entries;
+    std::vector<std::pair<Missing, size_t>> unreserved;  // (missing, index in entries)
     std::vector<Anomaly> anomalies;
     std::vector<PoolGauge> gauges;
     auto pl = c.eachPool(
@@ -203,6 +198,7 @@ PassReport RepairLoop::pass() {
             uint64_t inRange = 0;
             bool poolHasReservations = false;
             std::vector<Missing> poolMissing;
+            std::vector<size_t> poolMissingIdx;  // its entry's index in `entries`
             for (const auto& [off, o] : p.allocations) {
                 ++rep.allocations;
                 if (!o.containerId.empty()) allocContainers.insert(o.containerId);
@@ -226,13 +222,8 @@ PassReport RepairLoop::pass() {
                          ip.str() + " is held twice: in IPPool " + h->second.pool + " by " +
                              whoHolds(h->second.owner) + " and in IPPool " + p.name + " by " +
                              whoHolds(o)});
-                auto pod = pods.find(o.podRef);
-                PodInfo info;
-                if (pod != pods.end())
-                    info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running",
-                                   pod->second.mirrorOf, "", pod->second.nodeLost};
-                const LeakReason why = classifyLeak(o, pod == pods.end() ? nullptr : &info);
-                if (why != LeakReason::None) candidates.push_back({p.name, off, o, why});
+                const size_t entryIdx = entries.size();
+                if (!o.podRef.empty()) entries.push_back({p.name, off, o, LeakReason::None});
                 bool has = false;
                 const auto nets = networkNamesFor(p, o);
                 for (const auto& net : nets) {
@@ -244,21 +235,16 @@ PassReport RepairLoop::pass() {
                         break;
                     }
                 }
-                if (has)
+                if (has) {
                     poolHasReservations = true;
-                else if (why == LeakReason::None)
+                } else {
                     poolMissing.push_back({p.name, ip, o, core::reservationName(ip, nets.front())});
-            }
-            if (poolHasReservations) {
-                for (auto& m : poolMissing) {
-                    anomalies.push_back(
-                        {"m\x1f" + m.reservation + "\x1f" + m.owner.containerId,
-                         "allocation_without_reservation", m.pool,
-                         m.ip.str() + " in IPPool " + m.pool + " (" + whoHolds(m.owner) +
-                             ") has no OverlappingRangeIPReservation " + m.reservation});
-                    missing.push_back(std::move(m));
+                    poolMissingIdx.push_back(o.podRef.empty() ? SIZE_MAX : entryIdx);
                 }
             }
+            if (poolHasReservations)
+                for (size_t m = 0; m < poolMissing.size(); ++m)
+                    unreserved.emplace_back(std::move(poolMissing[m]), poolMissingIdx[m]);
             const uint64_t size =
                 static_cast<uint64_t>(std::min<core::u128>(range->capacity(), ~uint64_t(0)));
             gauges.push_back({ns, p.name, size, inRange, size > inRange ? size - inRange : 0});
@@ -270,6 +256,47 @@ PassReport RepairLoop::pass() {
         });
     if (!pl) return fail("list pools", pl.error());
     if (stop_.stopped()) return fail("pass", core::makeError(Errc::Transient, "stopped"));
+
+    // 3. The pods those entries name, one namespace at a time, keeping only those named.
+    std::unordered_map<std::string, PodLite> pods;
+    {
+        std::unordered_set<std::string> wanted;
+        std::set<std::string> podNamespaces;
+        for (const auto& e : entries) {
+            wanted.insert(e.owner.podRef);
+            podNamespaces.insert(splitPodRef(e.owner.podRef).first);
+        }
+        for (const auto& pns : podNamespaces) {
+            auto pr = c.eachPod(pns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
+                ++rep.pods;
+                std::string ref = ns2 + "/" + name;
+                if (wanted.count(ref))
+                    pods.insert_or_assign(std::move(ref),
+                                          PodLite{std::move(p.uid), std::move(p.mirrorOf),
+                                                  p.terminal(), nodeLost(p.nodeName)});
+                return !stop_.stopped();
+            });
+            if (!pr) return fail("list pods of " + pns, pr.error());
+        }
+    }
+    for (auto& e : entries) {
+        auto pod = pods.find(e.owner.podRef);
+        PodInfo info;
+        if (pod != pods.end())
+            info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running",
+                           pod->second.mirrorOf, "", pod->second.nodeLost};
+        e.reason = classifyLeak(e.owner, pod == pods.end() ? nullptr : &info);
+        if (e.reason != LeakReason::None) candidates.push_back(e);
+    }
+    for (auto& [m, idx] : unreserved) {
+        if (idx != SIZE_MAX && entries[idx].reason != LeakReason::None) continue;
+        anomalies.push_back({"m\x1f" + m.reservation + "\x1f" + m.owner.containerId,
+                             "allocation_without_reservation", m.pool,
+                             m.ip.str() + " in IPPool " + m.pool + " (" + whoHolds(m.owner) +
+                                 ") has no OverlappingRangeIPReservation " + m.reservation});
+        missing.push_back(std::move(m));
+    }
+    std::vector<Candidate>().swap(entries);
     pods.clear();
     holders.clear();
 

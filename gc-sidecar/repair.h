@@ -1,9 +1,11 @@
 #pragma once
-// The cluster-wide repair loop (run by the Lease holder only). Each pass lists pods, then
-// reservations, then pools, streaming a page at a time and keeping only compact indexes, and
-// rebuilds the truth:
+// The cluster-wide repair loop (run by the Lease holder only). Each pass lists nodes,
+// reservations and pools, then the pods of only those namespaces that allocations point to
+// (keeping only the pods named), streaming a page at a time and keeping only compact indexes,
+// so that a pass costs in allocations rather than in pods; and rebuilds the truth:
 // - leak candidates: an allocation whose pod does not exist, exists with another UID (when
-//   the UID is recorded), or has terminated. Released after LeakTracker says so, and only
+//   the UID is recorded), has terminated, or sits on a Node that is gone or NotReady past the
+//   grace period. Released after LeakTracker says so, and only
 //   when a fresh read of the pool and of the pod still agree;
 // - anomalies, reported once each with a Warning Event PoolAnomaly and counted:
 //   duplicate_ip (one IP held in two overlapping pools), out_of_range (an offset outside the

@@ -338,3 +338,16 @@ TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its address
     CHECK_FALSE(f.held(20));
     CHECK_FALSE(f.held(22));
 }
+
+TEST_CASE("a pass lists the pods of only the namespaces that allocations point to") {
+    Fixture f;
+    for (int i = 0; i < 50; ++i) f.fake.putPod("busy-" + std::to_string(i % 5), "p" + std::to_string(i), "u");
+    f.fake.putPod("app", "web", "uw");
+    f.fake.putPod("app", "db", "ud");
+    f.allocate(30, own("c30", "app/web", "uw"));
+    auto r = f.pass();
+    CHECK(r.pods == 2);  // app's pods only, not the 50 elsewhere
+    CHECK(f.fake.calls("eachPod") == 1);
+    CHECK(r.leakCandidates == 0);
+    CHECK(f.held(30));
+}
