@@ -193,6 +193,18 @@ const std::vector<Flag>& flags() {
         {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
          "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
          stringSetter(&Config::nodeKubeconfig, false, true)},
+        {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
+         "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
+         "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
+         "(default: none, allot-gc's token)",
+         [](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+             auto slash = v.find('/');
+             if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
+                 !validName(v.substr(0, slash)) || !validName(v.substr(slash + 1)))
+                 return bad(what, v, "is not NAMESPACE/NAME");
+             c.pluginServiceAccount = v;
+             return {};
+         }},
         {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
          "where the ServiceAccount token and ca.crt are mounted "
          "(default /var/run/secrets/kubernetes.io/serviceaccount)",

@@ -33,6 +33,7 @@ struct Config {
     std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay
     Millis journalInterval{std::chrono::seconds(30)};
     std::string nodeKubeconfig;  // empty: not maintained
+    std::string pluginServiceAccount;  // "ns/name": the plugin's own identity; empty: allot-gc's
     std::string relaySocket;  // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
     Millis tokenCheckInterval{std::chrono::seconds(30)};

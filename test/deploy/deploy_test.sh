@@ -88,6 +88,38 @@ for d in "${denied[@]}"; do
 done
 if can update leases.coordination.k8s.io default; then bad "allot may update leases outside kube-system"; else ok "denied: leases outside kube-system"; fi
 
+# The plugin's own identity: what ADD/DEL/CHECK/GC call, nothing else (issue 22.10).
+PSA=system:serviceaccount:kube-system:allot-plugin
+pcan() { kubectl auth can-i "$1" "$2" --as="$PSA" -n "${3:-kube-system}" >/dev/null 2>&1; }
+for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
+         "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io" \
+         "get overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "list overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "create overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "delete overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "get nodeslicepools.whereabouts.cni.cncf.io"; do
+  # shellcheck disable=SC2086
+  if pcan $a; then ok "plugin allowed: $a"; else bad "the plugin cannot $a"; fi
+done
+for d in "list pods" "get pods" "watch pods" "get network-attachment-definitions.k8s.cni.cncf.io" \
+         "create events" "get leases.coordination.k8s.io" "update leases.coordination.k8s.io" \
+         "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io" \
+         "update nodeslicepools.whereabouts.cni.cncf.io" "get secrets" "list nodes" \
+         "create serviceaccounts/token"; do
+  # shellcheck disable=SC2086
+  if pcan $d; then bad "the plugin may $d (must be denied)"; else ok "plugin denied: $d"; fi
+done
+if kubectl auth can-i create serviceaccounts/allot-plugin --subresource=token --as="$SA" -n kube-system >/dev/null 2>&1; then
+  ok "allot-gc may request the plugin's tokens"
+else
+  bad "allot-gc cannot request tokens for allot-plugin"
+fi
+if kubectl auth can-i create serviceaccounts/allot --subresource=token --as="$SA" -n kube-system >/dev/null 2>&1; then
+  bad "allot-gc may request tokens for another ServiceAccount"
+else
+  ok "allot-gc may not request tokens for other ServiceAccounts"
+fi
+
 # A real request, not only the authorizer's opinion: the allot identity reading secrets is 403.
 secrets_out=$(kubectl --kubeconfig="$ALLOT_KUBECONFIG" get secrets -n kube-system 2>&1)
 if [[ "$secrets_out" == *Forbidden* ]]; then

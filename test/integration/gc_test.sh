@@ -512,6 +512,27 @@ t_nodekube() {
   stop_gc n
 }
 
+# The plugin's own identity: with --plugin-service-account the node kubeconfig carries a token
+# of allot-plugin (TokenRequest), which may do the plugin's work and nothing of allot-gc's.
+t_plugin_identity() {
+  local sa=$WORK/sa2 kc=$WORK/node-conf2/allot.kubeconfig port who range=10.69.0.0/24 conf uid
+  mkdir -p "$sa"
+  cp "$KUBE_CA" "$sa/ca.crt"
+  kubectl create token allot -n kube-system --duration=1h >"$sa/token" || return 1
+  port=${ALLOT_APISERVER##*:}
+  KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port \
+    start_gc pi node-pi --repair=false --node-kubeconfig="$kc" --service-account-dir="$sa" \
+    --plugin-service-account=kube-system/allot-plugin || return 1
+  wait_for 5 test -f "$kc" || { echo "no node kubeconfig"; gc_log pi | tail -3; return 1; }
+  who=$(kubectl --kubeconfig="$kc" auth whoami -o jsonpath='{.status.userInfo.username}') || return 1
+  expect_eq "node kubeconfig identity" "$who" system:serviceaccount:kube-system:allot-plugin || return 1
+  read -r _ uid < <(make_pods node-pi pi) || return 1
+  conf=$(PLUGIN_KUBECONFIG=$kc netconf net9 "{\"range\":\"$range\"}" node-pi)
+  add node-pi ctr-pi pi "$uid" "$conf" >/dev/null || { echo "ADD with the plugin's identity failed"; return 1; }
+  kubectl --kubeconfig="$kc" get pods -n "$PODNS" >/dev/null 2>&1 && { echo "the plugin's identity may list pods"; return 1; }
+  kubectl --kubeconfig="$kc" get leases -n kube-system >/dev/null 2>&1 && { echo "the plugin's identity may read Leases"; return 1; }
+  stop_gc pi
+}
 
 # ------------------------------------------------------------------ memory --
 
@@ -584,7 +605,7 @@ t_two_on_node() {
 
 # A static pod: the kubelet records its config hash as the pod UID; the mirror pod carries it in
 # kubernetes.io/config.mirror. With --leak-grace=0s, 5 passes leave its entry alone.
-RANGE7=10.67.0.0/24
+RANGE7=10.68.0.0/24
 t_mirror() {
   local pool conf hash=cfghash-$RUN p0
   pool=$(pool_name "$RANGE7")
@@ -593,7 +614,7 @@ t_mirror() {
                  annotations: {"kubernetes.io/config.mirror": $h, "kubernetes.io/config.source": "file"}},
       spec: {nodeName: "node-m", containers: [{name: "c", image: "registry.k8s.io/pause:3.10"}]}}' |
     kubectl create -f - >/dev/null || return 1
-  conf=$(netconf net7 "{\"range\":\"$RANGE7\"}" node-m)
+  conf=$(netconf net8 "{\"range\":\"$RANGE7\"}" node-m)
   add node-m ctr-static static-web-node-m "$hash" "$conf" >/dev/null || return 1
   add node-m ctr-ghost7 ghost7 ghost7-uid "$conf" >/dev/null || return 1  # control: a real leak
   start_gc m node-m --lease-name="$RUN-mirror-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
@@ -622,6 +643,7 @@ check "deleting 100 hostNetwork pods and 20 pods without network-status lists no
 check "journal entries of DELs that could not reach the API server are replayed, then removed" t_journal
 check "API server restarted mid-watch: no delete is missed; /healthz fails while the watch is stuck" t_apiserver
 check "the node kubeconfig is written (0600) from the ServiceAccount and rewritten when the token rotates" t_nodekube
+check "--plugin-service-account: the node kubeconfig is the plugin's own identity, which may do ADD and not list pods" t_plugin_identity
 check "two sidecars elect exactly one repair leader on the Lease" t_elect
 check "two allot-gc on one node without POD_NAME never both lead" t_two_on_node
 check "a static pod's entry, owned through its mirror pod, survives 5 passes with --leak-grace=0s" t_mirror
