@@ -510,7 +510,9 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
         for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
         for (auto& [i, ip] : outcomes[k].kept) {
             items[i].kept.push_back(ip);
-            items[i].keptWhy = noProof;
+            items[i].keptWhy = nodeHeld ? "its deletion did not show its containers stopped, and "
+                                          "a network namespace on this node still holds it"
+                                        : noProof;
         }
     }
 
