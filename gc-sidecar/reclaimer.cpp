@@ -229,6 +229,7 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
         const auto& cfg = n.config;
         const std::string ns2 =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
+        if (poolNamespaces_.size() < 256) poolNamespaces_.insert(ns2);
         for (const auto& r : cfg.ranges) {
             if (!cfg.sliceSize) {
                 out.push_back(
@@ -612,28 +613,35 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     std::set<PoolKey> nodePools;
     std::unique_lock<std::mutex> scan;
     if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
-    auto r = clusters_[0]->eachPool(
-        opts_.poolNamespace,
-        [&](store::Pool& p) {
-            for (const auto& [off, o] : p.allocations) {
-                if (o.node == opts_.node) nodePools.insert(PoolKey{opts_.poolNamespace, p.name, ""});
-                if (o.node != opts_.node || o.podRef.empty()) continue;
-                if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
-                    continue;
-                const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
-                Work& w = found[key];
-                if (w.reason.empty()) {
-                    auto [ns, name] = splitPodRef(o.podRef);
-                    w.pod = PodRecord{ns, name, o.podUid, false, {}};
-                    w.reason = "catch_up";
+    // --namespace, and every pool namespace a NAD's IPAM `namespace` key has named so far.
+    std::set<std::string> namespaces = poolNamespaces_;
+    namespaces.insert(opts_.poolNamespace);
+    Result<void> r;
+    for (const auto& pns : namespaces) {
+        r = clusters_[0]->eachPool(
+            pns,
+            [&](store::Pool& p) {
+                for (const auto& [off, o] : p.allocations) {
+                    if (o.node == opts_.node) nodePools.insert(PoolKey{pns, p.name, ""});
+                    if (o.node != opts_.node || o.podRef.empty()) continue;
+                    if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
+                        continue;
+                    const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
+                    Work& w = found[key];
+                    if (w.reason.empty()) {
+                        auto [ns, name] = splitPodRef(o.podRef);
+                        w.pod = PodRecord{ns, name, o.podUid, false, {}};
+                        w.reason = "catch_up";
+                    }
+                    w.hinted.insert(PoolKey{pns, p.name, ""});
                 }
-                w.hinted.insert(PoolKey{opts_.poolNamespace, p.name, ""});
-            }
-            return true;
-        },
-        [](const std::string& name, const std::string& why) {
-            logWarn("IPPool " + name + " cannot be decoded: " + why);
-        });
+                return true;
+            },
+            [](const std::string& name, const std::string& why) {
+                logWarn("IPPool " + name + " cannot be decoded: " + why);
+            });
+        if (!r) break;
+    }
     if (scan.owns_lock()) scan.unlock();
     ::malloc_trim(0);
     if (!r) return r.error();

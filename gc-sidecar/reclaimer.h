@@ -146,6 +146,8 @@ class Reclaimer {
     // Pools known to hold entries of this node (catch-up scans, releases): where a pod whose
     // networks are unknown is looked for. Worker thread only.
     std::set<PoolKey> nodePools_;
+    // Pool namespaces NADs have named (their IPAM `namespace` key): catch-up scans them too.
+    std::set<std::string> poolNamespaces_;
     std::set<std::string> reportedBadJournal_;
 };
 
