@@ -149,10 +149,14 @@ PassReport RepairLoop::pass() {
     });
     if (!nr) return fail("list nodes", nr.error());
     const auto wallStart = std::chrono::system_clock::now();
+    // "Gone" is a Node this loop has listed before and no longer finds: a name no Node ever
+    // had (a runtime without Node objects, as in the local test harness) proves nothing.
+    for (const auto& [name, n] : nodes)
+        if (nodesSeen_.size() < 100000) nodesSeen_.insert(name);
     auto nodeLost = [&](const std::string& node) {
         if (node.empty()) return false;
         auto it = nodes.find(node);
-        if (it == nodes.end()) return true;
+        if (it == nodes.end()) return nodesSeen_.count(node) != 0;
         return !it->second.ready && wallStart - it->second.notReadySince >= opts_.leakGrace;
     };
 

@@ -77,7 +77,8 @@ class RepairLoop {
     Metrics& metrics_;
     StopSignal& stop_;
     LeakTracker tracker_;
-    std::map<std::string, int> anomaliesSeen_;  // key -> consecutive passes (reported once each)
+    std::map<std::string, int> anomaliesSeen_;
+    std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone  // key -> consecutive passes (reported once each)
     std::mutex m_;
     std::condition_variable cv_;
     std::atomic<bool> leading_{false};

@@ -325,6 +325,12 @@ TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its address
     f.fake.putNode("flaky", false, now - 5min);  // NotReady, within the grace
     f.fake.putNode("dead", false, now - 2h);     // NotReady past it
     f.fake.putNode("good", true, now - 2h);
+    f.fake.putNode("gone", true, now - 2h);
+    CHECK(f.pass().leakCandidates == 1);  // dead's pod only: gone is still there
+    f.fake.removeNode("gone");
+    // A pod naming a node no Node object ever had proves nothing (no kubelet's Node at all).
+    f.allocate(24, own("c24", "ns/on-no-node", "u24"));
+    f.fake.putPod("ns", "on-no-node", "u24", "Running", "", "never-a-node");
     auto r = f.pass();
     CHECK(r.leakCandidates == 2);
     // Candidates still wait out the grace period of the leak tracker itself.
@@ -332,9 +338,13 @@ TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its address
     f.opts.leakGrace = 0ms;
     f.make();
     f.fake.putNode("flaky", true, now);  // came back
+    f.fake.putNode("gone", true, now);
+    f.pass();                    // this loop sees "gone" once...
+    f.fake.removeNode("gone");   // ...then it is deleted
     f.pass();
     CHECK(f.held(21));
     CHECK(f.held(23));
+    CHECK(f.held(24));
     CHECK_FALSE(f.held(20));
     CHECK_FALSE(f.held(22));
 }
