@@ -17,8 +17,18 @@ using core::Result;
 struct PodInfo {
     std::string uid;
     std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+    // A mirror pod's kubernetes.io/config.mirror annotation: its static pod's own UID.
+    std::string mirrorOf;
+    std::string nodeName;   // spec.nodeName; empty while unscheduled
+    bool nodeLost = false;  // set by the repair pass: its Node is gone, or NotReady past the grace
     // A pod in a terminal phase never runs again: its addresses are no longer in use.
     bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
+};
+
+// A Node as the repair loop needs it: Ready, or since when it is not.
+struct NodeInfo {
+    bool ready = false;
+    std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
 };
 
 struct ReservationInfo {
@@ -61,6 +71,10 @@ class Cluster {
         const std::string& ns,
         const std::function<bool(const std::string& ns, const std::string& name, PodInfo&)>&
             fn) = 0;
+
+    // Every Node, paginated.
+    virtual Result<void> eachNode(
+        const std::function<bool(const std::string& name, NodeInfo&)>& fn) = 0;
 
     // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.
     virtual Result<std::string> getNadConfig(const std::string& ns, const std::string& name) = 0;

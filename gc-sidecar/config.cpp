@@ -109,7 +109,9 @@ const std::vector<Flag>& flags() {
     static const std::vector<Flag> table = {
         {"node-name", "NODE_NAME", "NAME", "this node's name (required): whose pods are watched",
          stringSetter(&Config::nodeName, true, false)},
-        {"identity", "POD_NAME", "ID", "Lease holder identity (default: the node name)",
+        {"identity", "POD_NAME", "ID",
+         "Lease holder identity, unique per process (the DaemonSet passes the pod's name; "
+         "default: the node name, a process ID and a random suffix)",
          stringSetter(&Config::identity, false, false)},
         {"namespace", "ALLOT_GC_NAMESPACE", "NS",
          "namespace of the IPPools and reservations (default kube-system)",
@@ -134,6 +136,17 @@ const std::vector<Flag>& flags() {
                  p = e + 1;
              }
              c.ipamTypes = std::move(out);
+             return {};
+         }},
+        {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
+         "before freeing the address of a pod whose deletion did not show its containers "
+         "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
+         "namespace) and free it only when none holds it (default true; false: such addresses "
+         "wait for the kubelet's DEL or the repair loop)",
+         [](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+             auto b = parseBool(v, what);
+             if (!b) return b.error();
+             c.sandboxProbe = *b;
              return {};
          }},
         {"repair", "ALLOT_GC_REPAIR", "BOOL",
@@ -180,6 +193,18 @@ const std::vector<Flag>& flags() {
         {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
          "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
          stringSetter(&Config::nodeKubeconfig, false, true)},
+        {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
+         "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
+         "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
+         "(default: none, allot-gc's token)",
+         [](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+             auto slash = v.find('/');
+             if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
+                 !validName(v.substr(0, slash)) || !validName(v.substr(slash + 1)))
+                 return bad(what, v, "is not NAMESPACE/NAME");
+             c.pluginServiceAccount = v;
+             return {};
+         }},
         {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
          "where the ServiceAccount token and ca.crt are mounted "
          "(default /var/run/secrets/kubernetes.io/serviceaccount)",
@@ -335,7 +360,10 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
     if (c.nodeName.empty())
         return makeError(Errc::InvalidConfig,
                          "the node name is required: --node-name or NODE_NAME");
-    if (c.identity.empty()) c.identity = c.nodeName;
+    if (c.identity.empty()) {
+        c.identity = c.nodeName;
+        c.identityDefaulted = true;  // the daemon makes it unique per process
+    }
     if (c.leaseRenewInterval * 2 > c.leaseDuration)
         return makeError(Errc::InvalidConfig,
                          "--lease-renew-interval must be at most half of --lease-duration (" +

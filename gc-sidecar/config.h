@@ -17,7 +17,9 @@ using Millis = std::chrono::milliseconds;
 
 struct Config {
     std::string nodeName;  // required
-    std::string identity;  // Lease holder identity; default the node name
+    std::string identity;  // Lease holder identity; default the node name (+ a unique suffix)
+    bool identityDefaulted = false;
+    bool sandboxProbe = true;  // read the node's namespaces before an unproven release
     std::string poolNamespace = "kube-system";
     std::string kubeconfig;  // empty: in-cluster ServiceAccount
     std::vector<std::string> ipamTypes{"allot", "whereabouts"};
@@ -31,6 +33,7 @@ struct Config {
     std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay
     Millis journalInterval{std::chrono::seconds(30)};
     std::string nodeKubeconfig;  // empty: not maintained
+    std::string pluginServiceAccount;  // "ns/name": the plugin's own identity; empty: allot-gc's
     std::string relaySocket;  // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
     Millis tokenCheckInterval{std::chrono::seconds(30)};

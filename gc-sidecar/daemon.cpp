@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "gc-sidecar/events.h"
@@ -20,10 +21,12 @@
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/relay_server.h"
+#include "gc-sidecar/sandbox_probe.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/repair.h"
 #include "gc-sidecar/stop.h"
+#include "json/json.h"
 #include "k8s/kubeconfig.h"
 #include "plugin/net_config.h"
 
@@ -60,9 +63,55 @@ class Joiner {
     int running_ = 0;
 };
 
+// Tokens for the plugin's ServiceAccount ("ns/name") by TokenRequest, valid an hour and
+// renewed once half of that has passed.
+NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::string& sa) {
+    struct State {
+        k8s::Client client;
+        std::string path, token;
+        std::chrono::steady_clock::time_point at{};
+    };
+    const auto slash = sa.find('/');
+    auto st = std::make_shared<State>(State{std::move(client),
+                                            "/api/v1/namespaces/" + sa.substr(0, slash) +
+                                                "/serviceaccounts/" + sa.substr(slash + 1) + "/token",
+                                            "", {}});
+    return [st, sa]() -> core::Result<std::string> {
+        constexpr auto kLifetime = std::chrono::hours(1);
+        const auto now = std::chrono::steady_clock::now();
+        if (!st->token.empty() && now - st->at < kLifetime / 2) return st->token;
+        auto body = json::parse(R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest",)"
+                                R"("spec":{"expirationSeconds":3600}})");
+        if (!body) return body.error();
+        st->client.setDeadline(now + std::chrono::seconds(10));
+        auto r = st->client.create(st->path, *body);
+        if (!r) {
+            if (!st->token.empty() && now - st->at < kLifetime - std::chrono::minutes(5))
+                return st->token;  // the one we hold is still good
+            return core::makeError(r.code(), "token for ServiceAccount " + sa + ": " + r.error().message);
+        }
+        const json::Value* s = r->find("status");
+        const json::Value* t = s && s->isObject() ? s->find("token") : nullptr;
+        if (!t || !t->isString() || t->asString().empty())
+            return core::makeError(core::Errc::Decode, "TokenRequest for " + sa + " returned no token");
+        st->token = t->asString();
+        st->at = now;
+        return st->token;
+    };
+}
+
 }  // namespace
 
-int runDaemon(const Config& cfg) {
+int runDaemon(const Config& given) {
+    Config cfg = given;
+    if (cfg.identityDefaulted) {
+        // Two allot-gc on one node (a rolling update) must not share a Lease identity: each
+        // would take the other's renewals for its own and both would lead.
+        std::random_device rd;
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "%08x", rd());
+        cfg.identity = cfg.nodeName + "_" + std::to_string(::getpid()) + "_" + suffix;
+    }
     // Few malloc arenas: with one per thread, memory freed by one thread's work (a repair
     // pass, a relist) stays reserved in its arena and the resident size only grows.
     ::mallopt(M_ARENA_MAX, 2);
@@ -135,6 +184,12 @@ int runDaemon(const Config& cfg) {
     ropts.journalDir = cfg.journalDir;
     ropts.journalInterval = cfg.journalInterval;
     ropts.scanLock = &scanLock;
+    if (cfg.sandboxProbe)
+        ropts.probe = []() -> Result<std::set<core::IpAddress>> {
+            auto r = probeNodeAddresses({"/run/netns", "/var/run/netns"});
+            if (!r) return r.error();
+            return std::move(r->addresses);
+        };
     Reclaimer reclaimer(ropts, *reclaimClusters, recorder, metrics, stop);
 
     PodWatchOptions wopts;
@@ -209,6 +264,13 @@ int runDaemon(const Config& cfg) {
     if (!cfg.nodeKubeconfig.empty()) {
         nodeKubeconfig = std::make_unique<NodeKubeconfig>(cfg.nodeKubeconfig, cfg.serviceAccountDir,
                                                           "", cfg.poolNamespace);
+        if (!cfg.pluginServiceAccount.empty()) {
+            // The plugin's own identity (only what ADD/DEL/CHECK/GC need), not allot-gc's.
+            auto tokenClient = newClient();
+            if (!tokenClient) return 2;
+            nodeKubeconfig->setTokenSource(pluginTokenSource(std::move(*tokenClient),
+                                                             cfg.pluginServiceAccount));
+        }
         auto w = nodeKubeconfig->refresh();
         if (!w)
             logError("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);

@@ -1,5 +1,6 @@
 #include "gc-sidecar/k8s_cluster.h"
 
+#include "core/ownership.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/time_util.h"
 #include "k8s/resources.h"
@@ -20,6 +21,13 @@ std::string stringAt(const json::Value& obj, std::initializer_list<const char*> 
         if (!v) return {};
     }
     return v->isString() ? v->asString() : std::string();
+}
+
+PodInfo podInfoOf(const json::Value& pod) {
+    PodInfo p{stringAt(pod, {"metadata", "uid"}), stringAt(pod, {"status", "phase"}), {}};
+    p.mirrorOf = stringAt(pod, {"metadata", "annotations", core::kConfigMirrorAnnotation.data()});
+    p.nodeName = stringAt(pod, {"spec", "nodeName"});
+    return p;
 }
 
 }  // namespace
@@ -125,7 +133,7 @@ Result<std::optional<PodInfo>> K8sCluster::getPod(const std::string& ns, const s
         if (obj.code() == Errc::NotFound) return std::optional<PodInfo>();
         return obj.error();
     }
-    PodInfo p{stringAt(*obj, {"metadata", "uid"}), stringAt(*obj, {"status", "phase"})};
+    PodInfo p = podInfoOf(*obj);
     return std::optional<PodInfo>(std::move(p));
 }
 
@@ -135,9 +143,31 @@ Result<void> K8sCluster::eachPod(
     k8s::ListOptions o;
     o.limit = kPodPageSize;
     auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kPod, ns), o, [&](json::Value& item) {
-        PodInfo p{stringAt(item, {"metadata", "uid"}), stringAt(item, {"status", "phase"})};
+        PodInfo p = podInfoOf(item);
         return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
                   p);
+    }));
+    if (!rv) return rv.error();
+    return {};
+}
+
+Result<void> K8sCluster::eachNode(
+    const std::function<bool(const std::string&, NodeInfo&)>& fn) {
+    static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
+    k8s::ListOptions o;
+    o.limit = kPodPageSize;
+    auto rv = seen(client_.listEach(k8s::collectionPath(kNode, ""), o, [&](json::Value& item) {
+        NodeInfo n;
+        const json::Value* st = item.find("status");
+        const json::Value* conds = st && st->isObject() ? st->find("conditions") : nullptr;
+        if (conds && conds->isArray()) {
+            for (const auto& c : conds->items()) {
+                if (!c.isObject() || stringAt(c, {"type"}) != "Ready") continue;
+                n.ready = stringAt(c, {"status"}) == "True";
+                if (auto t = parseTime(stringAt(c, {"lastTransitionTime"}))) n.notReadySince = *t;
+            }
+        }
+        return fn(stringAt(item, {"metadata", "name"}), n);
     }));
     if (!rv) return rv.error();
     return {};

@@ -31,6 +31,7 @@ class K8sCluster : public Cluster {
     Result<void> eachPod(
         const std::string& ns,
         const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) override;
+    Result<void> eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) override;
     Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override;
     Result<std::string> nodeSlice(const std::string& ns, const std::string& sliceName,
                                   const std::string& node) override;

@@ -57,6 +57,10 @@ bool LeaderElector::tryAcquireOrRenew() {
     const std::string stamp = formatMicroTime(std::chrono::system_clock::now());
     const int64_t durationSeconds = std::max<int64_t>(1, (opts_.duration.count() + 999) / 1000);
     const std::string path = k8s::objectPath(k8s::kLease, opts_.ns, opts_.name);
+    // The whole attempt (GET and PUT) ends by the renew deadline while leading, so the leader
+    // steps down before its Lease can run out; a candidate's attempt within one interval.
+    const auto renewDeadline = opts_.duration - opts_.renewInterval;
+    client_.setDeadline(leading_ ? lastRenew_ + renewDeadline : now + opts_.renewInterval);
     auto got = client_.get(path);
     if (!got) {
         if (got.code() != Errc::NotFound) {

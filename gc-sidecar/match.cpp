@@ -2,10 +2,16 @@
 
 namespace allot::gc {
 
+std::pair<std::string, std::string> splitPodRef(const std::string& ref) {
+    auto slash = ref.find('/');
+    if (slash == std::string::npos) return {"", ref};
+    return {ref.substr(0, slash), ref.substr(slash + 1)};
+}
+
 MatchKind matchGone(const core::Owner& e, const GonePod& pod, const std::string& node, bool scan) {
     if (!e.podUid.empty())
-        return !pod.uid.empty() && e.podUid == pod.uid ? MatchKind::Uid : MatchKind::None;
-    if (e.podRef.empty() || e.podRef != pod.ref()) return MatchKind::None;
+        return !pod.uid.empty() && core::ownedByPod(e, pod) ? MatchKind::Uid : MatchKind::None;
+    if (!core::ownedByPod(e, pod)) return MatchKind::None;
     if (!e.node.empty() && e.node != node) return MatchKind::None;
     if (scan && e.node.empty()) return MatchKind::None;
     return MatchKind::PodRef;
@@ -13,7 +19,8 @@ MatchKind matchGone(const core::Owner& e, const GonePod& pod, const std::string&
 
 Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod) {
     if (!now) return Liveness::Gone;
-    if (!pod.uid.empty() && now->uid == pod.uid) return Liveness::SameUid;
+    if (!pod.uid.empty() && (now->uid == pod.uid || now->mirrorOf == pod.uid))
+        return Liveness::SameUid;
     return Liveness::OtherUid;
 }
 
@@ -27,6 +34,8 @@ const char* leakReasonName(LeakReason r) {
             return "other_uid";
         case LeakReason::Terminal:
             return "terminal";
+        case LeakReason::NodeLost:
+            return "node_lost";
     }
     return "none";
 }
@@ -34,8 +43,11 @@ const char* leakReasonName(LeakReason r) {
 LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
     if (e.podRef.empty()) return LeakReason::None;
     if (!pod) return LeakReason::NoPod;
-    if (!e.podUid.empty() && !pod->uid.empty() && pod->uid != e.podUid) return LeakReason::OtherUid;
+    auto [ns, name] = splitPodRef(e.podRef);
+    if (core::otherPodUnderName(e, core::PodIdentity{ns, name, pod->uid, pod->mirrorOf}))
+        return LeakReason::OtherUid;
     if (pod->terminal()) return LeakReason::Terminal;
+    if (pod->nodeLost) return LeakReason::NodeLost;
     return LeakReason::None;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Which allocations belong to a pod that is gone, and which look leaked. Pure.
 //
-// The rules exist so that no address is ever taken from a live pod:
-// - an entry with a recorded pod UID belongs to that UID and to nothing else;
+// The rules exist so that no address is ever taken from a live pod. Ownership itself is
+// core/ownership.h's one rule; on top of it:
+// - an entry with a recorded pod UID belongs to that UID (or to the mirror pod whose
+//   kubernetes.io/config.mirror names it: a static pod) and to nothing else;
 // - an entry without one (written by Whereabouts, or by a runtime that passed no
 //   K8S_POD_UID) is matched by podref, and only when it is not provably another node's;
 // - whatever the match, an entry is released only when no pod of that namespace/name
@@ -14,14 +16,15 @@
 #include <string>
 
 #include "core/allocator.h"
+#include "core/ownership.h"
 #include "gc-sidecar/cluster.h"
 
 namespace allot::gc {
 
-struct GonePod {
-    std::string ns, name, uid;
-    std::string ref() const { return ns + "/" + name; }
-};
+using GonePod = core::PodIdentity;
+
+// "namespace/name" split at its first slash (no slash: namespace "").
+std::pair<std::string, std::string> splitPodRef(const std::string& ref);
 
 enum class MatchKind { None, Uid, PodRef };
 
@@ -35,7 +38,7 @@ MatchKind matchGone(const core::Owner& entry, const GonePod& pod, const std::str
 enum class Liveness { Gone, SameUid, OtherUid, Unknown };
 Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod);
 
-enum class LeakReason { None, NoPod, OtherUid, Terminal };
+enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeLost };
 const char* leakReasonName(LeakReason r);
 
 // Repair loop: is `entry` leaked, given the pod of its podref now (nullptr: no such pod)?

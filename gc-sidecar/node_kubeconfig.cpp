@@ -76,7 +76,8 @@ std::string renderNodeKubeconfig(const std::string& server, const std::string& c
 }
 
 core::Result<bool> NodeKubeconfig::refresh() {
-    auto token = k8s::readSmallFile(saDir_ + "/token", "ServiceAccount token");
+    auto token = tokenSource_ ? tokenSource_()
+                              : k8s::readSmallFile(saDir_ + "/token", "ServiceAccount token");
     if (!token) return token.error();
     auto ca = k8s::readSmallFile(saDir_ + "/ca.crt", "ServiceAccount CA");
     if (!ca) return ca.error();

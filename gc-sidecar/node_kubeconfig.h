@@ -4,6 +4,7 @@
 // atomically with mode 0600, and again whenever the projected token rotates (or the file
 // was changed or removed by someone else).
 
+#include <functional>
 #include <string>
 
 #include "core/result.h"
@@ -19,6 +20,10 @@ std::string base64Encode(const std::string& data);
 
 class NodeKubeconfig {
   public:
+    // Where the plugin's token comes from when it is not allot-gc's own (a TokenRequest for
+    // the plugin's ServiceAccount). Called on every refresh: it caches and renews itself.
+    using TokenSource = std::function<core::Result<std::string>()>;
+
     // `server` empty: from KUBERNETES_SERVICE_HOST/PORT (as in-cluster clients do).
     NodeKubeconfig(std::string path, std::string serviceAccountDir, std::string server,
                    std::string ns)
@@ -31,8 +36,11 @@ class NodeKubeconfig {
     // wrote. Errors: InvalidConfig (missing token/CA/server), Internal (I/O).
     core::Result<bool> refresh();
 
+    void setTokenSource(TokenSource s) { tokenSource_ = std::move(s); }
+
   private:
     std::string path_, saDir_, server_, ns_;
+    TokenSource tokenSource_;
 };
 
 }  // namespace allot::gc

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "core/ownership.h"
 #include "gc-sidecar/log.h"
 #include "gc-sidecar/network_status.h"
 #include "k8s/resources.h"
@@ -11,6 +12,27 @@
 namespace allot::gc {
 
 using core::Errc;
+
+bool sandboxStopped(const json::Value& pod) {
+    const json::Value* st = pod.find("status");
+    if (!st || !st->isObject()) return false;
+    if (const json::Value* ph = st->find("phase"); ph && ph->isString()) {
+        const std::string& p = ph->asString();
+        if (p == "Succeeded" || p == "Failed") return true;
+    }
+    // Every container the kubelet reports, terminated; at least one reported.
+    size_t seen = 0;
+    for (const char* list : {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"}) {
+        const json::Value* cs = st->find(list);
+        if (!cs || !cs->isArray()) continue;
+        for (const auto& c : cs->items()) {
+            const json::Value* state = c.isObject() ? c.find("state") : nullptr;
+            if (!state || !state->isObject() || !state->find("terminated")) return false;
+            ++seen;
+        }
+    }
+    return seen > 0;
+}
 
 std::optional<PodRecord> podRecordOf(const json::Value& pod) {
     const json::Value* md = pod.find("metadata");
@@ -26,7 +48,13 @@ std::optional<PodRecord> podRecordOf(const json::Value& pod) {
             r.hasNetworkStatus = true;
             r.networkStatus = s->asString();
         }
+        if (const json::Value* m = a->find(core::kConfigMirrorAnnotation.data()); m && m->isString())
+            r.mirrorOf = m->asString();
     }
+    if (const json::Value* spec = pod.find("spec"); spec && spec->isObject())
+        if (const json::Value* h = spec->find("hostNetwork"); h && h->isBool())
+            r.hostNetwork = h->asBool();
+    r.sandboxGone = sandboxStopped(pod);
     return r;
 }
 
@@ -72,15 +100,15 @@ bool PodWatch::relist(std::string& rv) {
     ::malloc_trim(0);  // the list's pages are gone: do not keep their peak
     rv = *listed;
     metrics_.watchProgress();
-    if (!synced_) {
-        synced_ = true;
-        logInfo("pod watch of node " + opts_.node + " synced: " + std::to_string(pods_.size()) +
-                " pods");
-        std::vector<PodRecord> live;
-        live.reserve(pods_.size());
-        for (const auto& [uid, rec] : pods_) live.push_back(rec);
-        onSynced_(std::move(live));
-    }
+    // Every relist, not only the first: a pod created and deleted in the gap (after a 410) was
+    // never seen, and only a catch-up against the pools finds its entries.
+    logInfo("pod watch of node " + opts_.node + (synced_ ? " relisted: " : " synced: ") +
+            std::to_string(pods_.size()) + " pods");
+    synced_ = true;
+    std::vector<PodRecord> live;
+    live.reserve(pods_.size());
+    for (const auto& [uid, rec] : pods_) live.push_back(rec);
+    onSynced_(std::move(live));
     return true;
 }
 
@@ -110,8 +138,12 @@ bool PodWatch::watchFrom(std::string& rv) {
             case k8s::WatchEvent::Type::Deleted:
                 if (auto rec = podRecordOf(ev.object)) {
                     auto it = pods_.find(rec->uid);
-                    if (!rec->hasNetworkStatus && it != pods_.end() && it->second.hasNetworkStatus)
-                        *rec = it->second;
+                    if (!rec->hasNetworkStatus && it != pods_.end() && it->second.hasNetworkStatus) {
+                        // The final object lost the annotation: keep the last one seen, and
+                        // the final object's word on the sandbox.
+                        rec->hasNetworkStatus = true;
+                        rec->networkStatus = std::move(it->second.networkStatus);
+                    }
                     if (it != pods_.end()) pods_.erase(it);
                     onDeleted_(std::move(*rec));
                 }

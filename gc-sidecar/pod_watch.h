@@ -19,6 +19,10 @@
 
 namespace allot::gc {
 
+// True when the pod object shows its sandbox stopped: a terminal phase, or every container
+// status it reports terminated (at least one).
+bool sandboxStopped(const json::Value& pod);
+
 // What is kept of a pod object; nullopt when it has no namespace, name or uid.
 std::optional<PodRecord> podRecordOf(const json::Value& pod);
 
@@ -32,7 +36,7 @@ struct PodWatchOptions {
 class PodWatch {
   public:
     using OnDeleted = std::function<void(PodRecord)>;
-    using OnSynced = std::function<void(std::vector<PodRecord>)>;  // after the first full list
+    using OnSynced = std::function<void(std::vector<PodRecord>)>;  // after every full list
 
     PodWatch(PodWatchOptions opts, k8s::Client client, OnDeleted onDeleted, OnSynced onSynced,
              Metrics& metrics, StopSignal& stop)

@@ -36,12 +36,6 @@ void parallelFor(const std::vector<Cluster*>& clusters, size_t n,
 
 namespace {
 
-std::pair<std::string, std::string> splitRef(const std::string& ref) {
-    auto slash = ref.find('/');
-    if (slash == std::string::npos) return {"", ref};
-    return {ref.substr(0, slash), ref.substr(slash + 1)};
-}
-
 std::string describe(const Released& r) {
     std::string s = r.ip.str() + " (pool " + r.ns + "/" + r.pool;
     if (!r.owner.network.empty()) s += ", network " + r.owner.network;
@@ -63,6 +57,8 @@ struct Reclaimer::Item {
     std::optional<std::string> failure;
     Liveness live = Liveness::Unknown;
     std::vector<Released> released;
+    std::vector<core::IpAddress> kept;  // its sandbox may still run: not freed here
+    std::string keptWhy;
 };
 
 Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events,
@@ -82,6 +78,15 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
 }
 
 void Reclaimer::podDeleted(PodRecord pod) {
+    if (pod.hostNetwork) {
+        logDebug("pod " + pod.ns + "/" + pod.name + " ran on the host network: nothing to release");
+        return;
+    }
+    if (!pod.mirrorOf.empty()) {
+        // The static pod runs on until its manifest goes; the kubelet's DEL frees it then.
+        logDebug("mirror pod " + pod.ns + "/" + pod.name + " deleted: its static pod keeps its addresses");
+        return;
+    }
     {
         std::lock_guard l(m_);
         Work w;
@@ -224,6 +229,7 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
         const auto& cfg = n.config;
         const std::string ns2 =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
+        if (poolNamespaces_.size() < 256) poolNamespaces_.insert(ns2);
         for (const auto& r : cfg.ranges) {
             if (!cfg.sliceSize) {
                 out.push_back(
@@ -265,7 +271,10 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
         return;
     }
     for (const auto& s : *statuses) {
-        if (s.isDefault) continue;
+        // The default network is resolved like any other when its name is a NAD's ns/name
+        // (Multus' clusterNetwork or v1.multus-cni.io/default-network naming an allot NAD);
+        // a plain CNI network name (a conf file's, no slash) is not a NAD and is skipped.
+        if (s.isDefault && s.name.find('/') == std::string::npos) continue;
         auto nad = nadOf(s, it.w.pod.ns);
         if (!nad) {
             it.malformed = true;
@@ -280,7 +289,7 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
                          targets.error().message;
             return;
         }
-        if (missing) it.scanMatch = it.scanAll = true;
+        if (missing && !s.isDefault) it.scanMatch = it.scanAll = true;
         for (auto& t : *targets) it.pools.insert(std::move(t));
     }
 }
@@ -346,7 +355,7 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
     for (auto& w : batch) {
         Item it;
         it.w = std::move(w);
-        it.gone = GonePod{it.w.pod.ns, it.w.pod.name, it.w.pod.uid};
+        it.gone = GonePod{it.w.pod.ns, it.w.pod.name, it.w.pod.uid, ""};
         all.push_back(std::move(it));
     }
     // This batch's items: a view over the tail of `all`.
@@ -403,25 +412,27 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
         for (const auto& k : it.pools) join(k.ns, k.pool, k.networkName, i, !it.w.hinted.empty());
         if (it.scanAll) scanners.push_back(i);
     }
-    if (!scanners.empty()) {
-        std::map<std::string, std::set<size_t>> found;  // pool -> items
-        auto r = main.eachPool(
-            opts_.poolNamespace,
-            [&](store::Pool& p) {
-                for (const auto& [off, owner] : p.allocations)
-                    for (size_t i : scanners)
-                        if (matchGone(owner, items[i].gone, opts_.node, true) != MatchKind::None)
-                            found[p.name].insert(i);
-                return true;
-            },
-            [](const std::string& name, const std::string& why) {
-                logWarn("IPPool " + name + " cannot be decoded: " + why);
-            });
-        if (!r) {
-            for (size_t i : scanners) items[i].failure = "list pools: " + r.error().message;
+    // Pods whose networks are unknown are looked for only in the pools known to hold this
+    // node's entries (found by the catch-up scans and by earlier releases): a deletion never
+    // lists every pool. An entry made after the last catch-up and never named by a NAD is
+    // left to the kubelet's DEL or the repair loop.
+    for (size_t i : scanners)
+        for (const auto& k : nodePools_) join(k.ns, k.pool, k.networkName, i, true);
+
+    // The sandbox proof: a pod whose object did not show its sandbox stopped has an address
+    // freed only when no network namespace on this node holds it.
+    std::optional<std::set<core::IpAddress>> nodeHeld;
+    std::string noProof = "its deletion did not show its containers stopped";
+    bool needProbe = false;
+    for (const auto& [key, g] : groups)
+        for (const auto& m : g.members) needProbe = needProbe || !items[m.first].w.pod.sandboxGone;
+    if (needProbe) {
+        if (!opts_.probe) {
+            noProof += ", and no namespace probe runs";
+        } else if (auto held = opts_.probe(); held) {
+            nodeHeld = std::move(*held);
         } else {
-            for (auto& [pool, idx] : found)
-                for (size_t i : idx) join(opts_.poolNamespace, pool, "", i, true);
+            noProof += ", and the node's namespaces cannot be read (" + held.error().message + ")";
         }
     }
 
@@ -430,6 +441,7 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
                                                                             groups.end());
     struct PoolOutcome {
         std::vector<std::pair<size_t, Released>> released;
+        std::vector<std::pair<size_t, core::IpAddress>> kept;
         std::optional<std::string> error;
     };
     std::vector<PoolOutcome> outcomes(work.size());
@@ -439,12 +451,22 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
         std::map<core::u128, size_t> owners;
         Selector select = [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
             owners.clear();
+            outcomes[k].kept.clear();
             std::vector<core::u128> out;
+            const auto cidr = core::Cidr::parse(p.range);
+            // True when the address may still be in use by the pod's sandbox.
+            auto mayRun = [&](size_t i, core::u128 off) {
+                if (items[i].w.pod.sandboxGone) return false;
+                if (nodeHeld && cidr && nodeHeld->count(cidr->at(off)) == 0) return false;
+                if (cidr) outcomes[k].kept.emplace_back(i, cidr->at(off));
+                return true;
+            };
             std::map<size_t, std::vector<core::u128>> byRef;  // need a fresh look at the pod
             for (const auto& [off, owner] : p.allocations) {
                 for (const auto& [i, scan] : group.members) {
                     if (items[i].failure) continue;
                     MatchKind m = matchGone(owner, items[i].gone, opts_.node, scan);
+                    if (m != MatchKind::None && mayRun(i, off)) break;
                     if (m == MatchKind::Uid) {
                         out.push_back(off);
                         owners[off] = i;
@@ -484,7 +506,15 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
         if (outcomes[k].error)
             for (const auto& m : work[k].second.members)
                 if (!items[m.first].failure) items[m.first].failure = outcomes[k].error;
+        if (!outcomes[k].released.empty())
+            nodePools_.insert(PoolKey{work[k].first.first, work[k].first.second, work[k].second.networkName});
         for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
+        for (auto& [i, ip] : outcomes[k].kept) {
+            items[i].kept.push_back(ip);
+            items[i].keptWhy = nodeHeld ? "its deletion did not show its containers stopped, and "
+                                          "a network namespace on this node still holds it"
+                                        : noProof;
+        }
     }
 
     logDebug("batch: " + std::to_string(work.size()) + " pools written at " + ms());
@@ -526,7 +556,17 @@ void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
             events_.emit({false, "AddressReleased",
                           "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
                           podRef(it.gone.ns, it.gone.name, it.gone.uid)});
-        } else if (!it.failure && it.live == Liveness::OtherUid) {
+        }
+        if (!it.kept.empty()) {
+            std::string what;
+            for (const auto& ip : it.kept) what += (what.empty() ? "" : ", ") + ip.str();
+            const std::string msg = "kept " + what + " of deleted pod " + it.gone.ref() +
+                                    ": its sandbox may still run (" + it.keptWhy +
+                                    "); the kubelet's DEL or the repair loop frees it";
+            logInfo(msg + " (uid " + it.gone.uid + ")");
+            events_.emit({false, "AddressKept", msg, podRef(it.gone.ns, it.gone.name, it.gone.uid)});
+        }
+        if (it.released.empty() && !it.failure && it.live == Liveness::OtherUid) {
             logInfo("pod " + it.gone.ref() + " (uid " + it.gone.uid +
                     ") was re-created under the same name: its addresses are left to the new pod");
         }
@@ -570,32 +610,42 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     }
     // key: uid, or podref when there is none
     std::map<std::string, Work> found;
+    std::set<PoolKey> nodePools;
     std::unique_lock<std::mutex> scan;
     if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
-    auto r = clusters_[0]->eachPool(
-        opts_.poolNamespace,
-        [&](store::Pool& p) {
-            for (const auto& [off, o] : p.allocations) {
-                if (o.node != opts_.node || o.podRef.empty()) continue;
-                if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
-                    continue;
-                const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
-                Work& w = found[key];
-                if (w.reason.empty()) {
-                    auto [ns, name] = splitRef(o.podRef);
-                    w.pod = PodRecord{ns, name, o.podUid, false, {}};
-                    w.reason = "catch_up";
+    // --namespace, and every pool namespace a NAD's IPAM `namespace` key has named so far.
+    std::set<std::string> namespaces = poolNamespaces_;
+    namespaces.insert(opts_.poolNamespace);
+    Result<void> r;
+    for (const auto& pns : namespaces) {
+        r = clusters_[0]->eachPool(
+            pns,
+            [&](store::Pool& p) {
+                for (const auto& [off, o] : p.allocations) {
+                    if (o.node == opts_.node) nodePools.insert(PoolKey{pns, p.name, ""});
+                    if (o.node != opts_.node || o.podRef.empty()) continue;
+                    if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
+                        continue;
+                    const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
+                    Work& w = found[key];
+                    if (w.reason.empty()) {
+                        auto [ns, name] = splitPodRef(o.podRef);
+                        w.pod = PodRecord{ns, name, o.podUid, false, {}};
+                        w.reason = "catch_up";
+                    }
+                    w.hinted.insert(PoolKey{pns, p.name, ""});
                 }
-                w.hinted.insert(PoolKey{opts_.poolNamespace, p.name, ""});
-            }
-            return true;
-        },
-        [](const std::string& name, const std::string& why) {
-            logWarn("IPPool " + name + " cannot be decoded: " + why);
-        });
+                return true;
+            },
+            [](const std::string& name, const std::string& why) {
+                logWarn("IPPool " + name + " cannot be decoded: " + why);
+            });
+        if (!r) break;
+    }
     if (scan.owns_lock()) scan.unlock();
     ::malloc_trim(0);
     if (!r) return r.error();
+    nodePools_ = std::move(nodePools);
     logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node + ", " +
             std::to_string(found.size()) + " with allocations and no pod");
     std::vector<Work> batch;
@@ -620,6 +670,9 @@ void Reclaimer::replayJournal() {
     for (const auto& e : *entries) {
         if (stop_.stopped()) return;
         const std::string ns = e.poolNamespace.empty() ? opts_.poolNamespace : e.poolNamespace;
+        // The container the plugin's DEL was for: only its own records go (core::heldBy), never
+        // those a newer sandbox of the same pod took over.
+        const core::Owner caller{e.containerId, e.podRef, e.ifName, "", "", ""};
         std::vector<std::string> pools = e.pools;
         std::optional<std::string> failure;
         if (pools.empty()) {
@@ -627,7 +680,7 @@ void Reclaimer::replayJournal() {
                 ns,
                 [&](store::Pool& p) {
                     for (const auto& [off, o] : p.allocations)
-                        if (o.containerId == e.containerId && o.ifName == e.ifName) {
+                        if (core::heldBy(o, caller)) {
                             pools.push_back(p.name);
                             break;
                         }
@@ -643,8 +696,7 @@ void Reclaimer::replayJournal() {
                 c, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
                     std::vector<core::u128> out;
                     for (const auto& [off, o] : p.allocations)
-                        if (o.containerId == e.containerId && o.ifName == e.ifName)
-                            out.push_back(off);
+                        if (core::heldBy(o, caller)) out.push_back(off);
                     return out;
                 });
             if (!rel) {
@@ -670,7 +722,7 @@ void Reclaimer::replayJournal() {
                 if (r.code() != core::Errc::NotFound) failure = "reservation " + name + ": " + r.error().message;
                 continue;
             }
-            if (r->containerId != e.containerId || (!r->ifName.empty() && r->ifName != e.ifName)) continue;
+            if (!ownsReservation(*r, caller)) continue;
             auto d = c.deleteReservation(ns, name, r->resourceVersion);
             if (!d && d.code() != core::Errc::NotFound && d.code() != core::Errc::Conflict)
                 failure = "reservation " + name + ": " + d.error().message;
@@ -681,7 +733,7 @@ void Reclaimer::replayJournal() {
             for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
             logInfo("journal: released " + what + " of container " + e.containerId + " (" +
                     e.podRef + ")");
-            auto [pns, pname] = splitRef(e.podRef);
+            auto [pns, pname] = splitPodRef(e.podRef);
             if (!pns.empty())
                 events_.emit(
                     {false, "AddressReleased",

@@ -31,7 +31,16 @@ struct PodRecord {
     std::string ns, name, uid;
     bool hasNetworkStatus = false;
     std::string networkStatus;  // the annotation's text, when present
+    // The object shows the sandbox stopped: a terminal phase, or every container (and init
+    // container) terminated. A force delete, or a kubelet that is down, leaves this false.
+    bool sandboxGone = false;
+    bool hostNetwork = false;  // spec.hostNetwork: no address of allot's to release
+    std::string mirrorOf;      // a mirror pod: deleting it does not stop its static pod
 };
+
+// The addresses the node's network namespaces hold now (sandbox_probe.h); an error when they
+// cannot be read.
+using NodeAddressProbe = std::function<Result<std::set<core::IpAddress>>()>;
 
 // Runs fn(i, cluster) for every i in [0, n) on up to clusters.size() threads, each thread
 // with its own Cluster (a Cluster serves one thread). clusters[0] runs on the caller's thread.
@@ -50,6 +59,10 @@ struct ReclaimerOptions {
     std::chrono::milliseconds journalInterval{std::chrono::seconds(30)};
     size_t maxBatch = 1000;
     std::chrono::milliseconds nadCacheTtl{std::chrono::seconds(30)};
+    // A pod whose object did not show its sandbox stopped has an address freed only when no
+    // network namespace on this node holds it. Null: such addresses are never freed here
+    // (the kubelet's DEL or the repair loop's grace period decides).
+    NodeAddressProbe probe;
     // Held while scanning every pool (catch-up), so that the memory peaks of such scans and
     // of repair passes never add up. Null: none.
     std::mutex* scanLock = nullptr;
@@ -130,6 +143,11 @@ class Reclaimer {
         std::string config;
     };
     std::map<std::string, NadEntry> nadCache_;  // worker thread only
+    // Pools known to hold entries of this node (catch-up scans, releases): where a pod whose
+    // networks are unknown is looked for. Worker thread only.
+    std::set<PoolKey> nodePools_;
+    // Pool namespaces NADs have named (their IPAM `namespace` key): catch-up scans them too.
+    std::set<std::string> poolNamespaces_;
     std::set<std::string> reportedBadJournal_;
 };
 

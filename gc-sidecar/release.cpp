@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/naming.h"
+#include "core/ownership.h"
 
 namespace allot::gc {
 
@@ -78,10 +79,12 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
     }
 }
 
+core::Owner reservationOwner(const store::Reservation& r) {
+    return core::Owner{r.containerId, r.podRef, r.ifName, "", "", ""};
+}
+
 bool ownsReservation(const store::Reservation& r, const core::Owner& owner) {
-    const bool ifOk = r.ifName.empty() || owner.ifName.empty() || r.ifName == owner.ifName;
-    if (!r.containerId.empty()) return r.containerId == owner.containerId && ifOk;
-    return !owner.podRef.empty() && r.podRef == owner.podRef && ifOk;
+    return core::heldBy(reservationOwner(r), owner);
 }
 
 Result<void> dropReservation(Cluster& c, const Released& r) {

@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,7 +23,9 @@ namespace {
 
 struct PodLite {
     std::string uid;
+    std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
     bool terminal = false;
+    bool nodeLost = false;  // its Node is gone, or NotReady past the grace
 };
 
 struct ResLite {
@@ -138,16 +141,27 @@ PassReport RepairLoop::pass() {
         return rep;
     };
 
-    // 1. Pods, compactly: namespace/name -> uid, terminal.
-    std::unordered_map<std::string, PodLite> pods;
-    auto pr = c.eachPod("", [&](const std::string& pns, const std::string& name, PodInfo& p) {
-        pods.insert_or_assign(pns + "/" + name, PodLite{std::move(p.uid), p.terminal()});
+    // 0. Nodes: a pod whose Node is gone, or NotReady for longer than the grace period, will
+    // not be torn down by its kubelet; its addresses are leak candidates.
+    std::unordered_map<std::string, NodeInfo> nodes;
+    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
+        nodes.emplace(name, n);
         return !stop_.stopped();
     });
-    if (!pr) return fail("list pods", pr.error());
-    rep.pods = pods.size();
+    if (!nr) return fail("list nodes", nr.error());
+    const auto wallStart = std::chrono::system_clock::now();
+    // "Gone" is a Node this loop has listed before and no longer finds: a name no Node ever
+    // had (a runtime without Node objects, as in the local test harness) proves nothing.
+    for (const auto& [name, n] : nodes)
+        if (nodesSeen_.size() < 100000) nodesSeen_.insert(name);
+    auto nodeLost = [&](const std::string& node) {
+        if (node.empty()) return false;
+        auto it = nodes.find(node);
+        if (it == nodes.end()) return nodesSeen_.count(node) != 0;
+        return !it->second.ready && wallStart - it->second.notReadySince >= opts_.leakGrace;
+    };
 
-    // 2. Reservations.
+    // 1. Reservations.
     std::vector<ResLite> res;
     std::unordered_map<std::string, size_t> resByName;
     auto rr = c.eachReservation(ns, [&](ReservationInfo& r) {
@@ -158,7 +172,7 @@ PassReport RepairLoop::pass() {
     if (!rr) return fail("list reservations", rr.error());
     rep.reservations = res.size();
 
-    // 3. Pools, one page at a time.
+    // 2. Pools, one page at a time.
     struct Holder {
         std::string pool;
         core::Owner owner;
@@ -167,6 +181,10 @@ PassReport RepairLoop::pass() {
     std::unordered_set<std::string> allocContainers, allocPodRefs;
     std::vector<Candidate> candidates;
     std::vector<Missing> missing;
+    // Entries to hold against their pods once those are listed: only the namespaces that
+    // allocations point to are listed, so a pass costs in allocations, not in pods.
+    std::vector<Candidate> entries;
+    std::vector<std::pair<Missing, size_t>> unreserved;  // (missing, index in entries)
     std::vector<Anomaly> anomalies;
     std::vector<PoolGauge> gauges;
     auto pl = c.eachPool(
@@ -198,6 +216,7 @@ PassReport RepairLoop::pass() {
                     ref && ref->isString())
                     allocPodRefs.insert(ref->asString());
             }
+            std::vector<size_t> poolMissingIdx;  // its entry's index in `entries`
             for (const auto& [off, o] : p.allocations) {
                 ++rep.allocations;
                 if (store::isPlaceholder(o)) {
@@ -226,38 +245,29 @@ PassReport RepairLoop::pass() {
                          ip.str() + " is held twice: in IPPool " + h->second.pool + " by " +
                              whoHolds(h->second.owner) + " and in IPPool " + p.name + " by " +
                              whoHolds(o)});
-                auto pod = pods.find(o.podRef);
-                PodInfo info;
-                if (pod != pods.end())
-                    info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running"};
-                const LeakReason why = classifyLeak(o, pod == pods.end() ? nullptr : &info);
-                if (why != LeakReason::None) candidates.push_back({p.name, off, o, why});
+                const size_t entryIdx = entries.size();
+                if (!o.podRef.empty()) entries.push_back({p.name, off, o, LeakReason::None});
                 bool has = false;
                 const auto nets = networkNamesFor(p, o);
                 for (const auto& net : nets) {
                     auto f = resByName.find(core::reservationName(ip, net));
                     if (f == resByName.end()) continue;
-                    if (store::reservedFor(res[f->second].r, o)) {
+                    if (ownsReservation(res[f->second].r, o)) {
                         res[f->second].matched = true;
                         has = true;
                         break;
                     }
                 }
-                if (has)
+                if (has) {
                     poolHasReservations = true;
-                else if (why == LeakReason::None)
+                } else {
                     poolMissing.push_back({p.name, ip, o, core::reservationName(ip, nets.front())});
-            }
-            if (poolHasReservations) {
-                for (auto& m : poolMissing) {
-                    anomalies.push_back(
-                        {"m\x1f" + m.reservation + "\x1f" + m.owner.containerId,
-                         "allocation_without_reservation", m.pool,
-                         m.ip.str() + " in IPPool " + m.pool + " (" + whoHolds(m.owner) +
-                             ") has no OverlappingRangeIPReservation " + m.reservation});
-                    missing.push_back(std::move(m));
+                    poolMissingIdx.push_back(o.podRef.empty() ? SIZE_MAX : entryIdx);
                 }
             }
+            if (poolHasReservations)
+                for (size_t m = 0; m < poolMissing.size(); ++m)
+                    unreserved.emplace_back(std::move(poolMissing[m]), poolMissingIdx[m]);
             const uint64_t size =
                 static_cast<uint64_t>(std::min<core::u128>(range->capacity(), ~uint64_t(0)));
             gauges.push_back({ns, p.name, size, inRange, size > inRange ? size - inRange : 0});
@@ -269,6 +279,47 @@ PassReport RepairLoop::pass() {
         });
     if (!pl) return fail("list pools", pl.error());
     if (stop_.stopped()) return fail("pass", core::makeError(Errc::Transient, "stopped"));
+
+    // 3. The pods those entries name, one namespace at a time, keeping only those named.
+    std::unordered_map<std::string, PodLite> pods;
+    {
+        std::unordered_set<std::string> wanted;
+        std::set<std::string> podNamespaces;
+        for (const auto& e : entries) {
+            wanted.insert(e.owner.podRef);
+            podNamespaces.insert(splitPodRef(e.owner.podRef).first);
+        }
+        for (const auto& pns : podNamespaces) {
+            auto pr = c.eachPod(pns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
+                ++rep.pods;
+                std::string ref = ns2 + "/" + name;
+                if (wanted.count(ref))
+                    pods.insert_or_assign(std::move(ref),
+                                          PodLite{std::move(p.uid), std::move(p.mirrorOf),
+                                                  p.terminal(), nodeLost(p.nodeName)});
+                return !stop_.stopped();
+            });
+            if (!pr) return fail("list pods of " + pns, pr.error());
+        }
+    }
+    for (auto& e : entries) {
+        auto pod = pods.find(e.owner.podRef);
+        PodInfo info;
+        if (pod != pods.end())
+            info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running",
+                           pod->second.mirrorOf, "", pod->second.nodeLost};
+        e.reason = classifyLeak(e.owner, pod == pods.end() ? nullptr : &info);
+        if (e.reason != LeakReason::None) candidates.push_back(e);
+    }
+    for (auto& [m, idx] : unreserved) {
+        if (idx != SIZE_MAX && entries[idx].reason != LeakReason::None) continue;
+        anomalies.push_back({"m\x1f" + m.reservation + "\x1f" + m.owner.containerId,
+                             "allocation_without_reservation", m.pool,
+                             m.ip.str() + " in IPPool " + m.pool + " (" + whoHolds(m.owner) +
+                                 ") has no OverlappingRangeIPReservation " + m.reservation});
+        missing.push_back(std::move(m));
+    }
+    std::vector<Candidate>().swap(entries);
     pods.clear();
     holders.clear();
 
@@ -374,6 +425,9 @@ PassReport RepairLoop::pass() {
             auto rel = releaseFromPool(
                 cl, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
                     std::vector<core::u128> out;
+                    // Checked on every read before the write it decides (a conflict re-reads):
+                    // a leader that lost its Lease mid-pass writes nothing more.
+                    if (!leading_) return core::makeError(Errc::Transient, "leadership lost");
                     for (size_t i : idxs) {
                         const Candidate& cand = candidates[i];
                         auto e = p.allocations.find(cand.offset);
@@ -382,6 +436,7 @@ PassReport RepairLoop::pass() {
                             cl.getPod(cand.owner.podRef.substr(0, cand.owner.podRef.find('/')),
                                       cand.owner.podRef.substr(cand.owner.podRef.find('/') + 1));
                         if (!podNow) return podNow.error();
+                        if (*podNow) (*podNow)->nodeLost = nodeLost((*podNow)->nodeName);
                         const PodInfo* pi = *podNow ? &**podNow : nullptr;
                         if (classifyLeak(cand.owner, pi) == LeakReason::None) continue;
                         out.push_back(cand.offset);
@@ -393,6 +448,7 @@ PassReport RepairLoop::pass() {
                 return;
             }
             for (auto& r : *rel) {
+                if (!leading_) break;
                 auto d = dropReservation(cl, r);
                 if (!d) logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
             }
@@ -409,10 +465,12 @@ PassReport RepairLoop::pass() {
             auto reason = LeakReason::NoPod;
             for (size_t i : poolWork[k].second)
                 if (candidates[i].offset == r.offset) reason = candidates[i].reason;
-            const std::string why = reason == LeakReason::OtherUid
-                                        ? "its pod was re-created with another UID"
-                                    : reason == LeakReason::Terminal ? "its pod has terminated"
-                                                                     : "its pod no longer exists";
+            const std::string why =
+                reason == LeakReason::OtherUid   ? "its pod was re-created with another UID"
+                : reason == LeakReason::Terminal ? "its pod has terminated"
+                : reason == LeakReason::NodeLost
+                    ? "its pod's node is gone or NotReady past the grace period"
+                    : "its pod no longer exists";
             std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
                               (r.owner.network.empty() ? "" : ", network " + r.owner.network) +
                               ", " + whoHolds(r.owner) + "): " + why;
@@ -423,6 +481,7 @@ PassReport RepairLoop::pass() {
     if (rep.released) metrics_.addReleases("leak", rep.released);
 
     for (size_t i : toDelete) {
+        if (!leading_) break;
         const auto& r = res[i].r;
         tracker_.forget("r\x1f" + r.name + "\x1f" + r.resourceVersion);
         auto d = c.deleteReservation(ns, r.name, r.resourceVersion);
@@ -437,6 +496,7 @@ PassReport RepairLoop::pass() {
     if (rep.reservationsDeleted)
         metrics_.addReleases("orphan_reservation", rep.reservationsDeleted);
     for (size_t i : toCreate) {
+        if (!leading_) break;
         const auto& m = missing[i];
         tracker_.forget("m\x1f" + m.reservation + "\x1f" + m.owner.containerId);
         auto made = c.createReservation(ns, store::Reservation{m.reservation, m.owner.containerId,

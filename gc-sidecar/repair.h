@@ -1,9 +1,11 @@
 #pragma once
-// The cluster-wide repair loop (run by the Lease holder only). Each pass lists pods, then
-// reservations, then pools, streaming a page at a time and keeping only compact indexes, and
-// rebuilds the truth:
+// The cluster-wide repair loop (run by the Lease holder only). Each pass lists nodes,
+// reservations and pools, then the pods of only those namespaces that allocations point to
+// (keeping only the pods named), streaming a page at a time and keeping only compact indexes,
+// so that a pass costs in allocations rather than in pods; and rebuilds the truth:
 // - leak candidates: an allocation whose pod does not exist, exists with another UID (when
-//   the UID is recorded), or has terminated. Released after LeakTracker says so, and only
+//   the UID is recorded), has terminated, or sits on a Node that is gone or NotReady past the
+//   grace period. Released after LeakTracker says so, and only
 //   when a fresh read of the pool and of the pod still agree;
 // - anomalies, reported once each with a Warning Event PoolAnomaly and counted:
 //   duplicate_ip (one IP held in two overlapping pools), out_of_range (an offset outside the
@@ -75,7 +77,8 @@ class RepairLoop {
     Metrics& metrics_;
     StopSignal& stop_;
     LeakTracker tracker_;
-    std::map<std::string, int> anomaliesSeen_;  // key -> consecutive passes (reported once each)
+    std::map<std::string, int> anomaliesSeen_;
+    std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone  // key -> consecutive passes (reported once each)
     std::mutex m_;
     std::condition_variable cv_;
     std::atomic<bool> leading_{false};

@@ -5,6 +5,7 @@
 #include <set>
 #include <thread>
 
+#include "core/ownership.h"
 #include "core/naming.h"
 
 namespace allot::plugin {
@@ -339,7 +340,15 @@ Result<std::string> reserve(EngineContext& ctx, const std::string& name, const c
         if (made.code() != Errc::AlreadyExists) return made.error();
         auto existing = ctx.store.getReservation(name);
         if (existing) {
-            if (store::reservedFor(*existing, owner)) return std::string();
+            const core::Owner held{existing->containerId, existing->podRef, existing->ifName, "", "", ""};
+            if (core::heldBy(held, owner)) return std::string();
+            // An earlier sandbox of this pod holds it (a handover): record the new container on
+            // it, so that the old one's release never takes it (core/ownership.h).
+            if (core::mayTakeOver(held, owner) && look < 3) {
+                auto d = ctx.store.deleteReservation(name, existing->resourceVersion);
+                if (d || d.code() == Errc::NotFound || d.code() == Errc::Conflict) continue;
+                return d.error();
+            }
             return existing->podRef.empty() ? "container " + existing->containerId : existing->podRef;
         }
         // Deleted between the two calls: create again, a few times.

@@ -1,5 +1,7 @@
 #include "core/allocator.h"
 
+#include "core/ownership.h"
+
 namespace allot::core {
 
 std::optional<u128> findHolder(const AllocationMap& allocs, std::string_view containerId,
@@ -63,7 +65,7 @@ Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest
     }
     if (!owner.podRef.empty()) {
         for (auto& [offset, o] : allocs) {
-            if (o.podRef == owner.podRef && o.ifName == owner.ifName) {
+            if (mayTakeOver(o, owner)) {
                 IpAddress ip = cidr.at(offset);
                 if (req.requested && *req.requested != ip) break;
                 // A new sandbox of the same pod keeps its address (StatefulSet semantics).

@@ -29,6 +29,21 @@ else
   bad "the example NetworkAttachmentDefinition is not an allot network"
 fi
 
+# The pod spec the node needs (issue 22.6): the host network (no pod address needed to
+# install the plugin), DNS that still resolves cluster names from there, and a Lease identity
+# per pod from the downward API.
+ds=$(kubectl -n kube-system get daemonset allot -o json)
+check_ds() {  # check_ds DESCRIPTION JQ-FILTER
+  if jq -e "$2" <<<"$ds" >/dev/null; then ok "$1"; else bad "$1"; fi
+}
+check_ds "the DaemonSet runs on the host network" '.spec.template.spec.hostNetwork == true'
+check_ds "the DaemonSet's DNS policy is ClusterFirstWithHostNet" '.spec.template.spec.dnsPolicy == "ClusterFirstWithHostNet"'
+check_ds "allot-gc's POD_NAME comes from the downward API (the Lease identity)" \
+  '.spec.template.spec.containers[] | select(.name == "allot-gc") | .env[] | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath == "metadata.name"'
+check_ds "allot-gc adds only SYS_ADMIN and SYS_PTRACE (the namespace probe) to no capabilities" \
+  '.spec.template.spec.containers[] | select(.name == "allot-gc") | .securityContext.capabilities | (.drop == ["ALL"]) and ((.add | sort) == ["SYS_ADMIN", "SYS_PTRACE"])'
+check_ds "no container is privileged" '[.spec.template.spec.containers[], .spec.template.spec.initContainers[] | .securityContext.privileged // false] | all(. == false)'
+
 SA=system:serviceaccount:kube-system:allot
 can() {  # can VERB RESOURCE [NAMESPACE]
   local ns=${3:-kube-system}
@@ -39,15 +54,14 @@ can() {  # can VERB RESOURCE [NAMESPACE]
 allowed=(
   "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io"
   "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io"
-  "watch ippools.whereabouts.cni.cncf.io"
   "get overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "create overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "delete overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "list overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "get nodeslicepools.whereabouts.cni.cncf.io"
-  "list pods" "watch pods" "get pods"
+  "list pods" "watch pods" "get pods" "list nodes"
   "get network-attachment-definitions.k8s.cni.cncf.io"
-  "create events" "patch events"
+  "create events"
   "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
 )
 for a in "${allowed[@]}"; do
@@ -59,12 +73,52 @@ denied=(
   "create pods" "delete network-attachment-definitions.k8s.cni.cncf.io"
   "create serviceaccounts/token" "update clusterroles.rbac.authorization.k8s.io"
   "delete leases.coordination.k8s.io"
+  # Verbs the code never calls (issue 22.10).
+  "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io"
+  "watch ippools.whereabouts.cni.cncf.io"
+  "update overlappingrangeipreservations.whereabouts.cni.cncf.io"
+  "create nodeslicepools.whereabouts.cni.cncf.io" "update nodeslicepools.whereabouts.cni.cncf.io"
+  "delete nodeslicepools.whereabouts.cni.cncf.io" "list nodeslicepools.whereabouts.cni.cncf.io"
+  "list network-attachment-definitions.k8s.cni.cncf.io" "watch network-attachment-definitions.k8s.cni.cncf.io"
+  "patch events" "create events.events.k8s.io"
 )
 for d in "${denied[@]}"; do
   # shellcheck disable=SC2086
   if can $d; then bad "allot may $d (must be denied)"; else ok "denied: $d"; fi
 done
 if can update leases.coordination.k8s.io default; then bad "allot may update leases outside kube-system"; else ok "denied: leases outside kube-system"; fi
+
+# The plugin's own identity: what ADD/DEL/CHECK/GC call, nothing else (issue 22.10).
+PSA=system:serviceaccount:kube-system:allot-plugin
+pcan() { kubectl auth can-i "$1" "$2" --as="$PSA" -n "${3:-kube-system}" >/dev/null 2>&1; }
+for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
+         "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io" \
+         "get overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "list overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "create overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "delete overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "get nodeslicepools.whereabouts.cni.cncf.io"; do
+  # shellcheck disable=SC2086
+  if pcan $a; then ok "plugin allowed: $a"; else bad "the plugin cannot $a"; fi
+done
+for d in "list pods" "get pods" "watch pods" "get network-attachment-definitions.k8s.cni.cncf.io" \
+         "create events" "get leases.coordination.k8s.io" "update leases.coordination.k8s.io" \
+         "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io" \
+         "update nodeslicepools.whereabouts.cni.cncf.io" "get secrets" "list nodes" \
+         "create serviceaccounts/token"; do
+  # shellcheck disable=SC2086
+  if pcan $d; then bad "the plugin may $d (must be denied)"; else ok "plugin denied: $d"; fi
+done
+if kubectl auth can-i create serviceaccounts/allot-plugin --subresource=token --as="$SA" -n kube-system >/dev/null 2>&1; then
+  ok "allot-gc may request the plugin's tokens"
+else
+  bad "allot-gc cannot request tokens for allot-plugin"
+fi
+if kubectl auth can-i create serviceaccounts/allot --subresource=token --as="$SA" -n kube-system >/dev/null 2>&1; then
+  bad "allot-gc may request tokens for another ServiceAccount"
+else
+  ok "allot-gc may not request tokens for other ServiceAccounts"
+fi
 
 # A real request, not only the authorizer's opinion: the allot identity reading secrets is 403.
 secrets_out=$(kubectl --kubeconfig="$ALLOT_KUBECONFIG" get secrets -n kube-system 2>&1)

@@ -114,7 +114,8 @@ PY
   return $rc
 }
 
-# make_pods NODE NAME... : creates pods bound to NODE; prints "name uid" lines.
+# make_pods NODE NAME... : creates pods bound to NODE; prints "name uid" lines. HOST_NETWORK=1:
+# hostNetwork pods.
 make_pods() {
   local node=$1; shift
   kpy '
@@ -122,7 +123,8 @@ ns, node, names = os.environ["PODNS"], sys.argv[1], sys.argv[2:]
 def mk(name):
     st, o = api("POST", "/api/v1/namespaces/%s/pods" % ns, {"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": ns},
-        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}})
+        "spec": {"nodeName": node, "hostNetwork": os.environ.get("HOST_NETWORK") == "1",
+                 "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}})
     if st != 201: raise SystemExit("create pod %s: %s %s" % (name, st, o))
     return "%s %s" % (name, o["metadata"]["uid"])
 print("\n".join(pmap(mk, names)))
@@ -339,4 +341,29 @@ lat = sorted(gone[u] - sent[u] for u in want)
 pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
 print("%.3f %.3f %.3f %.3f" % (pick(0.5), pick(0.99), lat[-1], max(sent.values()) - min(sent.values())))
 ' "$1" "$2"
+}
+
+# make_host_pods NODE NAME...: like make_pods, with spec.hostNetwork (no network-status).
+make_host_pods() { HOST_NETWORK=1 make_pods "$@"; }
+
+# mark_stopped POD...: the kubelet's last status before its final delete: every container
+# terminated (what allot-gc takes as proof that the sandbox is gone).
+mark_stopped() {
+  kpy '
+ns = os.environ["PODNS"]
+def stop(name):
+    st, o = api("PATCH", "/api/v1/namespaces/%s/pods/%s/status" % (ns, name),
+                {"status": {"phase": "Running", "containerStatuses": [{"name": "c", "ready": False,
+                 "restartCount": 0, "image": "registry.k8s.io/pause:3.10", "imageID": "",
+                 "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]}},
+                "application/merge-patch+json")
+    if st != 200: raise SystemExit("status of %s: %s %s" % (name, st, o))
+pmap(stop, sys.argv[1:])
+' "$@"
+}
+
+# ippool_lists_since MARK: IPPool LIST requests in the audit log after line MARK.
+ippool_lists_since() {
+  tail -n "+$(( $1 + 1 ))" "$ALLOT_AUDIT_LOG" |
+    jq -c 'select(.stage == "ResponseComplete" and .verb == "list" and .objectRef.resource == "ippools")' | wc -l
 }

@@ -38,9 +38,10 @@ class FakeCluster : public gc::Cluster {
         res_[key] = {std::move(r), created};
     }
     void putPod(const std::string& ns, const std::string& name, std::string uid,
-                std::string phase = "Running") {
+                std::string phase = "Running", std::string mirrorOf = "", std::string node = "") {
         std::lock_guard l(m_);
-        pods_[ns + "/" + name] = gc::PodInfo{std::move(uid), std::move(phase)};
+        pods_[ns + "/" + name] =
+            gc::PodInfo{std::move(uid), std::move(phase), std::move(mirrorOf), std::move(node)};
     }
     void removePod(const std::string& ns, const std::string& name) {
         std::lock_guard l(m_);
@@ -192,6 +193,27 @@ class FakeCluster : public gc::Cluster {
         }
         return {};
     }
+    gc::Result<void> eachNode(
+        const std::function<bool(const std::string&, gc::NodeInfo&)>& fn) override {
+        std::map<std::string, gc::NodeInfo> copy;
+        {
+            std::lock_guard l(m_);
+            if (auto f = fault("eachNode")) return *f;
+            copy = nodes_;
+        }
+        for (auto& [k, n] : copy)
+            if (!fn(k, n)) break;
+        return {};
+    }
+    void putNode(const std::string& name, bool ready,
+                 std::chrono::system_clock::time_point since = std::chrono::system_clock::now()) {
+        std::lock_guard l(m_);
+        nodes_[name] = gc::NodeInfo{ready, since};
+    }
+    void removeNode(const std::string& name) {
+        std::lock_guard l(m_);
+        nodes_.erase(name);
+    }
     gc::Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override {
         std::lock_guard l(m_);
         if (auto f = fault("getNadConfig")) return *f;
@@ -221,6 +243,7 @@ class FakeCluster : public gc::Cluster {
     std::map<std::string, store::Pool> pools_;
     std::map<std::string, gc::ReservationInfo> res_;
     std::map<std::string, gc::PodInfo> pods_;
+    std::map<std::string, gc::NodeInfo> nodes_;
     std::map<std::string, std::string> nads_;
     std::map<std::string, std::string> slices_;
     std::map<std::string, std::pair<int, Errc>> faults_;

@@ -35,6 +35,8 @@ struct Fixture {
     gc::ReclaimerOptions opts;
     std::unique_ptr<gc::Reclaimer> r;
     gc::Clock::time_point now = gc::Clock::now();
+    std::set<core::IpAddress> nodeHeld;
+    bool probeFails = false;
 
     Fixture() {
         opts.node = kNode;
@@ -42,6 +44,11 @@ struct Fixture {
         opts.flatFiles = {"/nonexistent/allot-gc-flat"};
         opts.retryBase = 10ms;
         opts.releaseRetries = 3;
+        // No network namespace on this node holds anything, unless a test says so.
+        opts.probe = [this]() -> gc::Result<std::set<core::IpAddress>> {
+            if (probeFails) return core::makeError(core::Errc::Internal, "setns: not permitted");
+            return nodeHeld;
+        };
         fake.putNad(
             "app", "macnet",
             R"({"cniVersion":"1.1.0","name":"macnet","type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/24","namespace":"pools"}})");
@@ -155,6 +162,11 @@ TEST_CASE(
     f.allocate(3, own("c3", "app/ghost", "u3"));
     f.allocate(4, core::Owner{"c4", "app/bad", "net1", "", "", ""});  // no node: not provably ours
     f.allocate(5, core::Owner{"c5", "app/none", "net1", "n2", "", ""});  // another node's
+    // The catch-up scan finds the pools holding this node's entries.
+    f.r->catchUp({{"app", "bad", "u1", false, ""}, {"app", "none", "u2", false, ""},
+                  {"app", "ghost", "u3", false, ""}});
+    f.run();
+    const int lists = f.fake.calls("eachPool");
     f.r->podDeleted({"app", "bad", "u1", true, R"([{"name": "x/y", "ips": [12])"});
     f.r->podDeleted({"app", "none", "u2", false, ""});
     f.r->podDeleted({"app", "ghost", "u3", true, status("app/no-such-nad", "10.1.0.3")});
@@ -164,6 +176,7 @@ TEST_CASE(
     CHECK_FALSE(f.held(3));
     CHECK(f.held(4));
     CHECK(f.held(5));
+    CHECK(f.fake.calls("eachPool") == lists);  // looked only where this node's entries are
     CHECK(f.events.count("MalformedNetworkStatus") == 1);
     CHECK(f.metrics.anomaliesFound("malformed_network_status") == 1);
 }
@@ -171,6 +184,8 @@ TEST_CASE(
 TEST_CASE("a huge or deeply nested annotation is handled as malformed") {
     Fixture f;
     f.allocate(1, own("c1", "app/p", "u1"));
+    f.r->catchUp({{"app", "p", "u1", false, ""}});  // finds the pool holding this node's entries
+    f.run();
     f.r->podDeleted({"app", "p", "u1", true, std::string(300000, '[')});
     f.run();
     CHECK_FALSE(f.held(1));
@@ -307,4 +322,118 @@ TEST_CASE("many pods deleted at once cost one pool write per pool") {
     CHECK(f.fake.pool(kNs, "10.1.0.0-24")->allocations.empty());
     CHECK(f.fake.calls("getNadConfig") == 1);  // cached
     CHECK(f.fake.calls("eachPod") == 1);       // one list rather than fifty GETs
+}
+
+namespace {
+
+gc::PodRecord deleted(const std::string& name, const std::string& uid, const std::string& ip,
+                      bool sandboxGone) {
+    gc::PodRecord r{"app", name, uid, true, status("app/macnet", ip)};
+    r.sandboxGone = sandboxGone;
+    return r;
+}
+
+core::IpAddress addr(const char* s) { return *core::IpAddress::parse(s); }
+
+}  // namespace
+
+TEST_CASE("a force-deleted pod whose sandbox still holds its address on this node frees nothing") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.nodeHeld = {addr("10.1.0.5")};  // a network namespace on the node still has it
+    f.r->podDeleted(deleted("web", "u1", "10.1.0.5", false));
+    f.run();
+    CHECK(f.held(5));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(f.events.count("AddressKept") == 1);
+    CHECK(f.metrics.releases("pod_deleted") == 0);
+}
+
+TEST_CASE("without a namespace probe, or when it fails, an unproven deletion frees nothing") {
+    SUBCASE("probe fails") {
+        Fixture f;
+        f.probeFails = true;
+        f.allocate(5, own("c1", "app/web", "u1"));
+        f.r->podDeleted(deleted("web", "u1", "10.1.0.5", false));
+        f.run();
+        CHECK(f.held(5));
+    }
+    SUBCASE("no probe") {
+        Fixture f;
+        f.opts.probe = nullptr;
+        f.make();
+        f.allocate(5, own("c1", "app/web", "u1"));
+        f.r->podDeleted(deleted("web", "u1", "10.1.0.5", false));
+        f.run();
+        CHECK(f.held(5));
+        // The final object showing every container terminated is proof enough.
+        f.r->podDeleted(deleted("web", "u1", "10.1.0.5", true));
+        f.run();
+        CHECK_FALSE(f.held(5));
+    }
+}
+
+TEST_CASE("a deletion that shows the sandbox stopped frees at once; an unheld address too") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.allocate(6, own("c2", "app/db", "u2"));
+    f.nodeHeld = {addr("10.1.0.5"), addr("10.1.0.6")};
+    f.r->podDeleted(deleted("web", "u1", "10.1.0.5", true));
+    f.run();
+    CHECK_FALSE(f.held(5));
+    f.nodeHeld = {addr("10.1.0.9")};  // the sandbox of db is gone from the node
+    f.r->podDeleted(deleted("db", "u2", "10.1.0.6", false));
+    f.run();
+    CHECK_FALSE(f.held(6));
+}
+
+TEST_CASE("hostNetwork and mirror pods' deletions read no pool and free nothing") {
+    Fixture f;
+    f.allocate(7, own("c7", "kube-system/etcd-n1", "hash-h"));
+    auto host = deleted("hostpod", "u9", "10.1.0.9", true);
+    host.hasNetworkStatus = false;
+    host.hostNetwork = true;
+    gc::PodRecord mirror{"kube-system", "etcd-n1", "mirror-uid", false, ""};
+    mirror.mirrorOf = "hash-h";
+    mirror.sandboxGone = true;
+    for (int i = 0; i < 100; ++i) f.r->podDeleted(host);
+    f.r->podDeleted(mirror);
+    f.run();
+    CHECK(f.held(7));
+    CHECK(f.fake.calls("eachPool") == 0);
+    CHECK(f.fake.calls("getPool") == 0);
+}
+
+TEST_CASE("a default network that is an allot NAD is released like any other") {
+    Fixture f;
+    f.allocate(5, own("c1", "app/web", "u1", kNode, "eth0"));
+    gc::PodRecord r{"app", "web", "u1", true,
+                    R"([{"name":"app/macnet","interface":"eth0","ips":["10.1.0.5"],"default":true}])"};
+    r.sandboxGone = true;
+    f.r->podDeleted(r);
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK(f.fake.calls("eachPool") == 0);
+}
+
+TEST_CASE("catch-up scans the pool namespaces NADs name, not only --namespace") {
+    Fixture f;
+    f.fake.putNad("app", "othernet",
+                  R"({"cniVersion":"1.1.0","name":"othernet","type":"macvlan","ipam":{"type":"allot","range":"10.7.0.0/24","namespace":"other-pools"}})");
+    f.fake.putPool("other-pools", {"10.7.0.0-24", "10.7.0.0/24", {}, {}, {}});
+    auto p = *f.fake.pool("other-pools", "10.7.0.0-24");
+    p.allocations[4] = own("c4", "app/first", "u4");
+    p.allocations[5] = own("c5", "app/gone-meanwhile", "u5");
+    f.fake.putPool("other-pools", p);
+    // A deletion names the NAD: its pool namespace is learned.
+    gc::PodRecord first{"app", "first", "u4", true,
+                        R"([{"name":"app/othernet","interface":"net1","ips":["10.7.0.4"]}])"};
+    first.sandboxGone = true;
+    f.r->podDeleted(first);
+    f.run();
+    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(4) == 0);
+    // The next catch-up (a relist) finds the pod deleted while no watch was open.
+    f.r->catchUp({});
+    f.run();
+    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(5) == 0);
 }

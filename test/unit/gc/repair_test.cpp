@@ -33,6 +33,7 @@ struct Fixture {
     void make() {
         loop = std::make_unique<gc::RepairLoop>(opts, std::vector<gc::Cluster*>{&fake, &fake},
                                                 events, metrics, stop);
+        loop->setLeading(true);
     }
     void allocate(core::u128 off, const core::Owner& o, const char* pool = "10.1.0.0-24",
                   bool reserve = true) {
@@ -289,4 +290,96 @@ TEST_CASE("an entry allot cannot decode is reported, and neither it nor its rese
     CHECK(f.held(9));
     CHECK(f.fake.pool(kNs, "10.1.0.0-24")->undecoded.at("9").value.dump() == entry->dump());
     CHECK(f.fake.hasReservation(kNs, "10.1.0.9"));
+}
+
+TEST_CASE("a static pod's entry, owned through its mirror pod's config.mirror, is never a leak") {
+    Fixture f;
+    // The kubelet recorded the static pod's own UID (its config hash); the API shows the
+    // mirror pod under another UID, with the hash in kubernetes.io/config.mirror.
+    f.allocate(7, own("ctr-etcd", "kube-system/etcd-n1", "hash-h"));
+    f.fake.putPod("kube-system", "etcd-n1", "mirror-uid", "Running", "hash-h");
+    for (int i = 0; i < 5; ++i) {
+        auto r = f.pass();
+        CHECK(r.leakCandidates == 0);
+        CHECK(r.released == 0);
+    }
+    CHECK(f.held(7));
+    // The same pod name with another static pod's hash is another pod: a candidate.
+    f.fake.putPod("kube-system", "etcd-n1", "mirror-uid-2", "Running", "hash-x");
+    CHECK(f.pass().leakCandidates == 1);
+}
+
+TEST_CASE("leadership lost in the middle of a pass: the sweep writes nothing more") {
+    Fixture f;
+    f.allocate(9, own("ctr-gone", "ns/gone", "u-gone"));
+    f.allocate(10, own("ctr-gone2", "ns/gone2", "u-gone2"));
+    f.pass();
+    f.pass();
+    // The Lease is lost after the pass has listed everything, while it sweeps.
+    f.fake.afterNextRead("10.1.0.0-24", [&] { f.loop->setLeading(false); });
+    auto r = f.pass();
+    CHECK(r.released == 0);
+    CHECK(f.held(9));
+    CHECK(f.held(10));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.9"));
+    f.loop->setLeading(true);
+    // A new term starts over: seen again on three passes, then released.
+    f.pass();
+    f.pass();
+    CHECK(f.pass().released == 2);
+    CHECK_FALSE(f.held(9));
+}
+
+TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its addresses released") {
+    Fixture f;
+    f.opts.leakGrace = 1h;
+    f.opts.leakPasses = 1;
+    f.make();
+    const auto now = std::chrono::system_clock::now();
+    f.allocate(20, own("c20", "ns/on-gone-node", "u20"));
+    f.allocate(21, own("c21", "ns/on-flaky-node", "u21"));
+    f.allocate(22, own("c22", "ns/on-dead-node", "u22"));
+    f.allocate(23, own("c23", "ns/on-good-node", "u23"));
+    f.fake.putPod("ns", "on-gone-node", "u20", "Running", "", "gone");
+    f.fake.putPod("ns", "on-flaky-node", "u21", "Running", "", "flaky");
+    f.fake.putPod("ns", "on-dead-node", "u22", "Running", "", "dead");
+    f.fake.putPod("ns", "on-good-node", "u23", "Running", "", "good");
+    f.fake.putNode("flaky", false, now - 5min);  // NotReady, within the grace
+    f.fake.putNode("dead", false, now - 2h);     // NotReady past it
+    f.fake.putNode("good", true, now - 2h);
+    f.fake.putNode("gone", true, now - 2h);
+    CHECK(f.pass().leakCandidates == 1);  // dead's pod only: gone is still there
+    f.fake.removeNode("gone");
+    // A pod naming a node no Node object ever had proves nothing (no kubelet's Node at all).
+    f.allocate(24, own("c24", "ns/on-no-node", "u24"));
+    f.fake.putPod("ns", "on-no-node", "u24", "Running", "", "never-a-node");
+    auto r = f.pass();
+    CHECK(r.leakCandidates == 2);
+    // Candidates still wait out the grace period of the leak tracker itself.
+    CHECK(r.released == 0);
+    f.opts.leakGrace = 0ms;
+    f.make();
+    f.fake.putNode("flaky", true, now);  // came back
+    f.fake.putNode("gone", true, now);
+    f.pass();                    // this loop sees "gone" once...
+    f.fake.removeNode("gone");   // ...then it is deleted
+    f.pass();
+    CHECK(f.held(21));
+    CHECK(f.held(23));
+    CHECK(f.held(24));
+    CHECK_FALSE(f.held(20));
+    CHECK_FALSE(f.held(22));
+}
+
+TEST_CASE("a pass lists the pods of only the namespaces that allocations point to") {
+    Fixture f;
+    for (int i = 0; i < 50; ++i) f.fake.putPod("busy-" + std::to_string(i % 5), "p" + std::to_string(i), "u");
+    f.fake.putPod("app", "web", "uw");
+    f.fake.putPod("app", "db", "ud");
+    f.allocate(30, own("c30", "app/web", "uw"));
+    auto r = f.pass();
+    CHECK(r.pods == 2);  // app's pods only, not the 50 elsewhere
+    CHECK(f.fake.calls("eachPod") == 1);
+    CHECK(r.leakCandidates == 0);
+    CHECK(f.held(30));
 }

@@ -123,6 +123,17 @@ TEST_CASE("a new sandbox of the same pod gets the pod's address") {
     CHECK(h.mem->getReservation("10.0.0.2").ok());
 }
 
+TEST_CASE("a handover records the new container on the reservation, so the old one's release keeps it") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4), "old");
+    auto b = h.call("ADD", conf(kV4), "new");
+    REQUIRE(firstAddress(a) == firstAddress(b));
+    auto r = h.mem->getReservation("10.0.0.2");
+    REQUIRE(r.ok());
+    CHECK(r->containerId == "new");
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(2).containerId == "new");
+}
+
 TEST_CASE("results follow the requested CNI version") {
     Harness h;
     auto old = h.call("ADD", conf(kV4, "0.2.0"), "c020");

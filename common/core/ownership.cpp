@@ -1,0 +1,38 @@
+#include "core/ownership.h"
+
+namespace allot::core {
+
+namespace {
+
+bool sameInterface(const Owner& a, const Owner& b) {
+    return a.ifName.empty() || b.ifName.empty() || a.ifName == b.ifName;
+}
+
+}  // namespace
+
+bool heldBy(const Owner& record, const Owner& caller) {
+    if (!sameInterface(record, caller)) return false;
+    if (!record.containerId.empty() && !caller.containerId.empty())
+        return record.containerId == caller.containerId;
+    if (!record.podUid.empty() && !caller.podUid.empty()) return record.podUid == caller.podUid;
+    return !record.podRef.empty() && record.podRef == caller.podRef;
+}
+
+bool ownedByPod(const Owner& record, const PodIdentity& pod) {
+    if (!record.podUid.empty() && !pod.uid.empty())
+        return record.podUid == pod.uid || (!pod.mirrorOf.empty() && record.podUid == pod.mirrorOf);
+    return !record.podRef.empty() && record.podRef == pod.ref();
+}
+
+bool otherPodUnderName(const Owner& record, const PodIdentity& pod) {
+    if (record.podUid.empty() || pod.uid.empty()) return false;
+    return !ownedByPod(record, pod);
+}
+
+bool mayTakeOver(const Owner& record, const Owner& caller) {
+    if (record.podRef.empty() || record.podRef != caller.podRef) return false;
+    if (record.ifName != caller.ifName) return false;
+    return record.containerId != caller.containerId;
+}
+
+}  // namespace allot::core

@@ -1,0 +1,51 @@
+#pragma once
+// The one ownership rule: who holds a pool entry or an OverlappingRangeIPReservation. Every
+// writer that gives an address back or takes one over asks here: the plugin's handover and
+// reserve(), allot-gc's releases on a pod's deletion, its repair loop and its journal replay.
+//
+// A record (an entry, or a reservation seen as an Owner) is decided by the strongest
+// identity both sides recorded:
+// 1. container ID: when both name one, it decides alone (with the interface when both name
+//    one). A sandbox is a container ID; a new sandbox of the same pod is another holder.
+// 2. pod UID, when both sides have one. A static pod's entry carries the kubelet's UID for it
+//    (its config hash); the API shows a mirror pod with another UID and that hash in its
+//    `kubernetes.io/config.mirror` annotation: the mirror's hash counts as its UID.
+// 3. podRef ("namespace/name") + interface: only for writers that record nothing else
+//    (Whereabouts' older reservations, entries without a pod UID).
+
+#include <string>
+#include <string_view>
+
+#include "core/allocator.h"
+
+namespace allot::core {
+
+inline constexpr std::string_view kConfigMirrorAnnotation = "kubernetes.io/config.mirror";
+
+// A pod as the API shows it (or as a deletion event last showed it).
+struct PodIdentity {
+    std::string ns, name, uid;
+    std::string mirrorOf;  // the config.mirror annotation: the static pod's own UID, or ""
+    std::string ref() const { return ns + "/" + name; }
+};
+
+// True when `record` is held by the sandbox `caller` (a CNI call's container: DEL, journal
+// replay, ADD's idempotency, CHECK).
+bool heldBy(const Owner& record, const Owner& caller);
+
+// True when `record` belongs to pod `pod`: by UID (or the mirror's static UID) when both have
+// one, else by podRef. Says nothing about whether the pod still runs.
+bool ownedByPod(const Owner& record, const PodIdentity& pod);
+
+// True when the pod's recorded UID disagrees with `pod`: the name now belongs to another pod
+// (re-created under the same name). False when either side has no UID.
+bool otherPodUnderName(const Owner& record, const PodIdentity& pod);
+
+// True when `caller` (an ADD) may take over `record`, held by an earlier sandbox under the
+// same podRef and interface (another container). A pod re-created under its name (a
+// StatefulSet's, another UID) takes it over too, as Whereabouts does; the new container, UID
+// and node are then recorded on the entry and the reservation, so the old container's
+// release no longer matches them (heldBy).
+bool mayTakeOver(const Owner& record, const Owner& caller);
+
+}  // namespace allot::core
