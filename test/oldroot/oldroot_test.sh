@@ -3,10 +3,11 @@
 # glibc 2.31, no libcurl) root filesystem is debootstrap'd once from this machine's apt mirror
 # into ${XDG_CACHE_HOME:-~/.cache}/allot/oldroot-<suite>; the plugin is copied in and, chroot'ed
 # there, answers VERSION and does a real ADD and DEL against the real API server (127.0.0.1,
-# which a chroot shares), reached by name (localhost, from the chroot's /etc/hosts) with the
-# relay absent, so the plugin's own libcurl and TLS do the work. The chroot's nsswitch.conf
-# names NSS modules the way Fedora and Ubuntu do; with strace present, the ADD is traced to
-# show it opens no shared object.
+# which a chroot shares) with the relay absent, so the plugin's own libcurl and TLS do the
+# work. The server is named kubernetes.default.svc, from the chroot's /etc/hosts (curl
+# resolves "localhost" itself, without glibc), and the chroot's nsswitch.conf names NSS
+# modules the way Fedora does; with strace present, the ADD is traced to show it opens no
+# shared object.
 #
 #   test/oldroot/oldroot_test.sh [PLUGIN]     default build/plugin/allot
 #
@@ -84,7 +85,7 @@ else
 fi
 
 # A node whose hosts: line names modules besides files and dns (Fedora/RHEL 9 style).
-printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n' >"$ROOTFS/etc/hosts"
+printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n127.0.0.1\tkubernetes.default.svc\n' >"$ROOTFS/etc/hosts"
 echo 'hosts: files myhostname resolve [!UNAVAIL=return] dns' >"$ROOTFS/etc/nsswitch.conf.allot"
 grep -v '^hosts:' "$ROOTFS/etc/nsswitch.conf" >>"$ROOTFS/etc/nsswitch.conf.allot" 2>/dev/null
 mv -f "$ROOTFS/etc/nsswitch.conf.allot" "$ROOTFS/etc/nsswitch.conf"
@@ -99,11 +100,12 @@ mkdir -p "$host_node/lock" "$host_node/journal"
 on_exit "rm -rf --one-file-system '$host_node'"
 cp "$PLUGIN" "$host_node/allot"
 port=${ALLOT_APISERVER##*:}
+APISERVER_NAME=kubernetes.default.svc   # in the API server's certificate (e2e/cluster)
 # Self-contained (certificate data inline), and the server by name.
 if ! kubectl config view --raw --flatten --kubeconfig="$ALLOT_KUBECONFIG" |
-     sed -E "s#server: https://127\.0\.0\.1:$port#server: https://localhost:$port#" \
-       >"$host_node/kubeconfig" || ! grep -q "server: https://localhost:$port" "$host_node/kubeconfig"; then
-  die "a kubeconfig for the chroot naming https://localhost:$port"
+     sed -E "s#server: https://127\.0\.0\.1:$port#server: https://$APISERVER_NAME:$port#" \
+       >"$host_node/kubeconfig" || ! grep -q "server: https://$APISERVER_NAME:$port" "$host_node/kubeconfig"; then
+  die "a kubeconfig for the chroot naming https://$APISERVER_NAME:$port"
 fi
 
 # cni VERB CONF: the plugin inside the chroot, with the environment a runtime gives it. With
@@ -155,14 +157,17 @@ add_out=$(cni ADD "$conf" 2>"$work/add.err"); add_rc=$?
 TRACE=
 ip=$(jq -r '.ips[0].address // empty' <<<"$add_out" 2>/dev/null)
 if [[ $add_rc -eq 0 && -n "$ip" ]]; then
-  ok "ADD in the $SUITE chroot (direct to https://localhost:$port, no relay): $ip"
+  ok "ADD in the $SUITE chroot (direct to https://$APISERVER_NAME:$port, no relay): $ip"
 else
   bad "ADD in the $SUITE chroot"; echo "#   rc=$add_rc $add_out"; tail -n 5 "$work/add.err" | sed 's/^/#   /'
 fi
 if [[ -f "$work/strace" ]]; then
-  # chroot and env load their own libraries; only the process that exec'd the plugin counts.
+  # chroot and env (one process: each execs the next) load their own libraries; only what
+  # happens after the plugin's exec counts, in every thread (the resolver runs in its own).
   plugin_pid=$(awk -v f="\"$node/allot\"" '$2 ~ /^execve\(/ && index($2, f) == 8 { print $1 }' "$work/strace" | tail -n 1)
-  plugin_lines=$(awk -v p="$plugin_pid" '$1 == p' "$work/strace")
+  plugin_lines=$(awk -v f="\"$node/allot\"" '
+    $2 ~ /^execve\(/ && index($2, f) == 8 { on = 1; next }
+    on' "$work/strace")
   plugin_opens=$(grep -E '\.so(\.[0-9]+)*"' <<<"$plugin_lines" | grep -v execve | head -n 5)
   if [[ -z "$plugin_pid" ]]; then
     bad "the ADD opened no shared object: the plugin's exec is not in the trace"; head -n 5 "$work/strace" | sed 's/^/#   /'
