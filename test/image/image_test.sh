@@ -257,7 +257,7 @@ fi
 
 # What install-cni.sh put on the node runs on any x86-64 node OS: static, no host libcurl.
 if [[ -f "$work/node/bin/allot" ]] && out=$("$root/test/portable/portable_check.sh" "$work/node/bin/allot" 2>&1); then
-  ok "the installed plugin is static ($(grep -o '([0-9]* bytes)' <<<"$out" | tail -n 1))"
+  ok "the installed plugin is static $(grep -o '([0-9]* bytes)' <<<"$out" | tail -n 1)"
 else
   bad "the installed plugin is static"; grep -v '^ok' <<<"${out:-no plugin installed}" | sed 's/^/#   /'
 fi
