@@ -11,8 +11,14 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update && apt-get install -y --no-install-recommends \
       g++ meson ninja-build pkg-config libcurl4-openssl-dev rapidjson-dev libyaml-cpp-dev \
       libnl-3-dev libnl-route-3-dev libcpp-httplib-dev \
+      libssl-dev zlib1g-dev dpkg-dev patch make xz-utils \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# The plugin is copied onto the node's own OS by install-cni.sh, so it is one static executable
+# (see meson.build): its HTTP(S)-only static libcurl is built from Debian's source package first,
+# in a layer of its own that source edits do not invalidate.
+COPY scripts/curl-static scripts/apt-mirror scripts/
+RUN scripts/curl-static /opt/curl-static
 # Only what the meson build reads: editing docs, scripts or e2e/ keeps the compile cached.
 COPY meson.build meson_options.txt ./
 COPY common common
@@ -21,13 +27,14 @@ COPY gc-sidecar gc-sidecar
 COPY test test
 # -O2, not meson's release -O3: g++ 12 raises false -Wrestrict errors in <string> at -O3
 # (as scripts/build).
-RUN meson setup /build --buildtype=release -Doptimization=2 -Db_ndebug=false \
+RUN meson setup /build --buildtype=release -Doptimization=2 -Db_ndebug=false -Dstatic_curl=/opt/curl-static \
     && ninja -C /build plugin/allot gc-sidecar/allot-gc \
     && strip /build/plugin/allot /build/gc-sidecar/allot-gc
 
 FROM ${BASE}
 ARG DEBIAN_FRONTEND=noninteractive
-# libcurl4 is dlopen'ed by both programs; allot-gc links cpp-httplib (and through it OpenSSL).
+# libcurl4 is dlopen'ed by allot-gc (the plugin carries its own); allot-gc links cpp-httplib (and
+# through it OpenSSL).
 RUN apt-get update && apt-get install -y --no-install-recommends libcurl4 libcpp-httplib0.11 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/plugin/allot /build/gc-sidecar/allot-gc /usr/local/bin/

@@ -1,11 +1,21 @@
 #include "k8s/transport.h"
 
-// libcurl is loaded with dlopen the first time an HttpClient is created, not linked: Debian's
-// libcurl pulls in ~30 shared libraries, and mapping them costs every exec of the plugin even
-// when the command never talks to the API server. The header is used for types and constants
-// only; every call goes through the Curl table below.
+// Two builds of this file, one interface:
+// - allot-gc and the tests load libcurl with dlopen the first time an HttpClient is created,
+//   not linked: Debian's libcurl pulls in ~30 shared libraries, and mapping them would cost
+//   every exec even when nothing talks to the API server.
+// - The plugin (ALLOT_CURL_LINKED, see meson.build) is one static executable with a static
+//   libcurl and OpenSSL inside: it is copied onto nodes whose OS may have no libcurl.so.4 and
+//   an older glibc. Nothing is loaded at run time, and the lazy part that remains is
+//   curl_global_init (OpenSSL's set-up) on first use.
+// Either way every call goes through the Curl table below.
 #include <curl/curl.h>
+#if ALLOT_CURL_LINKED
+#include <nss.h>
+#include <unistd.h>
+#else
 #include <dlfcn.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -26,9 +36,8 @@ constexpr size_t kMaxResponseBytes = 128u << 20;
 constexpr size_t kMaxErrorBodyBytes = 64u << 10;
 constexpr std::chrono::milliseconds kMaxConnectTimeout{15000};
 
-constexpr const char* kCurlLibrary = "libcurl.so.4";
-
-// The libcurl functions this file uses, resolved from kCurlLibrary (never unloaded).
+// The libcurl functions this file uses: linked in, or resolved from libcurl.so.4 (never
+// unloaded).
 struct Curl {
     CURLcode (*global_init)(long flags);
     CURL* (*easy_init)();
@@ -42,6 +51,51 @@ struct Curl {
 };
 
 Curl g_curl{};
+
+#if ALLOT_CURL_LINKED
+// The static binary's glibc would dlopen the node's NSS modules for any "hosts:" source other
+// than files and dns (Fedora's and Ubuntu's resolve, myhostname, mdns4_minimal): modules
+// built for another glibc, which a static program cannot load safely. An API server's name
+// needs only /etc/hosts and DNS, and /etc/resolv.conf still decides the DNS servers (the
+// stub resolver of systemd-resolved included), so both built-in sources are used alone.
+void useBuiltinResolvers() { __nss_configure_lookup("hosts", "files dns"); }
+
+// With no CA in the kubeconfig, libcurl falls back on a compiled-in bundle path, which is
+// Debian's and not every node's; this static build has none, so the node's bundle is found
+// here, at the paths the major distributions use.
+const char* systemCaBundle() {
+    static const char* const kBundles[] = {
+        "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Alpine, Arch
+        "/etc/pki/tls/certs/ca-bundle.crt",                   // RHEL, Fedora, Amazon Linux
+        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // RHEL 9, Fedora (the source)
+        "/etc/ssl/ca-bundle.pem",                             // openSUSE, SLES
+        "/etc/ssl/cert.pem",                                  // Alpine, Flatcar
+    };
+    for (const char* path : kBundles)
+        if (access(path, R_OK) == 0) return path;
+    return nullptr;
+}
+
+// Runs curl_global_init, once per process. Empty on success, otherwise why libcurl is
+// unusable (the same message for every later call).
+const std::string& loadCurl() {
+    static std::once_flag once;
+    static std::string error;
+    std::call_once(once, [] {
+        useBuiltinResolvers();
+        const Curl c{curl_global_init, curl_easy_init,    curl_easy_cleanup,
+                     curl_easy_setopt, curl_easy_getinfo, curl_easy_perform,
+                     curl_easy_strerror, curl_slist_append, curl_slist_free_all};
+        if (const CURLcode rc = c.global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
+            error = std::string("curl_global_init failed: ") + c.easy_strerror(rc);
+            return;
+        }
+        g_curl = c;  // published to other threads by call_once
+    });
+    return error;
+}
+#else
+constexpr const char* kCurlLibrary = "libcurl.so.4";
 
 // Loads libcurl and runs curl_global_init, once per process. Empty on success, otherwise why
 // libcurl is unusable (the same message for every later call).
@@ -89,6 +143,7 @@ const std::string& loadCurl() {
     });
     return error;
 }
+#endif
 
 // Only reached through an HttpClient, which exists only after loadCurl() succeeded.
 const Curl& curl() { return g_curl; }
@@ -255,6 +310,11 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
     } else if (!tls.caFile.empty()) {
         set(CURLOPT_CAINFO, tls.caFile.c_str());
     }
+#if ALLOT_CURL_LINKED
+    else if (const char* bundle = systemCaBundle()) {
+        set(CURLOPT_CAINFO, bundle);
+    }
+#endif
     if (rc != CURLE_OK)
         return makeError(Errc::InvalidConfig, "cannot use the cluster CA certificate: " +
                                                   std::string(curl().easy_strerror(rc)));

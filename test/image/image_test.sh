@@ -9,8 +9,9 @@
 # to make a fresh base.
 #
 # Then: allot answers CNI VERSION in the image, allot-gc --help runs (its shared libraries
-# load), libcurl (dlopen'ed by both) is there, install-cni.sh installs a plugin that runs on
-# this machine, and the image is not bigger than ALLOT_IMAGE_MAX_MB.
+# load), libcurl (dlopen'ed by allot-gc) is there, install-cni.sh installs a plugin that runs
+# on this machine and is static (test/portable/portable_check.sh), and the image is not bigger
+# than ALLOT_IMAGE_MAX_MB.
 #
 # Needs root (debootstrap) and a running Docker engine. Prints `ok - NAME` / `not ok - NAME`
 # per check, then `image: N passed, N failed`.
@@ -80,22 +81,10 @@ fi
 
 # ------------------------------------------------------------------------ the mirror --
 
-# apt_uris: every archive URI in this machine's apt sources (one-line and deb822 formats).
-apt_uris() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [[ -r "$f" ]] && sed -E -n 's/^[[:space:]]*deb[[:space:]]+(\[[^]]*\][[:space:]]+)?([^[:space:]]+).*/\2/p' "$f"
-  done
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [[ -r "$f" ]] && awk 'tolower($1) == "uris:" { for (i = 2; i <= NF; i++) print $i }' "$f"
-  done
-}
-uris=$(apt_uris)
-MIRROR=${ALLOT_IMAGE_MIRROR:-$(grep -E '/debian/?$' <<<"$uris" | head -n 1)}
-MIRROR=${MIRROR:-http://deb.debian.org/debian}
+# This machine's Debian mirror and security archive (scripts/apt-mirror).
+{ read -r MIRROR; read -r SECURITY; } < <("$root/scripts/apt-mirror")
+MIRROR=${ALLOT_IMAGE_MIRROR:-$MIRROR}
 MIRROR=${MIRROR%/}
-SECURITY=$(grep -E '/debian-security/?$' <<<"$uris" | head -n 1)
-SECURITY=${SECURITY%/}
 echo "# mirror $MIRROR${SECURITY:+, security $SECURITY}"
 
 # --------------------------------------------------------------------------- the base --
@@ -246,9 +235,9 @@ else
 fi
 
 if out=$(run --entrypoint /bin/sh "$TAG" -c 'ldconfig -p | grep -F "libcurl.so.4 "' 2>&1); then
-  ok "libcurl.so.4, which both programs dlopen, is in the image"
+  ok "libcurl.so.4, which allot-gc dlopens, is in the image"
 else
-  bad "libcurl.so.4, which both programs dlopen, is in the image"; echo "#   $out"
+  bad "libcurl.so.4, which allot-gc dlopens, is in the image"; echo "#   $out"
 fi
 
 # The DaemonSet's init container, with this machine as the node.
@@ -264,6 +253,13 @@ if run -e NODE_NAME=image-test -e POOL_NAMESPACE=allot-pools \
 else
   bad "install-cni.sh installs a plugin that runs on this machine, allot.conf and nodename"
   tail_of "$work/install.log"; echo "#   ${out:-}"; find "$work/node" 2>&1 | sed 's/^/#   /'
+fi
+
+# What install-cni.sh put on the node runs on any x86-64 node OS: static, no host libcurl.
+if [[ -f "$work/node/bin/allot" ]] && out=$("$root/test/portable/portable_check.sh" "$work/node/bin/allot" 2>&1); then
+  ok "the installed plugin is static $(grep -o '([0-9]* bytes)' <<<"$out" | tail -n 1)"
+else
+  bad "the installed plugin is static"; grep -v '^ok' <<<"${out:-no plugin installed}" | sed 's/^/#   /'
 fi
 
 size=$(docker image inspect -f '{{.Size}}' "$TAG")
