@@ -11,6 +11,33 @@ source /node/env
 NODE_IP=$(ip -4 -o addr show dev eth0 | awk '{ split($4, a, "/"); print a[1]; exit }')
 log() { echo "node-entrypoint: $(date +%T) $*"; }
 
+# The container is not --privileged: Docker on these machines cannot grant it (the engine's
+# capability bounding set lacks CAP_SYS_RESOURCE: "runc create failed: unable to start
+# container process: unable to apply caps: operation not permitted"). It gets every other
+# capability, no seccomp/AppArmor, unmasked /proc and all devices; this makes up for the rest.
+mount -o remount,rw /sys
+# cgroup v1: Docker mounted the hierarchies read-only; mount them again (the container has
+# its own cgroup namespace, so each shows this container's cgroup as its root).
+ctrls=$(mount -t cgroup | sed -E 's/.*\((.*)\)$/\1/' | tr , '\n' |
+        grep -vxE 'ro|rw|nosuid|nodev|noexec|relatime' | sort -u)
+for m in $(mount -t cgroup | awk '{print $3}'); do umount "$m"; done
+umount /sys/fs/cgroup
+mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+for c in $ctrls; do
+  mkdir -p "/sys/fs/cgroup/${c#name=}"
+  mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/${c#name=}"
+done
+[[ -e /dev/kmsg ]] || mknod /dev/kmsg c 1 11
+# kubelet sets these host-wide sysctls when they differ; show it the values it wants
+# instead, so the shared machine's kernel settings are left alone.
+mkdir -p /run/sysctl
+for kv in vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_on_oops=1 \
+          kernel/keys/root_maxkeys=1000000 kernel/keys/root_maxbytes=25000000; do
+  f=/run/sysctl/${kv%%=*}
+  mkdir -p "${f%/*}"
+  echo "${kv#*=}" >"$f"
+  mount --bind "$f" "/proc/sys/${kv%%=*}"
+done
 # kubelet's volume mounts need shared propagation.
 mount --make-rshared /
 sysctl -qw net.ipv4.ip_forward=1
