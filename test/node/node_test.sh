@@ -316,7 +316,7 @@ s5() {
   check_pods s5 || { fail "$name" "address checks failed"; return; }
   # The node goes away: its container (kubelet, containerd, its allot-gc) stops, then its
   # Node object is deleted; the pod garbage collector deletes its pods.
-  docker stop -t 5 "$(docker ps -q --filter "label=allot-node" --filter "name=-$nodes\$" | head -n 1)" >/dev/null
+  "$harness" node-stop "$node" || { fail "$name" "could not stop $node"; return; }
   kubectl delete node "$node" --wait=true >/dev/null
   # allot-gc's defaults (deploy/): a repair pass every 60s, release after 3 passes and 5 min.
   wait_pool_count 0 600 || { fail "$name" "addresses not reclaimed within 10 min"; return; }
