@@ -174,13 +174,24 @@ void RelayServer::serveLoop() {
             ::close(fd);  // the plugin goes direct
             continue;
         }
+        {
+            std::lock_guard lock(connsMu_);
+            conns_.push_back(fd);
+        }
         ++active_;
         std::thread([this, fd] {
             handle(fd);
+            std::lock_guard lock(connsMu_);
+            std::erase(conns_, fd);
             ::close(fd);
             --active_;
+            connsDone_.notify_all();  // under the lock: serve() cannot return before this ends
         }).detach();
     }
+    // Stopping: wake every handler blocked on its client, then wait for all of them.
+    std::unique_lock lock(connsMu_);
+    for (int fd : conns_) ::shutdown(fd, SHUT_RDWR);
+    connsDone_.wait(lock, [this] { return active_.load() == 0; });
 }
 
 void RelayServer::stop() {

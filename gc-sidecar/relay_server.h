@@ -4,10 +4,12 @@
 // Requests for another API server or outside the pool resources are refused, not sent.
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "k8s/client.h"
@@ -82,6 +84,11 @@ private:
     int listenFd_ = -1;
     std::atomic<bool> stopping_{false};
     std::atomic<size_t> active_{0};
+    // Open client connections: serve() shuts them down on stop and waits until every handler
+    // thread has finished, so none outlives the server.
+    std::mutex connsMu_;
+    std::condition_variable connsDone_;
+    std::vector<int> conns_;
     std::atomic<uint64_t> served_{0};
 };
 

@@ -213,9 +213,7 @@ t_allot_allowed_can_i() {
   done <<'EOF'
 get ippools.whereabouts.cni.cncf.io -n kube-system
 update ippools.whereabouts.cni.cncf.io -n kube-system
-patch ippools.whereabouts.cni.cncf.io -n kube-system
 create ippools.whereabouts.cni.cncf.io -n kube-system
-delete ippools.whereabouts.cni.cncf.io -n kube-system
 create overlappingrangeipreservations.whereabouts.cni.cncf.io -n kube-system
 delete overlappingrangeipreservations.whereabouts.cni.cncf.io -n kube-system
 get nodeslicepools.whereabouts.cni.cncf.io -n kube-system
@@ -223,7 +221,6 @@ get network-attachment-definitions.k8s.cni.cncf.io -n default
 list pods --all-namespaces
 watch pods --all-namespaces
 create events -n default
-create events.events.k8s.io -n default
 update leases.coordination.k8s.io -n kube-system
 EOF
 }
@@ -243,6 +240,9 @@ delete pods -n default
 update network-attachment-definitions.k8s.cni.cncf.io -n default
 update leases.coordination.k8s.io -n default
 create serviceaccounts/token -n kube-system
+patch ippools.whereabouts.cni.cncf.io -n kube-system
+delete ippools.whereabouts.cni.cncf.io -n kube-system
+create events.events.k8s.io -n default
 EOF
 }
 
@@ -260,15 +260,15 @@ spec:
 EOF
   on_exit "kubectl delete ippool -n kube-system '$rbacpool' --ignore-not-found >/dev/null 2>&1"
   "${k[@]}" get ippool "$rbacpool" >/dev/null || return 1
-  "${k[@]}" patch ippool "$rbacpool" --type=merge \
-    -p '{"spec":{"allocations":{"3":{"id":"c1","podref":"default/a","ifname":"net1"}}}}' >/dev/null || return 1
-  "${k[@]}" get ippool "$rbacpool" -o json | jq '.spec.allocations["3"].id = "c2"' \
+  # allot writes a pool only by a resourceVersion-guarded update (PUT), never a patch.
+  "${k[@]}" get ippool "$rbacpool" -o json \
+    | jq '.spec.allocations["3"] = {"id":"c2","podref":"default/a","ifname":"net1"}' \
     | "${k[@]}" replace -f - >/dev/null || return 1
   expect_eq "after update" "$("${k[@]}" get ippool "$rbacpool" -o jsonpath='{.spec.allocations.3.id}')" c2 || return 1
   "${k[@]}" get pods -A >/dev/null || return 1
   # A watch that times out after 1s with 200.
   expect_eq "watch pods" "$(http_code_as_allot GET '/api/v1/pods?watch=1&timeoutSeconds=1')" 200 || return 1
-  "${k[@]}" delete ippool "$rbacpool" >/dev/null
+  kubectl delete ippool -n kube-system "$rbacpool" >/dev/null
 }
 
 t_allot_forbidden_requests() {
@@ -307,10 +307,10 @@ t_audit_log() {
   # ResponseComplete event each, with user, verb and resource.
   local deadline=$(( SECONDS + 10 )) n
   while :; do
-    n=$(audit_count ".user.username == \"system:serviceaccount:kube-system:allot\" and .verb == \"patch\"
+    n=$(audit_count ".user.username == \"system:serviceaccount:kube-system:allot\" and .verb == \"update\"
                      and .objectRef.resource == \"ippools\" and .objectRef.name == \"$rbacpool\"")
     [[ "$n" == 1 ]] && return 0
-    (( SECONDS < deadline )) || { echo "patch events: $n, want 1"; return 1; }
+    (( SECONDS < deadline )) || { echo "update events: $n, want 1"; return 1; }
     sleep 0.2
   done
 }
@@ -390,7 +390,7 @@ check "unknown fields are pruned, allocation entries kept as written (raw reques
 check "IPPool without allocations, or with a list of them, is rejected" t_schema_requires_allocations
 check "allot identity: auth can-i allows what it needs" t_allot_allowed_can_i
 check "allot identity: auth can-i denies the rest" t_allot_denied_can_i
-check "allot identity: real get/create/patch/update/list/watch" t_allot_real_requests
+check "allot identity: real get/create/update/list/watch" t_allot_real_requests
 check "allot identity: 403 for secrets, node delete, pods/exec" t_allot_forbidden_requests
 check "a Pod with nodeName can be created directly" t_pod_with_node_name
 check "audit log records allot's requests" t_audit_log
