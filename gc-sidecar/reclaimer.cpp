@@ -50,7 +50,11 @@ struct Reclaimer::Item {
     Work w;
     GonePod gone;
     bool scanMatch = false;  // match as in a scan (entries must be recorded on this node)
-    bool scanAll = false;    // look in every pool of the pool namespace
+    bool scanAll = false;    // look beyond the pools its networks name
+    // Its network-status names networks that cannot be resolved (malformed, or a NAD that is
+    // gone or unreadable): the pod had secondary networks, so every pool is looked in. A pod
+    // without network-status is looked for only in the pools known to hold this node's entries.
+    bool scanEveryPool = false;
     bool malformed = false;
     std::string malformedWhy;
     std::set<PoolKey> pools;
@@ -267,7 +271,7 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
     if (!statuses) {
         it.malformed = true;
         it.malformedWhy = statuses.error().message;
-        it.scanMatch = it.scanAll = true;
+        it.scanMatch = it.scanAll = it.scanEveryPool = true;
         return;
     }
     for (const auto& s : *statuses) {
@@ -279,7 +283,7 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
         if (!nad) {
             it.malformed = true;
             it.malformedWhy = nad.error().message;
-            it.scanMatch = it.scanAll = true;
+            it.scanMatch = it.scanAll = it.scanEveryPool = true;
             continue;
         }
         bool missing = false;
@@ -289,7 +293,7 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
                          targets.error().message;
             return;
         }
-        if (missing && !s.isDefault) it.scanMatch = it.scanAll = true;
+        if (missing && !s.isDefault) it.scanMatch = it.scanAll = it.scanEveryPool = true;
         for (auto& t : *targets) it.pools.insert(std::move(t));
     }
 }
@@ -418,6 +422,30 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
     // left to the kubelet's DEL or the repair loop.
     for (size_t i : scanners)
         for (const auto& k : nodePools_) join(k.ns, k.pool, k.networkName, i, true);
+    // Networks named but unresolvable: one scan of every pool namespace known to allot-gc.
+    std::vector<size_t> everywhere;
+    for (size_t i : scanners)
+        if (items[i].scanEveryPool) everywhere.push_back(i);
+    if (!everywhere.empty()) {
+        std::set<std::string> namespaces = poolNamespaces_;
+        namespaces.insert(opts_.poolNamespace);
+        for (const auto& pns : namespaces) {
+            auto r = main.eachPool(
+                pns,
+                [&](store::Pool& p) {
+                    for (const auto& [off, owner] : p.allocations)
+                        for (size_t i : everywhere)
+                            if (matchGone(owner, items[i].gone, opts_.node, true) != MatchKind::None)
+                                join(pns, p.name, "", i, true);
+                    return true;
+                },
+                [](const std::string& name, const std::string& why) {
+                    logWarn("IPPool " + name + " cannot be decoded: " + why);
+                });
+            if (!r)
+                for (size_t i : everywhere) items[i].failure = "list pools: " + r.error().message;
+        }
+    }
 
     // The sandbox proof: a pod whose object did not show its sandbox stopped has an address
     // freed only when no network namespace on this node holds it.

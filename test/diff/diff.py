@@ -506,12 +506,16 @@ def main():
         json.dump({"datastore": "kubernetes"}, f)
     wa = Tool("whereabouts", args.whereabouts, kubeconfig_for(admin, ns_wa, os.path.join(args.work, "wa.kubeconfig")),
               ns_wa, {"configuration_path": wa_flat}, {}, args.work)
+    # The node admin's flat file names the work dir as allot's (allot refuses paths elsewhere).
+    admin_flat = os.path.join(args.work, "allot-admin.conf")
+    with open(admin_flat, "w") as f:
+        json.dump({"node_dirs": [args.work]}, f)
     os.makedirs(os.path.join(args.work, "locks"), exist_ok=True)
     os.makedirs(os.path.join(args.work, "journal"), exist_ok=True)
     al = Tool("allot", args.allot, kubeconfig_for(admin, ns_al, os.path.join(args.work, "allot.kubeconfig")), ns_al,
               {"lock_dir": os.path.join(args.work, "locks"), "journal_dir": os.path.join(args.work, "journal"),
                "relay_socket": os.path.join(args.work, "no-relay.sock")},
-              {"ALLOT_FLAT_FILES": os.path.join(args.work, "no-flat-file")}, args.work)
+              {"ALLOT_FLAT_FILES": admin_flat}, args.work)
 
     if args.replay:
         cases = [json.loads(args.replay)]

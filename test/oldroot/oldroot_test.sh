@@ -108,6 +108,9 @@ if ! kubectl config view --raw --flatten --kubeconfig="$ALLOT_KUBECONFIG" |
   die "a kubeconfig for the chroot naming https://$APISERVER_NAME:$port"
 fi
 
+# The node admin's flat file names the run's directory as allot's (allot refuses paths elsewhere).
+printf '{"node_dirs":["%s"]}\n' "$node" >"$host_node/admin.conf"
+
 # cni VERB CONF: the plugin inside the chroot, with the environment a runtime gives it. With
 # TRACE set (a file), under strace: the chroot process and the plugin it execs.
 TRACE=
@@ -116,7 +119,7 @@ cni() {
   [[ -n "$TRACE" ]] && tracer=(strace -f -qq -e trace=openat,open,execve -o "$TRACE")
   printf '%s' "$2" | "${tracer[@]}" chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     CNI_COMMAND="$1" CNI_CONTAINERID="ctr-$RUN" CNI_NETNS=/var/run/netns/none CNI_IFNAME=net1 \
-    CNI_PATH=/opt/cni/bin ALLOT_FLAT_FILES="$node/no-flat-file" NODENAME=oldroot \
+    CNI_PATH=/opt/cni/bin ALLOT_FLAT_FILES="$node/admin.conf" NODENAME=oldroot \
     CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=oldroot;K8S_POD_NAME=pod-$RUN;K8S_POD_UID=uid-$RUN" \
     "$node/allot"
 }

@@ -157,11 +157,13 @@ t_secrets() {
   mkdir -p "$sa"
   cp "$KUBE_CA" "$sa/ca.crt"
   printf '%s' "$TOKEN" >"$sa/token"
+  c=$(conf "$KC/token.kubeconfig" "$range")
+  pcall ADD ctr-s1-gc s1 "$uid" "$c"
+  # Started after the ADD: its catch-up learns the pool holding this node's entry, where a
+  # deletion without network-status is looked for.
   KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=${ALLOT_APISERVER##*:} \
     start_gc s "$NODE" --repair=false --log-level=debug --kubeconfig="$KC/token.kubeconfig" \
       --node-kubeconfig="$WORK/node-conf/allot.kubeconfig" --service-account-dir="$sa" || return 1
-  c=$(conf "$KC/token.kubeconfig" "$range")
-  pcall ADD ctr-s1-gc s1 "$uid" "$c"
   del_pods s1 >/dev/null
   wait_for 10 not pool_has_uid "$(pool_name "$range")" "$uid" || { echo "allot-gc did not release s1"; return 1; }
   stop_gc s
