@@ -298,6 +298,34 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
     }
 }
 
+// Pods whose network-status names networks that cannot be resolved: one scan of every pool
+// namespace known to allot-gc finds the pools holding their entries on this node.
+void Reclaimer::scanEveryPool(Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
+                              const std::function<void(const std::string&, const std::string&, size_t)>& found) {
+    std::vector<size_t> everywhere;
+    for (size_t i : scanners)
+        if (items[i].scanEveryPool) everywhere.push_back(i);
+    if (everywhere.empty()) return;
+    std::set<std::string> namespaces = poolNamespaces_;
+    namespaces.insert(opts_.poolNamespace);
+    for (const auto& pns : namespaces) {
+        auto r = main.eachPool(
+            pns,
+            [&](store::Pool& p) {
+                for (const auto& [off, owner] : p.allocations)
+                    for (size_t i : everywhere)
+                        if (matchGone(owner, items[i].gone, opts_.node, true) != MatchKind::None)
+                            found(pns, p.name, i);
+                return true;
+            },
+            [](const std::string& name, const std::string& why) {
+                logWarn("IPPool " + name + " cannot be decoded: " + why);
+            });
+        if (!r)
+            for (size_t i : everywhere) items[i].failure = "list pools: " + r.error().message;
+    }
+}
+
 void Reclaimer::checkLiveness(std::vector<Item>& all, size_t from) {
     // Many deleted pods of one namespace: one paginated list is far cheaper for the API
     // server than a GET each.
@@ -422,30 +450,8 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
     // left to the kubelet's DEL or the repair loop.
     for (size_t i : scanners)
         for (const auto& k : nodePools_) join(k.ns, k.pool, k.networkName, i, true);
-    // Networks named but unresolvable: one scan of every pool namespace known to allot-gc.
-    std::vector<size_t> everywhere;
-    for (size_t i : scanners)
-        if (items[i].scanEveryPool) everywhere.push_back(i);
-    if (!everywhere.empty()) {
-        std::set<std::string> namespaces = poolNamespaces_;
-        namespaces.insert(opts_.poolNamespace);
-        for (const auto& pns : namespaces) {
-            auto r = main.eachPool(
-                pns,
-                [&](store::Pool& p) {
-                    for (const auto& [off, owner] : p.allocations)
-                        for (size_t i : everywhere)
-                            if (matchGone(owner, items[i].gone, opts_.node, true) != MatchKind::None)
-                                join(pns, p.name, "", i, true);
-                    return true;
-                },
-                [](const std::string& name, const std::string& why) {
-                    logWarn("IPPool " + name + " cannot be decoded: " + why);
-                });
-            if (!r)
-                for (size_t i : everywhere) items[i].failure = "list pools: " + r.error().message;
-        }
-    }
+    scanEveryPool(main, items, scanners,
+                  [&](const std::string& ns, const std::string& pool, size_t i) { join(ns, pool, "", i, true); });
 
     // The sandbox proof: a pod whose object did not show its sandbox stopped has an address
     // freed only when no network namespace on this node holds it.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <span>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -115,6 +116,8 @@ class Reclaimer {
     void checkLiveness(std::vector<Item>& items, size_t from);
     std::vector<Work> takeDue(Clock::time_point now);
     void resolveTargets(Item& it, Cluster& c);
+    void scanEveryPool(Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
+                       const std::function<void(const std::string&, const std::string&, size_t)>& found);
     Result<std::vector<PoolKey>> targetsOfNad(Cluster& c, const std::string& ns,
                                               const std::string& name, bool& missing);
     Result<void> doCatchUp(const std::vector<PodRecord>& live);

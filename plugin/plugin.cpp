@@ -26,6 +26,22 @@ std::string versionOf(std::string_view stdinText) {
     return "";
 }
 
+// No store at all (a missing or unreadable kubeconfig, ...): DEL still must not block
+// teardown. The release goes to the journal allot-gc replays with its own credentials.
+Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg, const NetConf& net,
+                               Deps& deps, const core::Error& why, const std::string& version) {
+    auto journal = deps.makeJournal(cfg);
+    std::string node = deps.nodeName ? deps.nodeName(cfg, net) : std::string();
+    core::Owner owner{e.containerId, e.args.podRef(), e.ifName, node, e.args.podUid, net.name};
+    auto j = journalRelease(*journal, cfg, owner, cfg.raw.poolNamespace);
+    if (!j)
+        return failWith(version,
+                        core::makeError(Errc::Transient, why.message + "; and the journal failed: " + j.error().message),
+                        deps.log);
+    if (deps.log) deps.log->error("DEL not finished (" + why.message + "); release journaled for allot-gc to replay");
+    return Outcome{0, ""};
+}
+
 }  // namespace
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
@@ -89,23 +105,8 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     if (!handle) {
         if (e.command == Command::Status)
             return fail(version, kPluginNotAvailable, handle.error().message, log, errorDetails(handle.error()));
-        // No store at all (a missing or unreadable kubeconfig, ...): DEL still must not block
-        // teardown. The release goes to the journal allot-gc replays with its own credentials.
-        if (e.command == Command::Del && deps.makeJournal) {
-            auto journal = deps.makeJournal(*cfg);
-            std::string node = deps.nodeName ? deps.nodeName(*cfg, *net) : std::string();
-            core::Owner owner{e.containerId, e.args.podRef(), e.ifName, node, e.args.podUid, net->name};
-            auto j = journalRelease(*journal, *cfg, owner, cfg->raw.poolNamespace);
-            if (!j)
-                return failWith(version,
-                                core::makeError(Errc::Transient, handle.error().message +
-                                                                     "; and the journal failed: " + j.error().message),
-                                log);
-            if (log)
-                log->error("DEL not finished (" + handle.error().message +
-                           "); release journaled for allot-gc to replay");
-            return Outcome{0, ""};
-        }
+        if (e.command == Command::Del && deps.makeJournal)
+            return journalDelWithoutStore(e, *cfg, *net, deps, handle.error(), version);
         return failWith(version, handle.error(), log);
     }
     auto locker = deps.makeLocker ? deps.makeLocker(*cfg) : nullptr;
