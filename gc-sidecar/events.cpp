@@ -1,10 +1,12 @@
 #include "gc-sidecar/events.h"
 
 #include "gc-sidecar/log.h"
-#include "gc-sidecar/time_util.h"
+#include "k8s/timestamp.h"
 #include "k8s/resources.h"
 
 namespace allot::gc {
+
+using k8s::formatTime;
 
 namespace {
 constexpr size_t kMaxMessage = 1024;

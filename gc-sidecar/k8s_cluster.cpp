@@ -2,11 +2,13 @@
 
 #include "core/ownership.h"
 #include "gc-sidecar/nad.h"
-#include "gc-sidecar/time_util.h"
+#include "k8s/timestamp.h"
 #include "k8s/resources.h"
 #include "store/pool_codec.h"
 
 namespace allot::gc {
+
+using k8s::parseTime;
 
 using core::Errc;
 using core::makeError;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/ownership.h"
+#include "engine/retry_policy.h"
 #include "gc-sidecar/log.h"
 #include "gc-sidecar/network_status.h"
 #include "k8s/resources.h"
@@ -60,12 +61,6 @@ std::optional<PodRecord> podRecordOf(const json::Value& pod) {
 
 void PodWatch::run() {
     std::string rv;
-    static thread_local std::minstd_rand rng{std::random_device{}()};
-    auto pause = [&] {
-        backoff_ = std::min(opts_.backoffMax, std::max(opts_.backoffMin, backoff_ * 2));
-        std::uniform_int_distribution<int64_t> d(backoff_.count() / 2, backoff_.count());
-        stop_.waitFor(std::chrono::milliseconds(d(rng)));
-    };
     while (!stop_.stopped()) {
         if (!relist(rv)) {
             pause();
@@ -74,7 +69,7 @@ void PodWatch::run() {
         while (!stop_.stopped()) {
             if (!watchFrom(rv)) break;
         }
-        if (!stop_.stopped() && backoff_.count() > 0) pause();
+        if (!stop_.stopped() && failures_ > 0) pause();
     }
 }
 
@@ -128,7 +123,7 @@ bool PodWatch::watchFrom(std::string& rv) {
             if (const json::Value* v = md->find("resourceVersion");
                 v && v->isString() && !v->asString().empty())
                 rv = v->asString();
-        backoff_ = std::chrono::milliseconds(0);
+        failures_ = 0;
         switch (ev.type) {
             case k8s::WatchEvent::Type::Added:
             case k8s::WatchEvent::Type::Modified:
@@ -161,18 +156,19 @@ bool PodWatch::watchFrom(std::string& rv) {
     metrics_.addWatchRestart();
     if (r.code() == Errc::Expired) {
         logInfo("pod watch of node " + opts_.node + " expired (410): relisting");
-        backoff_ = std::chrono::milliseconds(0);
+        failures_ = 0;
         return false;
     }
     metrics_.addApiError();
     logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message +
             " (resuming from " + rv + ")");
-    backoff_ = std::max(backoff_, opts_.backoffMin);
-    static thread_local std::minstd_rand rng2{std::random_device{}()};
-    std::uniform_int_distribution<int64_t> pauseDist(backoff_.count() / 2, backoff_.count());
-    stop_.waitFor(std::chrono::milliseconds(pauseDist(rng2)));
-    backoff_ = std::min(opts_.backoffMax, backoff_ * 2);
+    pause();
     return true;
+}
+
+// The engine's one backoff schedule, waited on the stop signal so shutdown is never delayed.
+void PodWatch::pause() {
+    stop_.waitFor(engine::Backoff{opts_.backoffMin, opts_.backoffMax}.delay(failures_++));
 }
 
 }  // namespace allot::gc

@@ -54,6 +54,7 @@ class PodWatch {
     bool relist(std::string& rv);
     // Watches from rv; false when a relist is needed.
     bool watchFrom(std::string& rv);
+    void pause();
 
     PodWatchOptions opts_;
     k8s::Client client_;
@@ -63,7 +64,7 @@ class PodWatch {
     StopSignal& stop_;
     std::unordered_map<std::string, PodRecord> pods_;  // by uid
     bool synced_ = false;
-    std::chrono::milliseconds backoff_{0};
+    int failures_ = 0;  // consecutive failed lists and watches: the backoff's attempt
 };
 
 }  // namespace allot::gc

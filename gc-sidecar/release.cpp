@@ -79,12 +79,8 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
     }
 }
 
-core::Owner reservationOwner(const store::Reservation& r) {
-    return core::Owner{r.containerId, r.podRef, r.ifName, "", "", ""};
-}
-
 bool ownsReservation(const store::Reservation& r, const core::Owner& owner) {
-    return core::heldBy(reservationOwner(r), owner);
+    return store::reservedFor(r, owner);
 }
 
 Result<void> dropReservation(Cluster& c, const Released& r) {

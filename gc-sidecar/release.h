@@ -34,9 +34,6 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
 // pool's name, which is [network_name-][node-]range (Whereabouts' naming).
 std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Owner& owner);
 
-// Reservation `r` as the ownership rule (core/ownership.h) sees it.
-core::Owner reservationOwner(const store::Reservation& r);
-
 // True when reservation `r` was made for `owner` (core::heldBy): a reservation that names a
 // container belongs to that container only, so a re-created pod's claim (same podref, new
 // container) is never taken for the old one's.

@@ -7,6 +7,8 @@
 
 #include "core/ownership.h"
 #include "core/naming.h"
+#include "engine/pool_transaction.h"
+#include "engine/reservations.h"
 
 namespace allot::plugin {
 
@@ -17,58 +19,14 @@ using store::Pool;
 
 namespace {
 
-// Backoff with full jitter: 5 ms doubling to 400 ms. Returns false when the deadline would
-// pass before the next attempt.
-bool backoff(EngineContext& ctx, int attempt) {
-    static thread_local std::minstd_rand rng{std::random_device{}()};
-    int capMs = std::min(400, 5 << std::min(attempt, 7));
-    std::uniform_int_distribution<int> d(capMs / 2, capMs);
-    auto wait = std::chrono::milliseconds(d(rng));
-    if (Clock::now() + wait >= ctx.deadline) return false;
-    if (ctx.sleep) ctx.sleep(wait);
-    else std::this_thread::sleep_for(wait);
-    return true;
-}
-
-bool retryable(Errc c) { return c == Errc::Conflict || c == Errc::Transient; }
-
-core::Error gaveUp(const core::Error& last, int attempts) {
-    return makeError(last.code == Errc::Conflict ? Errc::Transient : last.code,
-                     last.message + " (gave up after " + std::to_string(attempts) +
-                         " attempts at the deadline)");
+// The engine's retry policy for this call: its deadline, and the test's sleep when set.
+engine::RetryPolicy retryFor(const EngineContext& ctx) {
+    return engine::RetryPolicy(ctx.deadline, {}, 0, ctx.sleep);
 }
 
 Result<std::unique_ptr<PoolLocker::Guard>> lockPool(EngineContext& ctx, const std::string& pool) {
     if (!ctx.locker) return std::unique_ptr<PoolLocker::Guard>();
     return ctx.locker->acquire(ctx.poolNamespace + "." + pool, ctx.deadline);
-}
-
-Result<void> checkRange(const Pool& pool, const core::IpRange& range) {
-    auto stored = core::Cidr::parse(pool.range);
-    if (!stored || !(*stored == range.cidr())) {
-        return makeError(Errc::InvalidConfig,
-                         "pool name collision: IPPool " + pool.name + " holds range \"" + pool.range +
-                             "\", not this network's " + range.cidr().str());
-    }
-    return {};
-}
-
-// Reads the pool, from the node cache when allowed; creates it when missing.
-Result<Pool> readPool(EngineContext& ctx, const Target& t, bool allowCache, bool create,
-                      bool& fromCache) {
-    fromCache = false;
-    if (allowCache && ctx.cache) {
-        if (auto c = ctx.cache->load(ctx.poolNamespace, t.pool); c && c->range == t.range.cidr().str()) {
-            fromCache = true;
-            return *c;
-        }
-    }
-    auto p = ctx.store.getPool(t.pool);
-    if (p || p.code() != Errc::NotFound || !create) return p;
-    Pool fresh{t.pool, t.range.cidr().str(), {}, {}};
-    auto made = ctx.store.createPool(fresh);
-    if (!made && made.code() == Errc::AlreadyExists) return ctx.store.getPool(t.pool);
-    return made;
 }
 
 // Whereabouts returns the gateway with every address, inside the range or not (a pool that is
@@ -86,22 +44,14 @@ void allowCleanup(EngineContext& ctx) {
     ctx.store.setDeadline(std::max(ctx.deadline, Clock::now() + kCleanupGrace));
 }
 
-// Deletes reservations whose create outcome is unknown, but only those that are ours. A create
-// the client stopped waiting for may still be in flight at the server, so a name not found yet
-// is looked at again after a short pause (there is no event to wait for), within the grace.
+// Deletes reservations whose create answer was lost, if they turn out to be ours: a create the
+// client stopped waiting for may still land, so a name not found yet is looked at again, three
+// times a quarter second apart, within the cleanup grace.
 void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names, const core::Owner& owner) {
     if (names.empty()) return;
     allowCleanup(ctx);
-    for (const auto& n : names) {
-        for (int look = 0; look < 3; ++look) {
-            if (look > 0) std::this_thread::sleep_for(std::chrono::milliseconds(250));
-            auto r = ctx.store.getReservation(n);
-            if (!r && r.code() == Errc::NotFound) continue;
-            if (r && r->containerId == owner.containerId && r->ifName == owner.ifName)
-                (void)ctx.store.deleteReservation(n, r->resourceVersion);
-            break;
-        }
-    }
+    const engine::Backoff quarter{std::chrono::milliseconds(250), std::chrono::milliseconds(250)};
+    engine::forgetUncertain(ctx.store, names, owner, engine::RetryPolicy(Clock::time_point::max(), quarter, 3));
     ctx.store.setDeadline(ctx.deadline);
 }
 
@@ -109,183 +59,73 @@ void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names, 
 Result<void> dropReservations(EngineContext& ctx, const core::ValidatedConfig& cfg,
                               const std::vector<std::pair<core::IpAddress, core::Owner>>& released) {
     if (!cfg.raw.enableOverlappingRanges) return {};
-    for (const auto& [ip, owner] : released) {
-        std::string name = core::reservationName(ip, cfg.raw.networkName);
-        auto r = ctx.store.getReservation(name);
-        if (!r) {
-            if (r.code() == Errc::NotFound) continue;
-            return r.error();
-        }
-        if (!store::reservedFor(*r, owner)) continue;
-        auto d = ctx.store.deleteReservation(name, r->resourceVersion);
-        if (!d && d.code() != Errc::NotFound && d.code() != Errc::Conflict) return d.error();
-    }
+    for (const auto& [ip, owner] : released)
+        if (auto d = engine::unreserve(ctx.store, {core::reservationName(ip, cfg.raw.networkName)}, owner); !d)
+            return d.error();
     return {};
 }
 
-// Removes entries matching `match` from one pool; returns the released addresses.
-// The reservations go first: an address is never free in the pool while its reservation
-// still blocks it elsewhere, and a DEL retried after a lost answer still finds the pool entry
-// (and with it the addresses whose reservations to delete).
+// Removes the entries `match` picks (on each fresh read) from one pool under the node lock,
+// then their reservations: the engine's one order. Returns the released addresses.
 template <typename Match>
 Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
-    EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t, bool allowCache,
-    Match match) {
+    EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t, Match match) {
     using Released = std::vector<std::pair<core::IpAddress, core::Owner>>;
     auto guard = lockPool(ctx, t.pool);
     if (!guard) return guard.error();
-    int attempt = 0;
-    core::Error last{Errc::Transient, "no attempt made"};
-    for (;;) {
-        if (Clock::now() >= ctx.deadline) return gaveUp(last, attempt);
-        bool fromCache = false;
-        auto pool = readPool(ctx, t, allowCache, false, fromCache);
-        if (!pool && pool.code() == Errc::NotFound) return Released{};
-        if (!pool) {
-            last = pool.error();
-            if (!retryable(last.code)) return last;
-            if (!backoff(ctx, attempt++)) return gaveUp(last, attempt);
-            continue;
-        }
-        if (auto ok = checkRange(*pool, t.range); !ok) return ok.error();
-        Released released;
-        Pool next = *pool;
-        for (auto it = next.allocations.begin(); it != next.allocations.end();) {
-            if (match(it->second)) {
-                released.emplace_back(t.range.cidr().at(it->first), it->second);
-                it = next.allocations.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        if (released.empty()) {
-            if (fromCache) {
-                allowCache = false;
-                continue;
-            }
-            return released;
-        }
-        // Stale cached data is harmless here: a reservation is deleted only while it is still
-        // this owner's, and a stale write fails with Conflict.
-        if (auto d = dropReservations(ctx, cfg, released); !d) {
-            last = d.error();
-            if (!retryable(last.code)) return last;
-            if (!backoff(ctx, attempt++)) return gaveUp(last, attempt);
-            continue;
-        }
-        auto written = ctx.store.updatePool(next);
-        if (written) {
-            if (ctx.cache) ctx.cache->save(ctx.poolNamespace, *written);
-            return released;
-        }
-        last = written.error();
-        if (ctx.cache) ctx.cache->drop(ctx.poolNamespace, t.pool);
-        allowCache = false;
-        if (written.code() == Errc::Conflict) ++ctx.conflicts;
-        if (written.code() == Errc::NotFound) return Released{};
-        if (!retryable(last.code)) return last;
-        if (!backoff(ctx, attempt++)) return gaveUp(last, attempt);
-    }
+    auto retry = retryFor(ctx);
+    engine::PoolTransaction tx(ctx.store, retry, ctx.cache, ctx.poolNamespace);
+    auto res = tx.run({t.pool, t.range.cidr(), false, false}, [&](const Pool& pool) {
+        std::vector<core::Intent> out;
+        for (const auto& [off, o] : pool.allocations)
+            if (match(o)) out.push_back(core::Intent::releaseIfHeld(off, o));
+        return Result<std::vector<core::Intent>>(std::move(out));
+    });
+    ctx.conflicts += tx.conflicts();
+    if (!res) return res.error();
+    Released released;
+    for (const auto& o : res->outcomes)
+        if (o.pick) released.emplace_back(o.pick->ip, o.released);
+    if (auto d = dropReservations(ctx, cfg, released); !d) return d.error();
+    return released;
 }
-
 
 constexpr size_t kMaxBatch = 64;  // requests one pool write serves
 // A holder of the lock with less time than this left serves only itself: a batch must not
 // fail at one caller's deadline what others still had time for.
 constexpr auto kServeOthersMargin = std::chrono::seconds(2);
 
-core::Error deadlineError(const core::Error& last, int attempts) {
-    if (attempts == 0)
-        return makeError(Errc::Transient, "the deadline passed before the pool could be read or written");
-    return gaveUp(last, attempts);
+core::Intent toIntent(const core::ValidatedConfig& cfg, const Target& t, const ClaimRequest& r) {
+    if (r.release) return core::Intent::release(r.owner);
+    // Each request with its own config's window and gateway, never the holder's.
+    auto in = r.window ? core::Intent::claim(r.owner, *r.window, r.gateway)
+                       : core::Intent::claim(r.owner, t.range, gatewayFor(cfg, t.range));
+    in.requested = r.requested;
+    in.avoid = r.avoid;
+    return in;
 }
 
-// Applies a batch of claims (and releases) to one pool with one write, retrying conflicts on
-// fresh data. Returns one answer per request; a request that fails on its own (exhaustion, a
-// refused requested IP, nothing to release) does not hold back the others. An error is a
-// failure of the whole batch (the store, the deadline), which says nothing about the others'
-// requests.
+// Applies a batch of claims (and releases) to one pool with one write, through the engine.
+// Returns one answer per request; a request that fails on its own (exhaustion, a refused
+// requested IP, nothing to release) does not hold back the others. An error is a failure of
+// the whole batch (the store, the deadline), which says nothing about the others' requests.
 Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const core::ValidatedConfig& cfg,
                                                      const Target& t,
                                                      const std::vector<const ClaimRequest*>& batch) {
-    std::vector<Result<core::Pick>> out(batch.size(), makeError(Errc::Internal, "not answered"));
-    bool allowCache = true;
-    int attempt = 0;
-    core::Error last{Errc::Transient, "no attempt made"};
-    auto retry = [&](const core::Error& e) {
-        last = e;
-        return retryable(e.code) && backoff(ctx, attempt++);
-    };
-    auto givenUp = [&] { return attempt > 1 ? gaveUp(last, attempt) : last; };
-
+    std::vector<core::Intent> intents;
+    for (const ClaimRequest* r : batch) intents.push_back(toIntent(cfg, t, *r));
     // Releases alone never create a pool.
     const bool anyClaim = std::any_of(batch.begin(), batch.end(), [](const ClaimRequest* r) { return !r->release; });
-    for (;;) {
-        if (Clock::now() >= ctx.deadline) return deadlineError(last, attempt);
-        bool fromCache = false;
-        auto pool = readPool(ctx, t, allowCache, anyClaim, fromCache);
-        if (!pool && pool.code() == Errc::NotFound && !anyClaim) {
-            for (auto& o : out) o = makeError(Errc::NotFound, "no pool");
-            return out;
-        }
-        if (!pool) {
-            if (!retry(pool.error())) return givenUp();
-            continue;
-        }
-        if (auto ok = checkRange(*pool, t.range); !ok) return ok.error();
-
-        Pool next = *pool;
-        bool changed = false, stale = false;
-        for (size_t i = 0; i < batch.size() && !stale; ++i) {
-            const ClaimRequest& r = *batch[i];
-            auto held = core::findHolder(next.allocations, r.owner.containerId, r.owner.ifName);
-            if (r.release) {
-                stale = fromCache && !held;  // "nothing to release": fresh data only
-                if (held) {
-                    out[i] = core::Pick{t.range.cidr().at(*held), *held, core::PickKind::Existing};
-                    core::release(next.allocations, r.owner.containerId, r.owner.ifName);
-                    changed = true;
-                } else {
-                    out[i] = makeError(Errc::NotFound, "nothing held");
-                }
-                continue;
-            }
-            std::set<core::u128> skip(r.avoid.begin(), r.avoid.end());
-            if (held && skip.count(*held)) {
-                next.allocations.erase(*held);
-                changed = true;
-            }
-            // Each request with its own config's window and gateway, never the holder's.
-            const core::IpRange& window = r.window ? *r.window : t.range;
-            const auto gateway = r.window ? r.gateway : gatewayFor(cfg, t.range);
-            auto p = core::pick(window, next.allocations, {r.owner, r.requested, gateway, &skip});
-            // Exhaustion, a refused request or an answer without a write: fresh data only.
-            stale = fromCache && (!p || p->kind == core::PickKind::Existing);
-            changed = changed || (p && p->kind != core::PickKind::Existing);
-            out[i] = std::move(p);
-        }
-        if (stale) {
-            allowCache = false;
-            continue;
-        }
-        if (!changed) return out;
-        auto written = ctx.store.updatePool(next);
-        if (written) {
-            if (ctx.cache) ctx.cache->save(ctx.poolNamespace, *written);
-            return out;
-        }
-        if (ctx.cache) ctx.cache->drop(ctx.poolNamespace, t.pool);
-        allowCache = false;
-        if (written.code() == Errc::Conflict) ++ctx.conflicts;
-        if (written.code() == Errc::NotFound) continue;
-        core::Error e = written.error();
-        // The pool object, not the range, is out of room (the store sent nothing, or etcd
-        // refused the object): CNI code 11, at once, with the store's sizes.
-        if (e.code == Errc::Exhausted || (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos))
-            return makeError(Errc::Transient, e.message +
-                                                  "; split the network with node_slice_size or smaller ranges");
-        if (!retry(e)) return givenUp();
-    }
+    auto retry = retryFor(ctx);
+    engine::PoolTransaction tx(ctx.store, retry, ctx.cache, ctx.poolNamespace);
+    auto res = tx.run({t.pool, t.range.cidr(), anyClaim, true},
+                      [&](const Pool&) { return Result<std::vector<core::Intent>>(intents); });
+    ctx.conflicts += tx.conflicts();
+    if (!res) return res.error();
+    std::vector<Result<core::Pick>> out;
+    for (size_t i = 0; i < batch.size(); ++i)
+        out.push_back(res->found ? std::move(res->outcomes[i].pick) : makeError(Errc::NotFound, "no pool"));
+    return out;
 }
 
 // Applies `req` to the pool under the node lock. With a claim queue, the holder of the lock
@@ -331,31 +171,6 @@ Result<core::IpAddress> releaseOne(EngineContext& ctx, const core::ValidatedConf
     return r->ip;
 }
 
-// Claims `name` cluster-wide for `owner`. Returns "" when the reservation is the owner's (made
-// now or earlier), else who holds it.
-Result<std::string> reserve(EngineContext& ctx, const std::string& name, const core::Owner& owner) {
-    for (int look = 0;; ++look) {
-        auto made = ctx.store.createReservation({name, owner.containerId, owner.podRef, owner.ifName, {}});
-        if (made) return std::string();
-        if (made.code() != Errc::AlreadyExists) return made.error();
-        auto existing = ctx.store.getReservation(name);
-        if (existing) {
-            const core::Owner held{existing->containerId, existing->podRef, existing->ifName, "", "", ""};
-            if (core::heldBy(held, owner)) return std::string();
-            // An earlier sandbox of this pod holds it (a handover): record the new container on
-            // it, so that the old one's release never takes it (core/ownership.h).
-            if (core::mayTakeOver(held, owner) && look < 3) {
-                auto d = ctx.store.deleteReservation(name, existing->resourceVersion);
-                if (d || d.code() == Errc::NotFound || d.code() == Errc::Conflict) continue;
-                return d.error();
-            }
-            return existing->podRef.empty() ? "container " + existing->containerId : existing->podRef;
-        }
-        // Deleted between the two calls: create again, a few times.
-        if (existing.code() != Errc::NotFound || look == 3) return existing.error();
-    }
-}
-
 // One address from one range. The pool entry is written first (batched with the node's other
 // ADDs), then the address is reserved cluster-wide, outside the node lock; an address found
 // reserved through another pool is given back in the next claim and another one picked. No
@@ -365,8 +180,7 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
     ClaimRequest req{owner, requested, {}};
     bool wrote = false;     // this call put an entry in the pool
     std::string uncertain;  // a reservation create whose answer was lost
-    int attempt = 0;
-    core::Error last{Errc::Transient, "no attempt made"};
+    auto retry = retryFor(ctx);
 
     // Every way out without an address takes back what this call wrote.
     auto fail = [&](core::Error e) -> Result<core::Pick> {
@@ -389,12 +203,11 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         const std::string name = core::reservationName(c->ip, cfg.raw.networkName);
         Result<std::string> holder = std::string();
         for (;;) {
-            holder = reserve(ctx, name, owner);
+            holder = engine::reserve(ctx.store, name, owner);
             if (holder) break;
             if (holder.code() == Errc::Transient) uncertain = name;
-            last = holder.error();
-            if (!retryable(last.code) || !backoff(ctx, attempt++))
-                return fail(attempt > 1 ? gaveUp(last, attempt) : last);
+            if (!engine::retryable(holder.code()) || !retry.wait())
+                return fail(retry.attempts() > 0 ? retry.gaveUp(holder.error()) : holder.error());
         }
         if (holder->empty()) return c;
         if (uncertain == name) uncertain.clear();  // it was not ours after all
@@ -569,7 +382,7 @@ Result<size_t> gc(EngineContext& ctx, const core::ValidatedConfig& cfg, const st
     if (!targets) return targets.error();
     size_t total = 0;
     for (const auto& t : *targets) {
-        auto rel = releaseWhere(ctx, cfg, t, false, [&](const core::Owner& x) {
+        auto rel = releaseWhere(ctx, cfg, t, [&](const core::Owner& x) {
             // Only what provably belongs to this node and this network.
             if (x.node.empty() || x.node != ctx.node) return false;
             if (x.network.empty() || x.network != netName) return false;

@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "plugin/cni_result.h"
+#include "engine/pool_transaction.h"
 #include "plugin/net_config.h"
 #include "store/pool_store.h"
 
@@ -50,16 +51,8 @@ public:
     virtual core::Result<void> record(const JournalEntry& e) = 0;
 };
 
-// Remembers the last pool object this node read or wrote, so an uncontended ADD can skip the
-// read: the write carries the cached resourceVersion and fails with Conflict if stale.
-class PoolCache {
-public:
-    virtual ~PoolCache() = default;
-    // Keyed by namespace and name: the same pool name in two namespaces is two pools.
-    virtual std::optional<store::Pool> load(const std::string& ns, const std::string& pool) = 0;
-    virtual void save(const std::string& ns, const store::Pool& pool) = 0;
-    virtual void drop(const std::string& ns, const std::string& pool) = 0;
-};
+// The node's cache of pool objects: the engine's (engine/pool_transaction.h).
+using PoolCache = engine::PoolCache;
 
 // What one ADD asks of one pool.
 struct ClaimRequest {

@@ -19,8 +19,16 @@ Result<T> decoded(Result<T> r, const std::string& what) {
 
 }  // namespace
 
+template <typename T>
+Result<T> K8sStore::seen(Result<T> r) {
+    if (!r && onError_ && r.code() != Errc::NotFound && r.code() != Errc::Conflict &&
+        r.code() != Errc::AlreadyExists)
+        onError_(r.error());
+    return r;
+}
+
 Result<Pool> K8sStore::getPool(const std::string& name) {
-    auto obj = client_.get(k8s::objectPath(k8s::kIPPool, ns_, name));
+    auto obj = seen(client_->get(k8s::objectPath(k8s::kIPPool, ns_, name)));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + name);
 }
@@ -29,7 +37,7 @@ Result<Pool> K8sStore::createPool(const Pool& pool) {
     Pool p = pool;
     p.resourceVersion.clear();
     if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
-    auto obj = client_.create(k8s::collectionPath(k8s::kIPPool, ns_), encodePool(p, ns_));
+    auto obj = seen(client_->create(k8s::collectionPath(k8s::kIPPool, ns_), encodePool(p, ns_)));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
 }
@@ -39,30 +47,35 @@ Result<Pool> K8sStore::updatePool(const Pool& pool) {
         return makeError(Errc::Internal, "updatePool without a resourceVersion would be unconditional");
     Pool p = pool;
     if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
-    auto obj = client_.replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(p, ns_));
+    auto obj = seen(client_->replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(p, ns_)));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
 }
 
-Result<std::vector<Pool>> K8sStore::listPools() {
-    std::vector<Pool> out;
+Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) {
+    k8s::ListOptions o;
+    o.limit = kPoolPageSize;
     std::optional<core::Error> bad;
-    auto rv = client_.listEach(k8s::collectionPath(k8s::kIPPool, ns_), {}, [&](json::Value& item) {
+    auto rv = seen(client_->listEach(k8s::collectionPath(k8s::kIPPool, ns_), o, [&](json::Value& item) {
         auto p = decodePool(item);
-        if (!p) {
-            bad = p.error();
-            return false;
+        if (p) return fn(*p);
+        const json::Value* meta = item.find("metadata");
+        const json::Value* name = meta ? meta->find("name") : nullptr;
+        const std::string n = name && name->isString() ? name->asString() : "(unnamed)";
+        if (onBad) {
+            onBad(n, p.error().message);
+            return true;
         }
-        out.push_back(std::move(*p));
-        return true;
-    });
+        bad = makeError(Errc::Invalid, "IPPool " + ns_ + "/" + n + ": " + p.error().message);
+        return false;
+    }));
     if (!rv) return rv.error();
-    if (bad) return makeError(Errc::Invalid, bad->message);
-    return out;
+    if (bad) return *bad;
+    return {};
 }
 
 Result<Reservation> K8sStore::getReservation(const std::string& name) {
-    auto obj = client_.get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name));
+    auto obj = seen(client_->get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name)));
     if (!obj) return obj.error();
     return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + name);
 }
@@ -70,8 +83,8 @@ Result<Reservation> K8sStore::getReservation(const std::string& name) {
 Result<Reservation> K8sStore::createReservation(const Reservation& r) {
     Reservation x = r;
     x.resourceVersion.clear();
-    auto obj = client_.create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
-                              encodeReservation(x, ns_));
+    auto obj = seen(client_->create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
+                              encodeReservation(x, ns_)));
     if (!obj) return obj.error();
     return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + r.name);
 }
@@ -79,24 +92,25 @@ Result<Reservation> K8sStore::createReservation(const Reservation& r) {
 Result<void> K8sStore::deleteReservation(const std::string& name, const std::string& resourceVersion) {
     std::optional<k8s::Preconditions> pre;
     if (!resourceVersion.empty()) pre = k8s::Preconditions{"", resourceVersion};
-    auto r = client_.remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre);
+    auto r = seen(client_->remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre));
     if (!r) return r.error();
     return {};
 }
 
-Result<std::vector<Reservation>> K8sStore::listReservations() {
-    std::vector<Reservation> out;
-    auto rv = client_.listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), {},
+Result<void> K8sStore::eachReservation(const std::function<bool(Reservation&)>& fn) {
+    k8s::ListOptions o;
+    o.limit = kReservationPageSize;
+    auto rv = seen(client_->listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o,
                                [&](json::Value& item) {
-                                   if (auto r = decodeReservation(item)) out.push_back(std::move(*r));
-                                   return true;
-                               });
+                                   auto r = decodeReservation(item);
+                                   return r ? fn(*r) : true;
+                               }));
     if (!rv) return rv.error();
-    return out;
+    return {};
 }
 
 Result<std::string> K8sStore::nodeSlice(const std::string& sliceName, const std::string& node) {
-    auto obj = client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName));
+    auto obj = seen(client_->get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName)));
     if (!obj) return obj.error();
     const json::Value* status = obj->find("status");
     const json::Value* allocs = status ? status->find("allocations") : nullptr;
@@ -113,7 +127,7 @@ Result<std::string> K8sStore::nodeSlice(const std::string& sliceName, const std:
 Result<void> K8sStore::ping() {
     k8s::ListOptions o;
     o.limit = 1;
-    auto r = client_.list(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o);
+    auto r = seen(client_->list(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o));
     if (!r) return r.error();
     return {};
 }

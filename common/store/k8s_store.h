@@ -2,7 +2,9 @@
 // PoolStore over the Kubernetes API: IPPool and OverlappingRangeIPReservation objects in one
 // namespace (whereabouts.cni.cncf.io/v1alpha1), written as Whereabouts writes them.
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "k8s/client.h"
@@ -13,7 +15,16 @@ namespace allot::store {
 
 class K8sStore : public PoolStore {
 public:
-    K8sStore(k8s::Client client, std::string ns) : client_(std::move(client)), ns_(std::move(ns)) {}
+    // Owns its client (the plugin: one namespace per call).
+    K8sStore(k8s::Client client, std::string ns)
+        : owned_(std::move(client)), client_(&*owned_), ns_(std::move(ns)) {}
+    // Borrows `client`, which must outlive the store (allot-gc: one client per thread, one store
+    // per namespace on it). `onError` sees every failed request except the expected outcomes
+    // NotFound, Conflict and AlreadyExists.
+    K8sStore(k8s::Client& client, std::string ns, std::function<void(const core::Error&)> onError)
+        : client_(&client), ns_(std::move(ns)), onError_(std::move(onError)) {}
+    K8sStore(const K8sStore&) = delete;
+    K8sStore& operator=(const K8sStore&) = delete;
 
     // updatePool uses PUT with metadata.resourceVersion: the API server answers 409 Conflict
     // when another writer got there first. createPool and updatePool apply the size policy
@@ -21,25 +32,34 @@ public:
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
     Result<Pool> updatePool(const Pool& pool) override;
-    Result<std::vector<Pool>> listPools() override;
+    Result<void> eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) override;
     Result<Reservation> getReservation(const std::string& name) override;
     Result<Reservation> createReservation(const Reservation& r) override;
     Result<void> deleteReservation(const std::string& name, const std::string& resourceVersion) override;
-    Result<std::vector<Reservation>> listReservations() override;
+    Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) override;
     Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
     Result<void> ping() override;
-    void setDeadline(std::chrono::steady_clock::time_point d) override { client_.setDeadline(d); }
+    void setDeadline(std::chrono::steady_clock::time_point d) override { client_->setDeadline(d); }
 
     void setSizePolicy(const SizePolicy& p) override { sizePolicy_ = p; }
 
-    k8s::Client& client() { return client_; }
+    k8s::Client& client() { return *client_; }
     const std::string& poolNamespace() const { return ns_; }
 
 private:
-    k8s::Client client_;
+    template <typename T>
+    Result<T> seen(Result<T> r);
+
+    std::optional<k8s::Client> owned_;
+    k8s::Client* client_;
     std::string ns_;
+    std::function<void(const core::Error&)> onError_;
     SizePolicy sizePolicy_;
 };
+
+// Page sizes of the lists: pools can be large objects; a page is all that is held in memory.
+inline constexpr int64_t kPoolPageSize = 10;
+inline constexpr int64_t kReservationPageSize = 500;
 
 inline constexpr const char* kDefaultPoolNamespace = "kube-system";
 

@@ -1,14 +1,36 @@
 #include "store/memory_store.h"
 
+#include "core/ownership.h"
+
 #include "store/pool_codec.h"
 
 namespace allot::store {
 
+core::Owner reservationOwner(const Reservation& r) {
+    return core::Owner{r.containerId, r.podRef, r.ifName, "", "", ""};
+}
+
 bool reservedFor(const Reservation& r, const core::Owner& owner) {
-    if (!r.containerId.empty() && r.containerId == owner.containerId)
-        return r.ifName.empty() || r.ifName == owner.ifName;
-    return !owner.podRef.empty() && r.podRef == owner.podRef &&
-           (r.ifName.empty() || r.ifName == owner.ifName);
+    return core::heldBy(reservationOwner(r), owner);
+}
+
+Result<std::vector<Pool>> PoolStore::listPools() {
+    std::vector<Pool> out;
+    std::optional<core::Error> bad;
+    auto r = eachPool([&](Pool& p) { out.push_back(std::move(p)); return true; },
+                      [&](const std::string& name, const std::string& why) {
+                          if (!bad) bad = core::makeError(core::Errc::Invalid, "IPPool " + name + ": " + why);
+                      });
+    if (!r) return r.error();
+    if (bad) return *bad;
+    return out;
+}
+
+Result<std::vector<Reservation>> PoolStore::listReservations() {
+    std::vector<Reservation> out;
+    auto r = eachReservation([&](Reservation& x) { out.push_back(std::move(x)); return true; });
+    if (!r) return r.error();
+    return out;
 }
 
 using core::Errc;
@@ -78,12 +100,17 @@ Result<Pool> MemoryStore::updatePool(const Pool& pool) {
     return p;
 }
 
-Result<std::vector<Pool>> MemoryStore::listPools() {
-    std::lock_guard lock(mu_);
-    if (auto e = injected()) return *e;
-    std::vector<Pool> out;
-    for (const auto& [name, p] : pools_) out.push_back(p);
-    return out;
+// The callbacks run on a copy, outside the lock: they may call the store.
+Result<void> MemoryStore::eachPool(const std::function<bool(Pool&)>& fn, const BadPool&) {
+    std::vector<Pool> all;
+    {
+        std::lock_guard lock(mu_);
+        if (auto e = injected()) return *e;
+        for (const auto& [name, p] : pools_) all.push_back(p);
+    }
+    for (auto& p : all)
+        if (!fn(p)) break;
+    return {};
 }
 
 Result<Reservation> MemoryStore::getReservation(const std::string& name) {
@@ -101,6 +128,7 @@ Result<Reservation> MemoryStore::createReservation(const Reservation& r) {
         return makeError(Errc::AlreadyExists, "reservation " + r.name + " already exists");
     Reservation s = r;
     s.resourceVersion = std::to_string(++version_);
+    if (s.created == std::chrono::system_clock::time_point{}) s.created = std::chrono::system_clock::now();
     reservations_[s.name] = s;
     return s;
 }
@@ -117,12 +145,16 @@ Result<void> MemoryStore::deleteReservation(const std::string& name,
     return {};
 }
 
-Result<std::vector<Reservation>> MemoryStore::listReservations() {
-    std::lock_guard lock(mu_);
-    if (auto e = injected()) return *e;
-    std::vector<Reservation> out;
-    for (const auto& [name, r] : reservations_) out.push_back(r);
-    return out;
+Result<void> MemoryStore::eachReservation(const std::function<bool(Reservation&)>& fn) {
+    std::vector<Reservation> all;
+    {
+        std::lock_guard lock(mu_);
+        if (auto e = injected()) return *e;
+        for (const auto& [name, r] : reservations_) all.push_back(r);
+    }
+    for (auto& r : all)
+        if (!fn(r)) break;
+    return {};
 }
 
 Result<std::string> MemoryStore::nodeSlice(const std::string& sliceName, const std::string& node) {

@@ -14,12 +14,12 @@ public:
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
     Result<Pool> updatePool(const Pool& pool) override;
-    Result<std::vector<Pool>> listPools() override;
+    Result<void> eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) override;
     Result<Reservation> getReservation(const std::string& name) override;
     Result<Reservation> createReservation(const Reservation& r) override;
     Result<void> deleteReservation(const std::string& name,
                                    const std::string& resourceVersion) override;
-    Result<std::vector<Reservation>> listReservations() override;
+    Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) override;
     Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
     Result<void> ping() override;
     // Pool writes follow the same size policy as the Kubernetes store (sizes as encodePool

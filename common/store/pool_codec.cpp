@@ -1,5 +1,7 @@
 #include "store/pool_codec.h"
 
+#include "k8s/timestamp.h"
+
 #include <algorithm>
 #include <iterator>
 #include <string_view>
@@ -313,6 +315,9 @@ Result<Reservation> decodeReservation(const json::Value& obj) {
         if (!rv) return rv.error();
         r.name = *n;
         r.resourceVersion = *rv;
+        const json::Value* created = meta->find("creationTimestamp");
+        if (created && created->isString())
+            if (auto t = k8s::parseTime(created->asString())) r.created = *t;
     }
     const std::string where = "OverlappingRangeIPReservation " + r.name + " spec";
     const json::Value* spec = obj.find("spec");

@@ -5,6 +5,7 @@
 // (test/unit/store/store_conformance.h).
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -66,6 +67,7 @@ struct Reservation {
     std::string podRef;
     std::string ifName;
     std::string resourceVersion;
+    std::chrono::system_clock::time_point created{};  // metadata.creationTimestamp; zero when unknown
 };
 
 // How large a pool object may grow, and when allot's optional entry fields give way (the
@@ -104,8 +106,12 @@ public:
     // in the message (the pool object, not the range, is out of room).
     virtual Result<Pool> updatePool(const Pool& pool) = 0;
 
-    // Every pool in the store's namespace.
-    virtual Result<std::vector<Pool>> listPools() = 0;
+    // Every pool in the store's namespace, a page at a time (memory stays bounded); `fn` may
+    // move the pool away and returns false to stop. A pool that cannot be decoded is passed to
+    // `onBad` (name, reason) and skipped; without `onBad` it fails the call (Invalid).
+    using BadPool = std::function<void(const std::string& name, const std::string& why)>;
+    virtual Result<void> eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) = 0;
+    Result<std::vector<Pool>> listPools();
 
     // NotFound when absent.
     virtual Result<Reservation> getReservation(const std::string& name) = 0;
@@ -115,7 +121,10 @@ public:
     // read (Conflict otherwise). NotFound when absent.
     virtual Result<void> deleteReservation(const std::string& name,
                                            const std::string& resourceVersion) = 0;
-    virtual Result<std::vector<Reservation>> listReservations() = 0;
+    // Every reservation, a page at a time; `fn` returns false to stop. One that cannot be
+    // decoded is skipped.
+    virtual Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) = 0;
+    Result<std::vector<Reservation>> listReservations();
 
     // Node-slice mode: the slice (CIDR text) that NodeSlicePool `sliceName` assigns to `node`.
     // NotFound when the pool or the node's slice does not exist.
@@ -132,8 +141,13 @@ public:
     virtual void setDeadline(std::chrono::steady_clock::time_point) {}
 };
 
-// True when reservation `r` was made for `owner`: same container and interface, or (as
-// Whereabouts writes them, without a container ID) the same pod and interface.
+// Reservation `r` as the ownership rule (core/ownership.h) sees it.
+core::Owner reservationOwner(const Reservation& r);
+
+// True when reservation `r` is held by `owner` (core::heldBy): a reservation that names a
+// container belongs to that container only, so a re-created pod's claim (same podref, new
+// container) is never taken for the old one's; one without (as Whereabouts writes them)
+// belongs to the pod and interface.
 bool reservedFor(const Reservation& r, const core::Owner& owner);
 
 }  // namespace allot::store

@@ -6,21 +6,21 @@
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/release.h"
-#include "gc-sidecar/time_util.h"
+#include "k8s/timestamp.h"
 
 using namespace allot;
 using namespace std::chrono_literals;
 
 TEST_CASE("Kubernetes timestamps round-trip, with and without microseconds") {
-    auto t = gc::parseTime("2024-02-29T23:59:58Z");
+    auto t = k8s::parseTime("2024-02-29T23:59:58Z");
     REQUIRE(t);
-    CHECK(gc::formatTime(*t) == "2024-02-29T23:59:58Z");
-    auto m = gc::parseTime("2024-02-29T23:59:58.123456Z");
+    CHECK(k8s::formatTime(*t) == "2024-02-29T23:59:58Z");
+    auto m = k8s::parseTime("2024-02-29T23:59:58.123456Z");
     REQUIRE(m);
-    CHECK(gc::formatMicroTime(*m) == "2024-02-29T23:59:58.123456Z");
+    CHECK(k8s::formatMicroTime(*m) == "2024-02-29T23:59:58.123456Z");
     CHECK(*m - *t == 123456us);
     for (const char* bad : {"", "2024-02-29", "2024-02-29T23:59:58+01:00", "2024-02-29T23:59:5xZ"})
-        CHECK_FALSE(gc::parseTime(bad));
+        CHECK_FALSE(k8s::parseTime(bad));
 }
 
 TEST_CASE("the node kubeconfig embeds the server, CA and token, and names the pool namespace") {

@@ -15,7 +15,9 @@ public:
     core::Result<store::Pool> getPool(const std::string& n) override { return s_->getPool(n); }
     core::Result<store::Pool> createPool(const store::Pool& p) override { return s_->createPool(p); }
     core::Result<store::Pool> updatePool(const store::Pool& p) override { return s_->updatePool(p); }
-    core::Result<std::vector<store::Pool>> listPools() override { return s_->listPools(); }
+    core::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn, const BadPool& bad) override {
+        return s_->eachPool(fn, bad);
+    }
     core::Result<store::Reservation> getReservation(const std::string& n) override {
         return s_->getReservation(n);
     }
@@ -25,8 +27,8 @@ public:
     core::Result<void> deleteReservation(const std::string& n, const std::string& v) override {
         return s_->deleteReservation(n, v);
     }
-    core::Result<std::vector<store::Reservation>> listReservations() override {
-        return s_->listReservations();
+    core::Result<void> eachReservation(const std::function<bool(store::Reservation&)>& fn) override {
+        return s_->eachReservation(fn);
     }
     core::Result<std::string> nodeSlice(const std::string& a, const std::string& b) override {
         return s_->nodeSlice(a, b);

@@ -1,9 +1,9 @@
-#include "gc-sidecar/time_util.h"
+#include "k8s/timestamp.h"
 
 #include <cstdio>
 #include <ctime>
 
-namespace allot::gc {
+namespace allot::k8s {
 
 namespace {
 
@@ -80,4 +80,4 @@ std::optional<SystemTime> parseTime(std::string_view s) {
     return SystemTime(std::chrono::seconds(secs)) + std::chrono::microseconds(micros);
 }
 
-}  // namespace allot::gc
+}  // namespace allot::k8s

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace allot::gc {
+namespace allot::k8s {
 
 using SystemTime = std::chrono::system_clock::time_point;
 
@@ -15,4 +15,4 @@ std::string formatMicroTime(SystemTime t);  // microseconds, UTC, "Z"
 // Accepts both forms (and any fraction of a second); nullopt for anything else.
 std::optional<SystemTime> parseTime(std::string_view text);
 
-}  // namespace allot::gc
+}  // namespace allot::k8s

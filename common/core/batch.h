@@ -1,0 +1,71 @@
+#pragma once
+// A batch of changes to one pool snapshot, applied purely. Every writer of a pool (the
+// plugin's group commit and DEL, the GC verb, allot-gc's releases, its repair loop and its
+// journal replay) states what it wants as intents; the engine (common/engine) applies them
+// here to a fresh or cached snapshot and writes the result with one guarded write.
+
+#include <optional>
+#include <vector>
+
+#include "core/allocator.h"
+
+namespace allot::core {
+
+struct Intent {
+    enum class Kind {
+        // An address for `owner`: the one it holds (idempotent), one an earlier sandbox of
+        // the same pod held (handover), `requested`, or the lowest free one in `window`.
+        Claim,
+        // Whatever (owner.containerId, owner.ifName) holds: a CNI DEL's sandbox.
+        Release,
+        // The entry at `offset`, only while it still belongs to `owner` as the writer saw it
+        // (core::heldBy): a decision made on an older read never frees another's address.
+        ReleaseIfHeld,
+    };
+    Kind kind = Kind::Claim;
+    Owner owner;
+    // Claim only.
+    std::optional<IpAddress> requested;
+    std::vector<u128> avoid;          // offsets found reserved through another pool
+    std::optional<IpRange> window;    // the requester's own window of the pool (required)
+    std::optional<IpAddress> gateway; // never handed out
+    // ReleaseIfHeld only.
+    u128 offset = 0;
+
+    static Intent claim(Owner o, IpRange window, std::optional<IpAddress> gateway = {}) {
+        Intent i{Kind::Claim, std::move(o)};
+        i.window = std::move(window);
+        i.gateway = gateway;
+        return i;
+    }
+    static Intent release(Owner o) { return Intent{Kind::Release, std::move(o)}; }
+    static Intent releaseIfHeld(u128 offset, Owner o) {
+        Intent i{Kind::ReleaseIfHeld, std::move(o)};
+        i.offset = offset;
+        return i;
+    }
+};
+
+struct Outcome {
+    // Claim: the address. Release kinds: the address freed, or NotFound when nothing was.
+    Result<Pick> pick = makeError(Errc::Internal, "not applied");
+    Owner released;  // release kinds: the entry as it was
+};
+
+struct BatchResult {
+    std::vector<Outcome> outcomes;  // one per intent, in order
+    bool changed = false;           // the snapshot differs: it must be written
+    // An answer that a stale snapshot could have made wrong (exhaustion, a refused requested
+    // address, nothing to release, an existing entry to confirm): re-apply on fresh data
+    // before trusting it.
+    bool wantsFresh = false;
+};
+
+// Applies `batch` to `allocs` in order; each intent sees the effects of those before it.
+// `cidr` is the pool's range: it maps offsets to addresses. Configs that share one pool narrow
+// it differently, so each claim picks in its own window. One intent failing (Exhausted,
+// InvalidConfig, NotFound) does not hold back the others.
+BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs,
+                       const std::vector<Intent>& batch);
+
+}  // namespace allot::core

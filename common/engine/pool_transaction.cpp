@@ -1,0 +1,99 @@
+#include "engine/pool_transaction.h"
+
+namespace allot::engine {
+
+using core::Errc;
+using core::makeError;
+using core::Result;
+
+namespace {
+
+Result<core::Cidr> poolCidr(const store::Pool& pool, const TxTarget& t) {
+    auto stored = core::Cidr::parse(pool.range);
+    if (t.cidr && (!stored || !(*stored == *t.cidr)))
+        return makeError(Errc::InvalidConfig, "pool name collision: IPPool " + pool.name +
+                                                  " holds range \"" + pool.range +
+                                                  "\", not this network's " + t.cidr->str());
+    if (!stored)
+        return makeError(Errc::Invalid, "IPPool " + pool.name + ": bad range " + pool.range);
+    return *stored;
+}
+
+// The pool object, not the range, is out of room (the store sent nothing, or etcd refused the
+// object): try again later is all a caller can do, and the message says what would help.
+bool outOfRoom(const core::Error& e) {
+    return e.code == Errc::Exhausted ||
+           (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos);
+}
+
+}  // namespace
+
+Result<store::Pool> PoolTransaction::read(const TxTarget& t, bool useCache, bool& fromCache) {
+    fromCache = false;
+    if (useCache && cache_ && t.cidr) {
+        if (auto c = cache_->load(ns_, t.pool); c && c->range == t.cidr->str()) {
+            fromCache = true;
+            return *c;
+        }
+    }
+    auto p = store_.getPool(t.pool);
+    if (p || p.code() != Errc::NotFound || !t.create || !t.cidr) return p;
+    auto made = store_.createPool(store::Pool{t.pool, t.cidr->str(), {}, {}});
+    if (!made && made.code() == Errc::AlreadyExists) return store_.getPool(t.pool);
+    return made;
+}
+
+// The only caller of PoolStore::updatePool in allot.
+Result<store::Pool> PoolTransaction::write(const std::string& pool, const store::Pool& next) {
+    auto written = store_.updatePool(next);
+    if (cache_) {
+        if (written) cache_->save(ns_, *written);
+        else cache_->drop(ns_, pool);
+    }
+    if (!written && written.code() == Errc::Conflict) ++conflicts_;
+    return written;
+}
+
+core::Error PoolTransaction::retryOrGiveUp(const core::Error& e, bool& again) {
+    again = retryable(e.code) && retry_.wait();
+    if (again) return e;
+    return retry_.attempts() > 0 ? retry_.gaveUp(e) : e;
+}
+
+Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
+    bool useCache = t.useCache;
+    core::Error last{Errc::Transient, "the deadline passed before the pool could be read or written"};
+    for (bool again = true; again;) {
+        if (retry_.expired()) return retry_.attempts() > 0 ? retry_.gaveUp(last) : last;
+        bool fromCache = false;
+        auto pool = read(t, useCache, fromCache);
+        useCache = false;
+        if (!pool && pool.code() == Errc::NotFound) return TxResult{{}, t.cidr.value_or(core::Cidr{}), false};
+        if (!pool) {
+            last = retryOrGiveUp(pool.error(), again);
+            continue;
+        }
+        auto cidr = poolCidr(*pool, t);
+        if (!cidr) return cidr.error();
+        auto intents = plan(*pool);
+        if (!intents) return intents.error();
+        store::Pool next = *pool;
+        auto res = core::applyBatch(*cidr, next.allocations, *intents);
+        if (fromCache && res.wantsFresh) continue;  // decide that on fresh data
+        TxResult out{std::move(res.outcomes), *cidr, true};
+        if (!res.changed) return out;
+        auto written = write(t.pool, next);
+        if (written) return out;
+        if (written.code() == Errc::NotFound) {  // deleted meanwhile: read again
+            last = retryOrGiveUp(makeError(Errc::Conflict, "IPPool " + t.pool + " was deleted meanwhile"), again);
+            continue;
+        }
+        if (outOfRoom(written.error()))
+            return makeError(Errc::Transient, written.error().message +
+                                                  "; split the network with node_slice_size or smaller ranges");
+        last = retryOrGiveUp(written.error(), again);
+    }
+    return last;
+}
+
+}  // namespace allot::engine

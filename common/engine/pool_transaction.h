@@ -1,0 +1,80 @@
+#pragma once
+// The one place that writes a pool. A transaction reads the pool (or takes this node's cached
+// copy), applies a pure batch of intents (core/batch.h) planned on what it read, and writes the
+// result guarded by the resourceVersion read. A lost race (Conflict), a stale cached copy or a
+// transient failure starts again on fresh data, with the caller's RetryPolicy.
+//
+// Pool entries and OverlappingRangeIPReservations are ordered one way (reservations.h): an
+// entry is written before its reservation is created, and removed before its reservation is
+// deleted. So an address is never in use without its pool entry, a crash leaves at worst an
+// orphan reservation (which blocks the address, never duplicates it, and which allot-gc's
+// repair loop deletes), and no call inside a node's pool lock waits on a reservation.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/batch.h"
+#include "engine/retry_policy.h"
+#include "store/pool_store.h"
+
+namespace allot::engine {
+
+// Remembers the last pool object this node read or wrote, so an uncontended write can skip
+// the read: the write carries the cached resourceVersion and fails with Conflict if stale.
+// Only ever a hint.
+class PoolCache {
+public:
+    virtual ~PoolCache() = default;
+    // Keyed by namespace and name: the same pool name in two namespaces is two pools.
+    virtual std::optional<store::Pool> load(const std::string& ns, const std::string& pool) = 0;
+    virtual void save(const std::string& ns, const store::Pool& pool) = 0;
+    virtual void drop(const std::string& ns, const std::string& pool) = 0;
+};
+
+struct TxTarget {
+    std::string pool;
+    // The range this writer expects the pool to hold: another range under the name is a pool
+    // name collision (InvalidConfig). Unset: whatever range the pool holds.
+    std::optional<core::Cidr> cidr;
+    bool create = false;     // create the pool when missing (needs `cidr`)
+    bool useCache = true;    // the first attempt may use the node's cached copy
+};
+
+// Plans the intents on each read, so every decision is made on the data it overwrites.
+using Plan = std::function<core::Result<std::vector<core::Intent>>(const store::Pool&)>;
+
+struct TxResult {
+    std::vector<core::Outcome> outcomes;  // one per planned intent; empty when none
+    core::Cidr cidr;                      // the pool's range: offsets to addresses
+    bool found = true;                    // false: the pool does not exist (nothing applied)
+};
+
+class PoolTransaction {
+public:
+    PoolTransaction(store::PoolStore& store, RetryPolicy& retry, PoolCache* cache = nullptr,
+                    std::string ns = {})
+        : store_(store), retry_(retry), cache_(cache), ns_(std::move(ns)) {}
+
+    // Runs `plan` against pool `t.pool` until its outcome is written (or nothing needs
+    // writing). A missing pool (not created) answers found=false. Errors: the store's, the
+    // plan's, InvalidConfig on a range collision, Transient when the object is out of room
+    // (the message says so) or the retry policy gives up.
+    core::Result<TxResult> run(const TxTarget& t, const Plan& plan);
+
+    int conflicts() const { return conflicts_; }
+
+private:
+    core::Result<store::Pool> read(const TxTarget& t, bool useCache, bool& fromCache);
+    core::Result<store::Pool> write(const std::string& pool, const store::Pool& next);
+    core::Error retryOrGiveUp(const core::Error& e, bool& again);
+
+    store::PoolStore& store_;
+    RetryPolicy& retry_;
+    PoolCache* cache_;
+    std::string ns_;
+    int conflicts_ = 0;
+};
+
+}  // namespace allot::engine

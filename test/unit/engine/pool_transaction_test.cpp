@@ -1,0 +1,192 @@
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "engine/pool_transaction.h"
+#include "engine/reservations.h"
+#include "store/memory_store.h"
+
+using namespace allot;
+using core::Errc;
+using core::Intent;
+
+namespace {
+
+core::IpRange range(const char* cidr) { return *core::IpRange::fromSpec({cidr, "", "", {}}, "range"); }
+
+// Each container its own pod unless said otherwise (one pod's new sandbox takes over its address).
+core::Owner owner(const std::string& cid, const std::string& pod = "") {
+    return core::Owner{cid, pod.empty() ? "ns/" + cid : pod, "eth0", "node-a", "", "net"};
+}
+
+engine::RetryPolicy quick(int maxAttempts = 10) {
+    return engine::RetryPolicy(engine::Clock::time_point::max(), {}, maxAttempts, [](auto) {});
+}
+
+engine::TxTarget target(const core::IpRange& r, bool create = true) {
+    return engine::TxTarget{"pool", r.cidr(), create, true};
+}
+
+engine::Plan fixed(std::vector<Intent> intents) {
+    return [intents](const store::Pool&) -> core::Result<std::vector<Intent>> { return intents; };
+}
+
+class MapCache : public engine::PoolCache {
+public:
+    std::optional<store::Pool> load(const std::string& ns, const std::string& p) override {
+        auto it = pools.find(ns + "/" + p);
+        if (it == pools.end()) return std::nullopt;
+        ++hits;
+        return it->second;
+    }
+    void save(const std::string& ns, const store::Pool& p) override { pools[ns + "/" + p.name] = p; }
+    void drop(const std::string& ns, const std::string& p) override { pools.erase(ns + "/" + p); }
+    std::map<std::string, store::Pool> pools;
+    int hits = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a transaction creates a missing pool and writes a batch of claims in one write") {
+    store::MemoryStore s;
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry);
+    auto r = range("10.0.0.0/28");
+    auto res = tx.run(target(r), fixed({Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)}));
+    REQUIRE(res.ok());
+    CHECK(res->found);
+    CHECK(res->outcomes[0].pick->ip.str() == "10.0.0.1");
+    CHECK(res->outcomes[1].pick->ip.str() == "10.0.0.2");
+    auto stored = s.getPool("pool");
+    REQUIRE(stored.ok());
+    CHECK(stored->allocations.size() == 2);
+    CHECK(stored->resourceVersion == "2");  // created, then written once
+}
+
+TEST_CASE("releases never create a pool: a missing pool is reported as not found") {
+    store::MemoryStore s;
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry);
+    auto res = tx.run(target(range("10.0.0.0/28"), false), fixed({Intent::release(owner("a"))}));
+    REQUIRE(res.ok());
+    CHECK_FALSE(res->found);
+    CHECK(s.getPool("pool").code() == Errc::NotFound);
+}
+
+TEST_CASE("a plan is made again on fresh data after another writer got there first") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/28");
+    store::Pool p{"pool", r.cidr().str(), {{1, owner("old", "ns/p")}}, {}};
+    REQUIRE(s.createPool(p).ok());
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry);
+    int plans = 0;
+    auto plan = [&](const store::Pool& seen) -> core::Result<std::vector<Intent>> {
+        if (plans++ == 0) {
+            // A concurrent ADD hands the entry over to a new sandbox of the pod.
+            auto fresh = *s.getPool("pool");
+            fresh.allocations[1] = owner("new", "ns/p");
+            REQUIRE(s.updatePool(fresh).ok());
+        }
+        std::vector<Intent> out;
+        for (const auto& [off, o] : seen.allocations)
+            if (o.containerId == "old") out.push_back(Intent::releaseIfHeld(off, o));
+        return out;
+    };
+    auto res = tx.run(target(r, false), plan);
+    REQUIRE(res.ok());
+    CHECK(plans == 2);
+    CHECK(tx.conflicts() == 1);
+    CHECK(res->outcomes.empty());  // nothing of "old" is left to release
+    CHECK(s.getPool("pool")->allocations.at(1).containerId == "new");
+}
+
+TEST_CASE("an answer read from a stale cache is checked on fresh data before it is given") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/30");  // two addresses
+    REQUIRE(s.createPool(store::Pool{"pool", r.cidr().str(), {{1, owner("a")}}, {}}).ok());
+    MapCache cache;
+    // The cached copy says the pool is full; the store says one address is free.
+    cache.save("ns", store::Pool{"pool", r.cidr().str(), {{1, owner("a")}, {2, owner("b")}}, "1"});
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry, &cache, "ns");
+    auto res = tx.run(target(r), fixed({Intent::claim(owner("c"), r)}));
+    REQUIRE(res.ok());
+    CHECK(cache.hits == 1);
+    REQUIRE(res->outcomes[0].pick.ok());
+    CHECK(res->outcomes[0].pick->ip.str() == "10.0.0.2");
+    CHECK(cache.pools.at("ns/pool").allocations.size() == 2);  // the written pool is cached
+}
+
+TEST_CASE("a pool holding another range under the name is a configuration error") {
+    store::MemoryStore s;
+    REQUIRE(s.createPool(store::Pool{"pool", "10.9.0.0/24", {}, {}}).ok());
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry);
+    auto r = range("10.0.0.0/28");
+    auto res = tx.run(target(r), fixed({Intent::claim(owner("a"), r)}));
+    CHECK(res.code() == Errc::InvalidConfig);
+    CHECK(res.error().message.find("pool name collision") != std::string::npos);
+}
+
+TEST_CASE("conflicts are retried until the policy gives up, and the error says so") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/28");
+    REQUIRE(s.createPool(store::Pool{"pool", r.cidr().str(), {}, {}}).ok());
+    s.conflictNext(100);
+    auto retry = quick(4);
+    engine::PoolTransaction tx(s, retry);
+    auto res = tx.run(target(r), fixed({Intent::claim(owner("a"), r)}));
+    CHECK(res.code() == Errc::Transient);
+    CHECK(res.error().message.find("gave up after 4 attempts") != std::string::npos);
+    CHECK(tx.conflicts() == 4);
+}
+
+TEST_CASE("a pool object out of room fails at once with what would help") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/24");
+    REQUIRE(s.createPool(store::Pool{"pool", r.cidr().str(), {}, {}}).ok());
+    store::SizePolicy tiny;
+    tiny.maxBytes = 300;
+    tiny.freeBytes = 100;
+    s.setSizePolicy(tiny);
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry);
+    std::vector<Intent> many;
+    for (int i = 0; i < 20; ++i) many.push_back(Intent::claim(owner("c" + std::to_string(i)), r));
+    auto res = tx.run(target(r), fixed(many));
+    REQUIRE_FALSE(res.ok());
+    CHECK(res.code() == Errc::Transient);
+    CHECK(res.error().message.find("node_slice_size") != std::string::npos);
+    CHECK(retry.attempts() == 0);
+}
+
+TEST_CASE("a reservation is handed over to a new sandbox of the same pod, and only the holder drops it") {
+    store::MemoryStore s;
+    REQUIRE(engine::reserve(s, "10.0.0.5", owner("old", "ns/p")).ok());
+    auto other = engine::reserve(s, "10.0.0.5", owner("x", "ns/other"));
+    REQUIRE(other.ok());
+    CHECK(*other == "ns/p");
+    auto mine = engine::reserve(s, "10.0.0.5", owner("new", "ns/p"));
+    REQUIRE(mine.ok());
+    CHECK(mine->empty());
+    // The old sandbox's release no longer takes the new one's reservation.
+    REQUIRE(engine::unreserve(s, {"10.0.0.5"}, owner("old", "ns/p")).ok());
+    CHECK(s.getReservation("10.0.0.5")->containerId == "new");
+    REQUIRE(engine::unreserve(s, {"net-10.0.0.5", "10.0.0.5"}, owner("new", "ns/p")).ok());
+    CHECK(s.getReservation("10.0.0.5").code() == Errc::NotFound);
+}
+
+TEST_CASE("the backoff grows to its cap with jitter in the upper half") {
+    engine::Backoff b{std::chrono::milliseconds(5), std::chrono::milliseconds(400)};
+    for (int i = 0; i < 50; ++i) {
+        auto d0 = b.delay(0).count();
+        CHECK(d0 >= 2);
+        CHECK(d0 <= 5);
+        auto d9 = b.delay(9).count();
+        CHECK(d9 >= 200);
+        CHECK(d9 <= 400);
+    }
+    engine::RetryPolicy soon(engine::Clock::now() + std::chrono::milliseconds(1), b);
+    CHECK_FALSE(soon.wait());  // the deadline would pass first
+}
