@@ -28,7 +28,7 @@
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
-#include "plugin/net_config.h"
+#include "cni/net_config.h"
 
 namespace allot::gc {
 
@@ -179,7 +179,7 @@ int runDaemon(const Config& given) {
     ropts.node = cfg.nodeName;
     ropts.poolNamespace = cfg.poolNamespace;
     ropts.ipamTypes = cfg.ipamTypes;
-    ropts.flatFiles = plugin::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
+    ropts.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
     ropts.releaseRetries = cfg.releaseRetries;
     ropts.journalDir = cfg.journalDir;
     ropts.journalInterval = cfg.journalInterval;

@@ -10,14 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "cni/net_config.h"
 #include "core/config.h"
 #include "plugin/cni_result.h"
-#include "plugin/net_config.h"
 #include "store/pool_store.h"
 
 namespace allot::plugin {
 
 using Clock = std::chrono::steady_clock;
+// The network config model lives in common/cni (allot-gc reads it too). Named here so the
+// engine's sources keep their unqualified spelling.
+using cni::Attachment;
+using cni::NetConf;
 
 // Node-local mutual exclusion per pool (a file lock in production). acquire() blocks until
 // the lock is held or the deadline passes (Transient).

@@ -28,7 +28,7 @@ std::string versionOf(std::string_view stdinText) {
 
 // No store at all (a missing or unreadable kubeconfig, ...): DEL still must not block
 // teardown. The release goes to the journal allot-gc replays with its own credentials.
-Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg, const NetConf& net,
+Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg, const cni::NetConf& net,
                                Deps& deps, const core::Error& why, const std::string& version) {
     auto journal = deps.makeJournal(cfg);
     std::string node = deps.nodeName ? deps.nodeName(cfg, net) : std::string();
@@ -58,7 +58,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
         return Outcome{0, formatVersionInfo(v) + "\n"};
     }
 
-    auto net = parseNetConf(stdinText, deps.flatFiles);
+    auto net = cni::parseNetConf(stdinText, deps.flatFiles);
     if (!net) return failWith(errVersion, net.error(), log);
     const std::string& version = net->cniVersion;
     if (!isSupportedVersion(version))

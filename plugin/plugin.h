@@ -27,8 +27,8 @@ struct Deps {
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.
     std::function<Result<void>(const std::string& netns, const std::string& ifName,
                                const std::vector<IpResult>& ips)> checkInterface;
-    std::function<std::string(const core::ValidatedConfig&, const NetConf&)> nodeName;
-    std::vector<std::string> flatFiles = defaultFlatFiles();
+    std::function<std::string(const core::ValidatedConfig&, const cni::NetConf&)> nodeName;
+    std::vector<std::string> flatFiles = cni::defaultFlatFiles();
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff (tests: no-op)
     Logger* log = nullptr;
 };

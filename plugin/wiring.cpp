@@ -40,11 +40,11 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     };
     deps.checkInterface = checkInterfaceAddresses;
     std::string nodeEnv = envOr("NODENAME");
-    deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const NetConf& n) {
+    deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const cni::NetConf& n) {
         return lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
     };
     auto flat = env.find("ALLOT_FLAT_FILES");
-    deps.flatFiles = flatFiles(flat == env.end() ? nullptr : flat->second.c_str());
+    deps.flatFiles = cni::flatFiles(flat == env.end() ? nullptr : flat->second.c_str());
     return run(env, stdinText, deps);
 }
 

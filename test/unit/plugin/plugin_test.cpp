@@ -45,7 +45,7 @@ struct Harness {
             return StoreHandle{std::make_unique<test::StoreRef<store::MemoryStore>>(mem), "kube-system"};
         };
         deps.makeJournal = [this](const core::ValidatedConfig&) { return std::make_unique<MemJournal>(&journal); };
-        deps.nodeName = [this](const core::ValidatedConfig&, const NetConf&) { return node; };
+        deps.nodeName = [this](const core::ValidatedConfig&, const cni::NetConf&) { return node; };
         deps.sleep = [](std::chrono::milliseconds) {};
         deps.checkInterface = [this](const std::string& netns, const std::string&,
                                      const std::vector<IpResult>& ips) -> core::Result<void> {
