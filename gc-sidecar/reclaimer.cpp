@@ -12,7 +12,7 @@
 #include "gc-sidecar/log.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/network_status.h"
-#include "store/journal.h"
+#include "node/journal.h"
 
 namespace allot::gc {
 
@@ -691,7 +691,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
 }
 
 void Reclaimer::replayJournal() {
-    store::Journal journal(opts_.journalDir);
+    node::Journal journal(opts_.journalDir);
     std::vector<std::string> bad;
     auto entries = journal.entries(&bad);
     for (const auto& b : bad)

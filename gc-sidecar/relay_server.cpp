@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/journal.h"
+#include "node/files.h"
 
 namespace allot::gc {
 
@@ -121,7 +121,7 @@ core::Result<void> RelayServer::bind() {
         return makeError(Errc::InvalidConfig, "relay socket path \"" + path + "\" is empty or too long");
     auto slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0)
-        if (auto d = store::makeDirs(path.substr(0, slash), 0700); !d)
+        if (auto d = node::makeDirs(path.substr(0, slash), 0700); !d)
             return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + d.error().message);
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.data(), path.size());

@@ -12,13 +12,16 @@
 #include <set>
 #include <thread>
 
-#include "plugin/node_files.h"
+#include "node/claim_queue.h"
+#include "node/file_lock.h"
+#include "node/pool_cache.h"
 #include "plugin/plugin.h"
 #include "store/memory_store.h"
 #include "../store/store_ref.h"
 
 using namespace allot;
 using namespace allot::plugin;
+using namespace allot::node;
 
 namespace {
 

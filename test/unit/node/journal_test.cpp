@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "store/journal.h"
+#include "node/journal.h"
 
 using namespace allot;
 
@@ -18,9 +18,9 @@ static std::string tempDir() {
 
 TEST_CASE("journal entries are written with mode 0600 and read back in order") {
     std::string dir = tempDir() + "/nested/journal";
-    store::Journal j(dir);
-    REQUIRE(j.append({"kube-system", {"10.0.0.0-24"}, "", "ctr-1", "eth0", "ns/a", "n1", ""}).ok());
-    REQUIRE(j.append({"kube-system", {"p2"}, "net", "ctr-2", "net1", "ns/b", "n1", ""}).ok());
+    node::Journal j(dir);
+    REQUIRE(j.append({"kube-system", {"10.0.0.0-24"}, "", "ctr-1", "eth0", "ns/a", "n1", {}}).ok());
+    REQUIRE(j.append({"kube-system", {"p2"}, "net", "ctr-2", "net1", "ns/b", "n1", {}}).ok());
     auto e = j.entries();
     REQUIRE(e.ok());
     REQUIRE(e->size() == 2);
@@ -38,7 +38,7 @@ TEST_CASE("journal entries are written with mode 0600 and read back in order") {
 TEST_CASE("a garbled journal file is reported and left, not fatal") {
     std::string dir = tempDir();
     std::ofstream(dir + "/1-bad.json") << "{not json";
-    store::Journal j(dir);
+    node::Journal j(dir);
     std::vector<std::string> bad;
     auto e = j.entries(&bad);
     REQUIRE(e.ok());
@@ -47,7 +47,7 @@ TEST_CASE("a garbled journal file is reported and left, not fatal") {
 }
 
 TEST_CASE("a missing journal directory has no entries") {
-    store::Journal j("/tmp/allot-no-such-dir-for-test/x");
+    node::Journal j("/tmp/allot-no-such-dir-for-test/x");
     auto e = j.entries();
     REQUIRE(e.ok());
     CHECK(e->empty());
