@@ -1,6 +1,6 @@
 #include "gc-sidecar/events.h"
 
-#include "gc-sidecar/log.h"
+#include "log/log.h"
 #include "gc-sidecar/time_util.h"
 #include "k8s/resources.h"
 
@@ -94,7 +94,7 @@ void EventRecorder::run() {
         if (!r) {
             metrics_.addEventDropped();
             metrics_.addApiError();
-            logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" +
+            logging::logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" +
                     e.object.name + " not recorded: " + r.error().message);
         }
     }

@@ -8,7 +8,7 @@
 
 #include "plugin/cni_env.h"
 #include "plugin/ipam.h"
-#include "plugin/log.h"
+#include "log/log.h"
 
 namespace allot::plugin {
 
@@ -30,7 +30,7 @@ struct Deps {
     std::function<std::string(const core::ValidatedConfig&, const cni::NetConf&)> nodeName;
     std::vector<std::string> flatFiles = cni::defaultFlatFiles();
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff (tests: no-op)
-    Logger* log = nullptr;
+    logging::Logger* log = nullptr;
 };
 
 struct Outcome {

@@ -8,7 +8,7 @@
 namespace allot::plugin {
 
 Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
-    Logger log;
+    logging::Logger log;
     auto envOr = [&](const char* key) {
         auto it = env.find(key);
         return it == env.end() ? std::string() : it->second;

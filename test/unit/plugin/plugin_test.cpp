@@ -553,7 +553,7 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
     Harness h;
     ScratchDir dir;
     adminNames(h, dir.path);
-    Logger log;
+    logging::Logger log;
     h.deps.log = &log;
     std::string file = dir.path + "/allot.log";
     auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""), "c1", "net1",
@@ -755,7 +755,7 @@ TEST_CASE("DEL journals on a 403 or an undecodable pool instead of failing") {
 TEST_CASE("a log_file outside the node's roots is not opened; ADD succeeds and logs to stderr") {
     Harness h;
     ScratchDir dir;
-    Logger log;
+    logging::Logger log;
     h.deps.log = &log;
     std::string file = dir.path + "/allot.log";  // not named by the admin
     auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""));
@@ -767,7 +767,7 @@ TEST_CASE("a log_file that is a symlink is never written through, and ADD succee
     Harness h;
     ScratchDir dir;
     adminNames(h, dir.path);
-    Logger log;
+    logging::Logger log;
     h.deps.log = &log;
     std::string target = dir.path + "/target";
     std::ofstream(target) << "precious\n";
