@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "node/journal.h"
 
@@ -51,4 +52,41 @@ TEST_CASE("a missing journal directory has no entries") {
     auto e = j.entries();
     REQUIRE(e.ok());
     CHECK(e->empty());
+}
+
+TEST_CASE("a journal file in the format older plugins write is read back") {
+    std::string dir = tempDir();
+    std::ofstream(dir + "/1700000000000000000-ctr-9-eth0.json")
+        << R"({"version":1,"namespace":"kube-system","pools":["10.0.0.0-24","p2"],"networkName":"net",)"
+        << R"("containerID":"ctr-9","ifname":"eth0","podref":"ns/p","node":"n1",)"
+        << R"("reservations":["10.0.0.5"],"time":1700000000000000000})" << "\n";
+    node::Journal j(dir);
+    auto e = j.entries();
+    REQUIRE(e.ok());
+    REQUIRE(e->size() == 1);
+    const auto& r = (*e)[0];
+    CHECK(r.poolNamespace == "kube-system");
+    CHECK(r.pools == std::vector<std::string>{"10.0.0.0-24", "p2"});
+    CHECK(r.networkName == "net");
+    CHECK(r.containerId == "ctr-9");
+    CHECK(r.ifName == "eth0");
+    CHECK(r.podRef == "ns/p");
+    CHECK(r.node == "n1");
+    CHECK(r.reservations == std::vector<std::string>{"10.0.0.5"});
+}
+
+TEST_CASE("a journal entry is written with the keys and order allot-gc of every version reads") {
+    std::string dir = tempDir();
+    node::Journal j(dir);
+    REQUIRE(j.record({"ns", {"p"}, "net", "c", "eth0", "ns/a", "n1", {"r1"}}).ok());
+    auto e = j.entries();
+    REQUIRE(e.ok());
+    REQUIRE(e->size() == 1);
+    std::ifstream in((*e)[0].file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string head = R"({"version":1,"namespace":"ns","pools":["p"],"networkName":"net",)"
+                             R"("containerID":"c","ifname":"eth0","podref":"ns/a","node":"n1",)"
+                             R"("reservations":["r1"],"time":)";
+    CHECK(text.substr(0, head.size()) == head);
+    CHECK(text.back() == '\n');
 }
