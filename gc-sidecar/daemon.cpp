@@ -17,7 +17,7 @@
 #include "gc-sidecar/http_server.h"
 #include "gc-sidecar/k8s_cluster.h"
 #include "gc-sidecar/lease.h"
-#include "gc-sidecar/log.h"
+#include "log/log.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/relay_server.h"
@@ -28,7 +28,7 @@
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
-#include "plugin/net_config.h"
+#include "cni/net_config.h"
 
 namespace allot::gc {
 
@@ -119,18 +119,18 @@ int runDaemon(const Config& given) {
     // rather than left in the heap after use.
     ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     ::mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-    LogLevel level = LogLevel::Info;
-    parseLogLevel(cfg.logLevel, level);
-    setLogLevel(level);
+    logging::Level level = logging::Level::Info;
+    logging::parseLevel(cfg.logLevel, level);
+    logging::daemonLog().setLevel(level);
 
     auto cluster = cfg.kubeconfig.empty() ? k8s::inClusterConfig(cfg.serviceAccountDir)
                                           : k8s::loadKubeconfig(cfg.kubeconfig);
     if (!cluster) {
-        logError(cluster.error().message);
+        logging::logError(cluster.error().message);
         return 2;
     }
     if (cluster->insecureSkipTlsVerify)
-        logWarn("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
+        logging::logWarn("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
                 cfg.kubeconfig + ")");
     k8s::Client::Options copts;
     copts.requestTimeout = cfg.requestTimeout;
@@ -138,7 +138,7 @@ int runDaemon(const Config& given) {
     auto newClient = [&]() -> std::optional<k8s::Client> {
         auto c = k8s::Client::fromConfig(*cluster, copts);
         if (!c) {
-            logError("API client: " + c.error().message);
+            logging::logError("API client: " + c.error().message);
             return std::nullopt;
         }
         return std::move(*c);
@@ -179,7 +179,7 @@ int runDaemon(const Config& given) {
     ropts.node = cfg.nodeName;
     ropts.poolNamespace = cfg.poolNamespace;
     ropts.ipamTypes = cfg.ipamTypes;
-    ropts.flatFiles = plugin::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
+    ropts.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
     ropts.releaseRetries = cfg.releaseRetries;
     ropts.journalDir = cfg.journalDir;
     ropts.journalInterval = cfg.journalInterval;
@@ -241,7 +241,7 @@ int runDaemon(const Config& given) {
                        : HttpReply{503, "text/plain; charset=utf-8", "first sync not complete\n"};
         });
         if (auto b = http.bind(cfg.listenHost, cfg.listenPort); !b) {
-            logError(b.error().message);
+            logging::logError(b.error().message);
             return 2;
         }
     }
@@ -255,7 +255,7 @@ int runDaemon(const Config& given) {
         ro.health = std::make_shared<RelayHealth>();
         relay = std::make_unique<RelayServer>(ro, clientForward(newClient, 4, ro.health));
         if (auto b = relay->bind(); !b) {
-            logError(b.error().message);
+            logging::logError(b.error().message);
             return 2;
         }
     }
@@ -273,12 +273,12 @@ int runDaemon(const Config& given) {
         }
         auto w = nodeKubeconfig->refresh();
         if (!w)
-            logError("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
+            logging::logError("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
         else if (*w)
-            logInfo("wrote node kubeconfig " + cfg.nodeKubeconfig);
+            logging::logInfo("wrote node kubeconfig " + cfg.nodeKubeconfig);
     }
 
-    logInfo("allot-gc starting on node " + cfg.nodeName + " (pool namespace " + cfg.poolNamespace +
+    logging::logInfo("allot-gc starting on node " + cfg.nodeName + " (pool namespace " + cfg.poolNamespace +
             ", identity " + cfg.identity + (cfg.repair ? ", repair candidate" : "") + ")");
 
     Joiner joiner;
@@ -303,15 +303,15 @@ int runDaemon(const Config& given) {
             if (sig < 0) {
                 auto w = nodeKubeconfig->refresh();
                 if (!w)
-                    logWarn("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
+                    logging::logWarn("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
                 else if (*w)
-                    logInfo("rewrote node kubeconfig " + cfg.nodeKubeconfig + " (token rotated)");
+                    logging::logInfo("rewrote node kubeconfig " + cfg.nodeKubeconfig + " (token rotated)");
                 continue;
             }
         } else if (sigwait(&sigs, &sig) != 0) {
             continue;
         }
-        logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+        logging::logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
                 ": shutting down");
         break;
     }
@@ -321,7 +321,7 @@ int runDaemon(const Config& given) {
     // The Lease release and any request in flight are bounded by the request timeout.
     const bool clean = joiner.waitAll(std::chrono::steady_clock::now() + cfg.requestTimeout +
                                       std::chrono::seconds(2));
-    logInfo(clean ? "stopped" : "stopped (some work was still in flight)");
+    logging::logInfo(clean ? "stopped" : "stopped (some work was still in flight)");
     std::fflush(stderr);
     // The watch threads may be inside a long-poll; nothing they hold needs cleaning up.
     std::_Exit(0);

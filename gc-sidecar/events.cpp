@@ -1,7 +1,7 @@
 #include "gc-sidecar/events.h"
 
-#include "gc-sidecar/log.h"
 #include "k8s/timestamp.h"
+#include "log/log.h"
 #include "k8s/resources.h"
 
 namespace allot::gc {
@@ -96,7 +96,7 @@ void EventRecorder::run() {
         if (!r) {
             metrics_.addEventDropped();
             metrics_.addApiError();
-            logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" +
+            logging::logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" +
                     e.object.name + " not recorded: " + r.error().message);
         }
     }

@@ -1,7 +1,7 @@
 #include "gc-sidecar/lease.h"
 
-#include "gc-sidecar/log.h"
 #include "k8s/timestamp.h"
+#include "log/log.h"
 #include "k8s/resources.h"
 
 namespace allot::gc {
@@ -49,7 +49,7 @@ bool mayAcquire(const LeaseRecord& r, const std::string& me,
 
 void LeaderElector::setLeading(bool v) {
     if (leading_.exchange(v) == v) return;
-    logInfo(std::string(v ? "became" : "is no longer") + " the repair leader (Lease " + opts_.ns +
+    logging::logInfo(std::string(v ? "became" : "is no longer") + " the repair leader (Lease " + opts_.ns +
             "/" + opts_.name + ", identity " + opts_.identity + ")");
     if (onChange_) onChange_(v);
 }
@@ -67,7 +67,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     if (!got) {
         if (got.code() != Errc::NotFound) {
             if (onApiError_) onApiError_();
-            logWarn("Lease " + opts_.ns + "/" + opts_.name + ": " + got.error().message);
+            logging::logWarn("Lease " + opts_.ns + "/" + opts_.name + ": " + got.error().message);
             return false;
         }
         Value lease = Value::object();
@@ -83,7 +83,7 @@ bool LeaderElector::tryAcquireOrRenew() {
         if (!made) {
             if (made.code() != Errc::AlreadyExists) {
                 if (onApiError_) onApiError_();
-                logWarn("creating Lease " + opts_.ns + "/" + opts_.name + ": " +
+                logging::logWarn("creating Lease " + opts_.ns + "/" + opts_.name + ": " +
                         made.error().message);
             }
             return false;
@@ -118,7 +118,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     if (!put) {
         if (put.code() != Errc::Conflict) {
             if (onApiError_) onApiError_();
-            logWarn("updating Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
+            logging::logWarn("updating Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
         }
         return false;
     }
@@ -141,9 +141,9 @@ void LeaderElector::release() {
     client_.setDeadline(Clock::now() + std::chrono::seconds(3));
     auto put = client_.replace(k8s::objectPath(k8s::kLease, opts_.ns, opts_.name), lastLease_);
     if (put)
-        logInfo("released Lease " + opts_.ns + "/" + opts_.name);
+        logging::logInfo("released Lease " + opts_.ns + "/" + opts_.name);
     else
-        logWarn("releasing Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
+        logging::logWarn("releasing Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
     setLeading(false);
 }
 

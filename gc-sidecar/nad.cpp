@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "gc-sidecar/network_status.h"
-#include "plugin/net_config.h"
+#include "cni/net_config.h"
 
 namespace allot::gc {
 
@@ -33,7 +33,7 @@ Result<NetworkIpam> decodeOne(const json::Value& plugin, const std::string& name
     single.set("cniVersion", json::Value::string(cniVersion.empty() ? "1.1.0" : cniVersion));
     single.set("name", json::Value::string(name));
     single.set("ipam", *plugin.find("ipam"));
-    auto net = plugin::parseNetConf(single.dump(), flatFiles);
+    auto net = cni::parseNetConf(single.dump(), flatFiles);
     if (!net)
         return makeError(net.code(),
                          where + ": " + printable(net.error().message, kMaxMessageBytes));

@@ -1,6 +1,6 @@
 #pragma once
 // NetworkAttachmentDefinitions: which IPAM configurations (and so which pools) a network uses.
-// The IPAM section is decoded and validated exactly as the plugin does (plugin/net_config.h).
+// The IPAM section is decoded and validated exactly as the plugin does (cni/net_config.h).
 
 #include <string>
 #include <string_view>
@@ -22,7 +22,7 @@ inline constexpr size_t kMaxNadConfigBytes = 1u << 20;
 // Decodes spec.config (a single CNI config with "ipam", or a conflist with "plugins") and
 // returns the IPAM configurations whose "type" is in `ownedTypes` (none: empty). Errors:
 // Decode for malformed JSON or shape; InvalidConfig (naming the key) when an owned IPAM
-// section is invalid. `flatFiles` as for plugin::parseNetConf.
+// section is invalid. `flatFiles` as for cni::parseNetConf.
 core::Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
                                                       const std::vector<std::string>& ownedTypes,
                                                       const std::vector<std::string>& flatFiles);

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "k8s/kubeconfig.h"
-#include "store/journal.h"
+#include "node/files.h"
 
 namespace allot::gc {
 
@@ -107,8 +107,8 @@ core::Result<bool> NodeKubeconfig::refresh() {
     }
     auto slash = path_.rfind('/');
     if (slash != std::string::npos && slash > 0)
-        if (auto d = store::makeDirs(path_.substr(0, slash), 0755); !d) return d.error();
-    if (auto w = store::writeFileAtomic(path_, want, 0600); !w) return w.error();
+        if (auto d = node::makeDirs(path_.substr(0, slash), 0755); !d) return d.error();
+    if (auto w = node::writeFileAtomic(path_, want, 0600); !w) return w.error();
     return true;
 }
 

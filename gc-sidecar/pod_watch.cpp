@@ -6,7 +6,7 @@
 
 #include "core/ownership.h"
 #include "engine/retry_policy.h"
-#include "gc-sidecar/log.h"
+#include "log/log.h"
 #include "gc-sidecar/network_status.h"
 #include "k8s/resources.h"
 
@@ -85,7 +85,7 @@ bool PodWatch::relist(std::string& rv) {
     if (!listed) {
         metrics_.addWatchRestart();
         metrics_.addApiError();
-        logWarn("listing the pods of node " + opts_.node + " failed: " + listed.error().message);
+        logging::logWarn("listing the pods of node " + opts_.node + " failed: " + listed.error().message);
         return false;
     }
     // Pods that disappeared while no watch was open: deleted.
@@ -97,7 +97,7 @@ bool PodWatch::relist(std::string& rv) {
     metrics_.watchProgress();
     // Every relist, not only the first: a pod created and deleted in the gap (after a 410) was
     // never seen, and only a catch-up against the pools finds its entries.
-    logInfo("pod watch of node " + opts_.node + (synced_ ? " relisted: " : " synced: ") +
+    logging::logInfo("pod watch of node " + opts_.node + (synced_ ? " relisted: " : " synced: ") +
             std::to_string(pods_.size()) + " pods");
     synced_ = true;
     std::vector<PodRecord> live;
@@ -155,12 +155,12 @@ bool PodWatch::watchFrom(std::string& rv) {
     }
     metrics_.addWatchRestart();
     if (r.code() == Errc::Expired) {
-        logInfo("pod watch of node " + opts_.node + " expired (410): relisting");
+        logging::logInfo("pod watch of node " + opts_.node + " expired (410): relisting");
         failures_ = 0;
         return false;
     }
     metrics_.addApiError();
-    logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message +
+    logging::logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message +
             " (resuming from " + rv + ")");
     pause();
     return true;

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "core/naming.h"
-#include "gc-sidecar/log.h"
+#include "log/log.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/network_status.h"
-#include "store/journal.h"
+#include "node/journal.h"
 
 namespace allot::gc {
 
@@ -83,12 +83,12 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
 
 void Reclaimer::podDeleted(PodRecord pod) {
     if (pod.hostNetwork) {
-        logDebug("pod " + pod.ns + "/" + pod.name + " ran on the host network: nothing to release");
+        logging::logDebug("pod " + pod.ns + "/" + pod.name + " ran on the host network: nothing to release");
         return;
     }
     if (!pod.mirrorOf.empty()) {
         // The static pod runs on until its manifest goes; the kubelet's DEL frees it then.
-        logDebug("mirror pod " + pod.ns + "/" + pod.name + " deleted: its static pod keeps its addresses");
+        logging::logDebug("mirror pod " + pod.ns + "/" + pod.name + " deleted: its static pod keeps its addresses");
         return;
     }
     {
@@ -158,13 +158,13 @@ void Reclaimer::runOnce(Clock::time_point now) {
         if (r) {
             if (!caughtUp_) {
                 metrics_.setReady();
-                logInfo("ready: first sync and catch-up complete");
+                logging::logInfo("ready: first sync and catch-up complete");
             }
             caughtUp_ = true;
         } else {
             catchUpBackoff_ = std::clamp(catchUpBackoff_ * 2, opts_.retryBase, opts_.retryMax);
             catchUpAt_ = Clock::now() + catchUpBackoff_;
-            logWarn("catch-up scan failed (retrying in " + std::to_string(catchUpBackoff_.count()) +
+            logging::logWarn("catch-up scan failed (retrying in " + std::to_string(catchUpBackoff_.count()) +
                     "ms): " + r.error().message);
             if (!catchUpRequest_) catchUpRequest_ = std::move(catchUpReq);
         }
@@ -225,7 +225,7 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
     if (!nets) {
         // Cannot say which pools it uses: the caller scans instead.
         missing = true;
-        logWarn("NetworkAttachmentDefinition " + key + ": " + nets.error().message);
+        logging::logWarn("NetworkAttachmentDefinition " + key + ": " + nets.error().message);
         return std::vector<PoolKey>();
     }
     std::vector<PoolKey> out;
@@ -319,7 +319,7 @@ void Reclaimer::scanEveryPool(Cluster& main, std::span<Item> items, const std::v
                 return true;
             },
             [](const std::string& name, const std::string& why) {
-                logWarn("IPPool " + name + " cannot be decoded: " + why);
+                logging::logWarn("IPPool " + name + " cannot be decoded: " + why);
             });
         if (!r)
             for (size_t i : everywhere) items[i].failure = "list pools: " + r.error().message;
@@ -412,15 +412,15 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
                               it.gone.ref() + " is malformed (" + it.malformedWhy.substr(0, 300) +
                               "): searching this node's allocations by pod instead",
                           podRef(it.gone.ns, it.gone.name, it.gone.uid)});
-            logWarn("pod " + it.gone.ref() + ": malformed network-status: " + it.malformedWhy);
+            logging::logWarn("pod " + it.gone.ref() + ": malformed network-status: " + it.malformedWhy);
         }
     }
 
-    logDebug("batch of " + std::to_string(items.size()) + ": targets resolved at " + ms());
+    logging::logDebug("batch of " + std::to_string(items.size()) + ": targets resolved at " + ms());
     // 2. Does a pod of that namespace/name exist now? Asked after the pod's deletion was seen,
     //    so a pod found now is a re-creation (or a wrong relist): its addresses stay.
     checkLiveness(all, from);
-    logDebug("batch: liveness checked at " + ms());
+    logging::logDebug("batch: liveness checked at " + ms());
     // 3. Group the gone pods by pool; one scan of every pool finds the pools of pods whose
     //    networks are unknown. A member matches with scan rules unless the pool is one its
     //    own networks name.
@@ -551,7 +551,7 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
         }
     }
 
-    logDebug("batch: " + std::to_string(work.size()) + " pools written at " + ms());
+    logging::logDebug("batch: " + std::to_string(work.size()) + " pools written at " + ms());
 }
 
 void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
@@ -575,7 +575,7 @@ void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
         if (!it.failure) it.failure = dropErr[k];
     }
 
-    logDebug("batch: " + std::to_string(drops.size()) + " reservations dropped");
+    logging::logDebug("batch: " + std::to_string(drops.size()) + " reservations dropped");
     // 6. Report, and retry what failed.
     for (size_t i = 0; i < items.size(); ++i) {
         Item& it = items[i];
@@ -585,7 +585,7 @@ void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
             for (const auto& r : it.released) what += (what.empty() ? "" : ", ") + describe(r);
             const char* why =
                 it.w.reason == "catch_up" ? "deleted while allot-gc was not running" : "deleted";
-            logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid +
+            logging::logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid +
                     ", " + why + ")");
             events_.emit({false, "AddressReleased",
                           "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
@@ -597,11 +597,11 @@ void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
             const std::string msg = "kept " + what + " of deleted pod " + it.gone.ref() +
                                     ": its sandbox may still run (" + it.keptWhy +
                                     "); the kubelet's DEL or the repair loop frees it";
-            logInfo(msg + " (uid " + it.gone.uid + ")");
+            logging::logInfo(msg + " (uid " + it.gone.uid + ")");
             events_.emit({false, "AddressKept", msg, podRef(it.gone.ns, it.gone.name, it.gone.uid)});
         }
         if (it.released.empty() && !it.failure && it.live == Liveness::OtherUid) {
-            logInfo("pod " + it.gone.ref() + " (uid " + it.gone.uid +
+            logging::logInfo("pod " + it.gone.ref() + " (uid " + it.gone.uid +
                     ") was re-created under the same name: its addresses are left to the new pod");
         }
         if (it.failure) {
@@ -616,7 +616,7 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
     ++w.attempts;
     if (w.attempts >= opts_.releaseRetries) {
         metrics_.addReleaseFailure();
-        logError("giving up releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
+        logging::logError("giving up releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
                  " after " + std::to_string(w.attempts) + " attempts: " + error);
         events_.emit({true, "ReleaseFailed",
                       "could not release the addresses of deleted pod " + w.pod.ns + "/" +
@@ -630,7 +630,7 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
                                                                    << std::min(w.attempts - 1, 16));
     std::uniform_int_distribution<int64_t> d(cap / 2, std::max<int64_t>(cap, 1));
     w.due = now + std::chrono::milliseconds(d(rng));
-    logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " failed (attempt " +
+    logging::logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " failed (attempt " +
             std::to_string(w.attempts) + ", retrying): " + error);
     std::lock_guard l(m_);
     queue_.push_back(std::move(w));
@@ -672,7 +672,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
                 return true;
             },
             [](const std::string& name, const std::string& why) {
-                logWarn("IPPool " + name + " cannot be decoded: " + why);
+                logging::logWarn("IPPool " + name + " cannot be decoded: " + why);
             });
         if (!r) break;
     }
@@ -680,7 +680,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     ::malloc_trim(0);
     if (!r) return r.error();
     nodePools_ = std::move(nodePools);
-    logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node + ", " +
+    logging::logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node + ", " +
             std::to_string(found.size()) + " with allocations and no pod");
     std::vector<Work> batch;
     for (auto& [k, w] : found) batch.push_back(std::move(w));
@@ -691,13 +691,13 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
 }
 
 void Reclaimer::replayJournal() {
-    store::Journal journal(opts_.journalDir);
+    node::Journal journal(opts_.journalDir);
     std::vector<std::string> bad;
     auto entries = journal.entries(&bad);
     for (const auto& b : bad)
-        if (reportedBadJournal_.insert(b).second) logWarn("journal entry skipped: " + b);
+        if (reportedBadJournal_.insert(b).second) logging::logWarn("journal entry skipped: " + b);
     if (!entries) {
-        logWarn("journal " + opts_.journalDir + ": " + entries.error().message);
+        logging::logWarn("journal " + opts_.journalDir + ": " + entries.error().message);
         return;
     }
     Cluster& c = *clusters_[0];
@@ -765,7 +765,7 @@ void Reclaimer::replayJournal() {
             metrics_.addReleases("journal", released.size());
             std::string what;
             for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
-            logInfo("journal: released " + what + " of container " + e.containerId + " (" +
+            logging::logInfo("journal: released " + what + " of container " + e.containerId + " (" +
                     e.podRef + ")");
             auto [pns, pname] = splitPodRef(e.podRef);
             if (!pns.empty())
@@ -777,11 +777,11 @@ void Reclaimer::replayJournal() {
         }
         if (failure) {
             metrics_.addJournalFailure();
-            logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
+            logging::logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
             continue;
         }
         if (auto rm = journal.remove(e); !rm)
-            logWarn("journal entry " + e.file + ": " + rm.error().message);
+            logging::logWarn("journal entry " + e.file + ": " + rm.error().message);
     }
 }
 

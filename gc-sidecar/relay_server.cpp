@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/journal.h"
+#include "node/files.h"
 
 namespace allot::gc {
 
@@ -110,9 +110,7 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
 RelayServer::RelayServer(RelayServerOptions opts, RelayForward forward)
     : opts_(std::move(opts)), forward_(std::move(forward)) {}
 
-RelayServer::~RelayServer() {
-    if (listenFd_ >= 0) ::close(listenFd_);
-}
+RelayServer::~RelayServer() = default;
 
 core::Result<void> RelayServer::bind() {
     sockaddr_un addr{};
@@ -121,23 +119,22 @@ core::Result<void> RelayServer::bind() {
         return makeError(Errc::InvalidConfig, "relay socket path \"" + path + "\" is empty or too long");
     auto slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0)
-        if (auto d = store::makeDirs(path.substr(0, slash), 0700); !d)
+        if (auto d = node::makeDirs(path.substr(0, slash), 0700); !d)
             return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + d.error().message);
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.data(), path.size());
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return makeError(Errc::Internal, std::string("relay socket: ") + std::strerror(errno));
+    node::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd) return makeError(Errc::Internal, std::string("relay socket: ") + std::strerror(errno));
     ::unlink(path.c_str());  // a socket left by an earlier run
     // Created 0600 (umask) and chmod'ed again: only root may hand requests to our identity.
     mode_t old = ::umask(0177);
-    int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     ::umask(old);
-    if (rc != 0 || ::chmod(path.c_str(), 0600) != 0 || ::listen(fd, 512) != 0) {
+    if (rc != 0 || ::chmod(path.c_str(), 0600) != 0 || ::listen(fd.get(), 512) != 0) {
         int err = errno;
-        ::close(fd);
         return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + std::strerror(err));
     }
-    listenFd_ = fd;
+    listenFd_ = std::move(fd);
     return {};
 }
 
@@ -166,9 +163,9 @@ void RelayServer::serve() {
 
 void RelayServer::serveLoop() {
     while (!stopping_.load()) {
-        pollfd p{listenFd_, POLLIN, 0};
+        pollfd p{listenFd_.get(), POLLIN, 0};
         if (::poll(&p, 1, 500) <= 0) continue;
-        int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
+        int fd = ::accept4(listenFd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) continue;
         if (active_.load() >= opts_.maxConnections) {
             ::close(fd);  // the plugin goes direct

@@ -14,6 +14,7 @@
 #include "core/result.h"
 #include "k8s/client.h"
 #include "k8s/relay.h"
+#include "node/fd.h"
 
 namespace allot::gc {
 
@@ -81,7 +82,7 @@ private:
 
     RelayServerOptions opts_;
     RelayForward forward_;
-    int listenFd_ = -1;
+    node::Fd listenFd_;
     std::atomic<bool> stopping_{false};
     std::atomic<size_t> active_{0};
     // Open client connections: serve() shuts them down on stop and waits until every handler

@@ -9,7 +9,7 @@
 
 #include "core/ip_range.h"
 #include "core/naming.h"
-#include "gc-sidecar/log.h"
+#include "log/log.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/release.h"
@@ -124,7 +124,7 @@ void RepairLoop::run() {
         }
         auto report = pass();
         next = Clock::now() + opts_.interval;
-        if (!report.ok) logWarn("repair pass failed: " + report.error);
+        if (!report.ok) logging::logWarn("repair pass failed: " + report.error);
     }
 }
 
@@ -350,7 +350,7 @@ PassReport RepairLoop::pass() {
         nowSeen[a.key] = streak;
         if (streak != std::max(1, opts_.anomalyPasses)) continue;
         metrics_.addAnomalyFound(a.kind);
-        logWarn("pool anomaly " + a.kind + ": " + a.message);
+        logging::logWarn("pool anomaly " + a.kind + ": " + a.message);
         if (emitted++ < opts_.maxAnomalyEventsPerPass)
             events_.emit({true, "PoolAnomaly", a.kind + ": " + a.message,
                           a.pool.empty()
@@ -450,14 +450,14 @@ PassReport RepairLoop::pass() {
             for (auto& r : *rel) {
                 if (!leading_) break;
                 auto d = dropReservation(cl, r);
-                if (!d) logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
+                if (!d) logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
             }
             releasedPerPool[k] = std::move(*rel);
         });
     }
     for (size_t k = 0; k < poolWork.size(); ++k) {
         if (poolErr[k])
-            logWarn("repair: IPPool " + ns + "/" + poolWork[k].first + ": " + *poolErr[k]);
+            logging::logWarn("repair: IPPool " + ns + "/" + poolWork[k].first + ": " + *poolErr[k]);
         for (size_t i : poolWork[k].second)
             tracker_.forget(allocKey(poolWork[k].first, candidates[i].offset, candidates[i].owner));
         for (const auto& r : releasedPerPool[k]) {
@@ -474,7 +474,7 @@ PassReport RepairLoop::pass() {
             std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
                               (r.owner.network.empty() ? "" : ", network " + r.owner.network) +
                               ", " + whoHolds(r.owner) + "): " + why;
-            logInfo(msg);
+            logging::logInfo(msg);
             events_.emit({false, "AddressReleased", msg, objectFor(r.owner, ns, r.pool)});
         }
     }
@@ -487,10 +487,10 @@ PassReport RepairLoop::pass() {
         auto d = c.deleteReservation(ns, r.name, r.resourceVersion);
         if (d || d.code() == Errc::NotFound) {
             ++rep.reservationsDeleted;
-            logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
+            logging::logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
                     " held by no allocation");
         } else if (d.code() != Errc::Conflict) {
-            logWarn("deleting orphan reservation " + r.name + ": " + d.error().message);
+            logging::logWarn("deleting orphan reservation " + r.name + ": " + d.error().message);
         }
     }
     if (rep.reservationsDeleted)
@@ -503,10 +503,10 @@ PassReport RepairLoop::pass() {
                                                                m.owner.podRef, m.owner.ifName, ""});
         if (made) {
             ++rep.reservationsCreated;
-            logInfo("re-created OverlappingRangeIPReservation " + ns + "/" + m.reservation +
+            logging::logInfo("re-created OverlappingRangeIPReservation " + ns + "/" + m.reservation +
                     " for " + whoHolds(m.owner));
         } else if (made.code() != Errc::AlreadyExists) {
-            logWarn("re-creating reservation " + m.reservation + ": " + made.error().message);
+            logging::logWarn("re-creating reservation " + m.reservation + ": " + made.error().message);
         }
     }
 
@@ -518,7 +518,7 @@ PassReport RepairLoop::pass() {
     rep.ok = true;
     rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics_.repairPassDone(rep.seconds);
-    logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " + std::to_string(rep.pools) +
+    logging::logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " + std::to_string(rep.pools) +
             " pools, " + std::to_string(rep.allocations) + " allocations, " +
             std::to_string(rep.reservations) + " reservations; " +
             std::to_string(rep.leakCandidates) + " leak candidates, " +

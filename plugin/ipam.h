@@ -10,92 +10,29 @@
 #include <string>
 #include <vector>
 
+#include "cni/net_config.h"
 #include "core/config.h"
+#include "node/claim_queue.h"
+#include "node/file_lock.h"
+#include "node/journal.h"
+#include "node/pool_cache.h"
 #include "plugin/cni_result.h"
-#include "engine/pool_transaction.h"
-#include "plugin/net_config.h"
 #include "store/pool_store.h"
 
 namespace allot::plugin {
 
 using Clock = std::chrono::steady_clock;
-
-// Node-local mutual exclusion per pool (a file lock in production). acquire() blocks until
-// the lock is held or the deadline passes (Transient).
-class PoolLocker {
-public:
-    virtual ~PoolLocker() = default;
-    class Guard {
-    public:
-        virtual ~Guard() = default;
-    };
-    virtual core::Result<std::unique_ptr<Guard>> acquire(const std::string& pool,
-                                                         Clock::time_point deadline) = 0;
-};
-
-// A release that could not reach the store, kept for allot-gc to replay.
-struct JournalEntry {
-    std::string poolNamespace;
-    std::vector<std::string> pools;
-    std::string networkName;
-    std::string containerId;
-    std::string ifName;
-    std::string podRef;
-    std::string node;
-    std::vector<std::string> reservations;  // to delete if still this container's
-};
-
-class ReleaseJournal {
-public:
-    virtual ~ReleaseJournal() = default;
-    virtual core::Result<void> record(const JournalEntry& e) = 0;
-};
-
-// The node's cache of pool objects: the engine's (engine/pool_transaction.h).
-using PoolCache = engine::PoolCache;
-
-// What one ADD asks of one pool.
-struct ClaimRequest {
-    core::Owner owner;
-    std::optional<core::IpAddress> requested;
-    // Offsets found reserved through another pool: never picked, and dropped if this owner
-    // already holds one of them.
-    std::vector<core::u128> avoid;
-    // Instead of an address: take out what (containerId, ifName) holds (answer: the address
-    // it held; NotFound when nothing).
-    bool release = false;
-    // The requesting config's own window of the pool (range_start/range_end/exclude) and
-    // gateway. Configs that share one pool narrow it differently, so a batch picks for each
-    // request with its own; unset: the window of the config serving the batch.
-    std::optional<core::IpRange> window;
-    std::optional<core::IpAddress> gateway;
-};
-
-// Node-local group commit. ADDs for one pool on one node queue for the same lock; each first
-// leaves its request here, and whoever holds the lock serves every request waiting then with
-// one pool write, leaving each its answer. A request whose process has died is discarded, so
-// a killed plugin never gets an address written for it after its death is visible.
-class ClaimQueue {
-public:
-    virtual ~ClaimQueue() = default;
-    // A queued request; destroying it withdraws the request and any answer.
-    class Ticket {
-    public:
-        virtual ~Ticket() = default;
-    };
-    struct Waiting {
-        std::string id;
-        ClaimRequest request;
-    };
-    virtual core::Result<std::unique_ptr<Ticket>> submit(const std::string& pool,
-                                                         const ClaimRequest& request) = 0;
-    // The answer a holder of the lock left for this ticket, if any.
-    virtual std::optional<core::Result<core::Pick>> answered(Ticket& ticket) = 0;
-    // Unanswered requests of live processes for the ticket's pool, other than its own, at
-    // most `max`. Call with the pool lock held.
-    virtual std::vector<Waiting> waiting(Ticket& self, size_t max) = 0;
-    virtual void answer(Ticket& self, const std::string& id, const core::Result<core::Pick>& a) = 0;
-};
+// The network config model lives in common/cni (allot-gc reads it too). Named here so the
+// engine's sources keep their unqualified spelling.
+using cni::Attachment;
+using cni::NetConf;
+// The node-local state's interfaces live in common/node, beside their file implementations.
+using node::ClaimQueue;
+using node::ClaimRequest;
+using node::JournalEntry;
+using node::PoolCache;
+using node::PoolLocker;
+using node::ReleaseJournal;
 
 struct EngineContext {
     explicit EngineContext(store::PoolStore& s) : store(s) {}

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "node/fd.h"
+
 namespace allot::plugin {
 
 using core::Errc;
@@ -28,19 +30,17 @@ struct Sock {
 
 core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const std::string& ifName,
                                            const std::vector<IpResult>& ips) {
-    int self = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    int fd = ::open(netnsPath.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (self >= 0) ::close(self);
-        return makeError(Errc::NotFound, "network namespace " + netnsPath + ": " + std::strerror(errno));
+    // Our own namespace, to return to: held until the end of the call.
+    node::Fd self(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+    {
+        node::Fd fd(::open(netnsPath.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd)
+            return makeError(Errc::NotFound, "network namespace " + netnsPath + ": " + std::strerror(errno));
+        if (::setns(fd.get(), CLONE_NEWNET) != 0) {
+            int err = errno;
+            return makeError(Errc::Internal, "enter network namespace " + netnsPath + ": " + std::strerror(err));
+        }
     }
-    if (::setns(fd, CLONE_NEWNET) != 0) {
-        int err = errno;
-        ::close(fd);
-        if (self >= 0) ::close(self);
-        return makeError(Errc::Internal, "enter network namespace " + netnsPath + ": " + std::strerror(err));
-    }
-    ::close(fd);
 
     auto result = [&]() -> core::Result<void> {
         Sock sock;
@@ -76,10 +76,7 @@ core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const s
         return {};
     }();
 
-    if (self >= 0) {
-        (void)::setns(self, CLONE_NEWNET);
-        ::close(self);
-    }
+    if (self) (void)::setns(self.get(), CLONE_NEWNET);
     return result;
 }
 

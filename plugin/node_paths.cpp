@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "json/json.h"
-#include "plugin/node_files.h"
 
 namespace allot::plugin {
 

@@ -11,6 +11,10 @@
 
 namespace allot::plugin {
 
+// Where the node-local state goes when a network config names no lock_dir / journal_dir.
+inline constexpr const char* kDefaultLockDir = "/run/allot/locks";
+inline constexpr const char* kDefaultJournalDir = "/var/lib/allot/journal";
+
 inline constexpr const char* kOwnRoots[] = {"/run/allot", "/var/lib/allot", "/var/log/allot"};
 
 struct NodeRoots {

@@ -8,13 +8,13 @@ using core::Errc;
 
 namespace {
 
-Outcome fail(const std::string& version, int code, const std::string& msg, Logger* log,
+Outcome fail(const std::string& version, int code, const std::string& msg, logging::Logger* log,
              const std::string& details = "") {
     if (log) log->error(msg);
     return Outcome{code, formatError(version, code, msg, details) + "\n"};
 }
 
-Outcome failWith(const std::string& version, const core::Error& e, Logger* log) {
+Outcome failWith(const std::string& version, const core::Error& e, logging::Logger* log) {
     return fail(version, cniCodeFor(e.code), e.message, log, errorDetails(e));
 }
 
@@ -28,7 +28,7 @@ std::string versionOf(std::string_view stdinText) {
 
 // No store at all (a missing or unreadable kubeconfig, ...): DEL still must not block
 // teardown. The release goes to the journal allot-gc replays with its own credentials.
-Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg, const NetConf& net,
+Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg, const cni::NetConf& net,
                                Deps& deps, const core::Error& why, const std::string& version) {
     auto journal = deps.makeJournal(cfg);
     std::string node = deps.nodeName ? deps.nodeName(cfg, net) : std::string();
@@ -45,7 +45,7 @@ Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg
 }  // namespace
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
-    Logger* log = deps.log;
+    logging::Logger* log = deps.log;
     auto parsedEnv = parseEnv(env);
     const std::string guessedVersion = versionOf(stdinText);
     const std::string errVersion = guessedVersion.empty() ? "1.1.0" : guessedVersion;
@@ -58,7 +58,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
         return Outcome{0, formatVersionInfo(v) + "\n"};
     }
 
-    auto net = parseNetConf(stdinText, deps.flatFiles);
+    auto net = cni::parseNetConf(stdinText, deps.flatFiles);
     if (!net) return failWith(errVersion, net.error(), log);
     const std::string& version = net->cniVersion;
     if (!isSupportedVersion(version))
@@ -75,7 +75,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     // Paths from the network config are honoured only inside the node's allowed roots.
     const NodeRoots roots = nodeRoots(deps.flatFiles);
     if (log) {
-        log->setLevel(parseLogLevel(cfg->raw.logLevel));
+        log->setLevel(logging::parseCniLevel(cfg->raw.logLevel));
         if (!cfg->raw.logFile.empty()) {
             if (auto ok = checkLogFile(cfg->raw.logFile, roots); !ok)
                 log->error(ok.error().message + "; logging to stderr");

@@ -8,7 +8,7 @@
 
 #include "plugin/cni_env.h"
 #include "plugin/ipam.h"
-#include "plugin/log.h"
+#include "log/log.h"
 
 namespace allot::plugin {
 
@@ -27,10 +27,10 @@ struct Deps {
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.
     std::function<Result<void>(const std::string& netns, const std::string& ifName,
                                const std::vector<IpResult>& ips)> checkInterface;
-    std::function<std::string(const core::ValidatedConfig&, const NetConf&)> nodeName;
-    std::vector<std::string> flatFiles = defaultFlatFiles();
+    std::function<std::string(const core::ValidatedConfig&, const cni::NetConf&)> nodeName;
+    std::vector<std::string> flatFiles = cni::defaultFlatFiles();
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff (tests: no-op)
-    Logger* log = nullptr;
+    logging::Logger* log = nullptr;
 };
 
 struct Outcome {

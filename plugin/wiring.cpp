@@ -1,13 +1,14 @@
 #include "plugin/wiring.h"
 
 #include "plugin/netlink_check.h"
-#include "plugin/node_files.h"
+#include "node/node_name.h"
+#include "plugin/node_paths.h"
 #include "store/k8s_store.h"
 
 namespace allot::plugin {
 
 Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
-    Logger log;
+    logging::Logger log;
     auto envOr = [&](const char* key) {
         auto it = env.find(key);
         return it == env.end() ? std::string() : it->second;
@@ -27,24 +28,24 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
         return StoreHandle{std::move(*s), ns};
     };
     deps.makeLocker = [](const core::ValidatedConfig& c) {
-        return makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+        return node::makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
     deps.makeCache = [](const core::ValidatedConfig& c) {
-        return makeFileCache(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+        return node::makeFileCache(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
     deps.makeQueue = [](const core::ValidatedConfig& c) {
-        return makeFileClaimQueue(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+        return node::makeFileClaimQueue(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
     deps.makeJournal = [](const core::ValidatedConfig& c) {
-        return makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir : c.raw.journalDir);
+        return node::makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir : c.raw.journalDir);
     };
     deps.checkInterface = checkInterfaceAddresses;
     std::string nodeEnv = envOr("NODENAME");
-    deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const NetConf& n) {
-        return lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
+    deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const cni::NetConf& n) {
+        return node::lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
     };
     auto flat = env.find("ALLOT_FLAT_FILES");
-    deps.flatFiles = flatFiles(flat == env.end() ? nullptr : flat->second.c_str());
+    deps.flatFiles = cni::flatFiles(flat == env.end() ? nullptr : flat->second.c_str());
     return run(env, stdinText, deps);
 }
 

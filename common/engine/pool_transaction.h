@@ -16,22 +16,11 @@
 #include <vector>
 
 #include "core/batch.h"
+#include "engine/pool_cache.h"
 #include "engine/retry_policy.h"
 #include "store/pool_store.h"
 
 namespace allot::engine {
-
-// Remembers the last pool object this node read or wrote, so an uncontended write can skip
-// the read: the write carries the cached resourceVersion and fails with Conflict if stale.
-// Only ever a hint.
-class PoolCache {
-public:
-    virtual ~PoolCache() = default;
-    // Keyed by namespace and name: the same pool name in two namespaces is two pools.
-    virtual std::optional<store::Pool> load(const std::string& ns, const std::string& pool) = 0;
-    virtual void save(const std::string& ns, const store::Pool& pool) = 0;
-    virtual void drop(const std::string& ns, const std::string& pool) = 0;
-};
 
 struct TxTarget {
     std::string pool;

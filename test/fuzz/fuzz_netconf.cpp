@@ -5,13 +5,13 @@
 #include <string_view>
 
 #include "core/config.h"
-#include "plugin/net_config.h"
+#include "cni/net_config.h"
 
 using namespace allot;
 
 extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
-    auto n = plugin::parseNetConf(text, {});
+    auto n = cni::parseNetConf(text, {});
     if (!n) {
         if (n.error().message.empty()) std::abort();
         return 0;

@@ -13,7 +13,7 @@
 
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
-#include "gc-sidecar/log.h"
+#include "log/log.h"
 
 namespace allot::test {
 
@@ -279,7 +279,7 @@ class EventLog : public gc::EventSink {
 namespace allot::test {
 // The code under test logs every release; keep the test output to failures.
 inline const int kQuietGcLogs = [] {
-    gc::setLogLevel(gc::LogLevel::Error);
+    logging::daemonLog().setLevel(logging::Level::Error);
     return 0;
 }();
 }  // namespace allot::test

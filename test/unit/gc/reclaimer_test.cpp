@@ -7,7 +7,7 @@
 
 #include "core/naming.h"
 #include "fake_cluster.h"
-#include "store/journal.h"
+#include "node/journal.h"
 
 using namespace allot;
 using namespace std::chrono_literals;
@@ -269,13 +269,13 @@ TEST_CASE("journal entries are replayed and removed only after success") {
     REQUIRE(::mkdtemp(tmpl));
     f.opts.journalDir = tmpl;
     f.make();
-    store::Journal j(tmpl);
+    node::Journal j(tmpl);
     f.allocate(5, own("c1", "app/web", "u1"));
     f.allocate(6, own("c2", "app/db", "u2"));
     f.fake.putPod("app", "web", "u1");  // the pod lives: only the journal says to release
-    REQUIRE(j.append({kNs, {"10.1.0.0-24"}, "", "c1", "net1", "app/web", kNode, ""}).ok());
+    REQUIRE(j.append({kNs, {"10.1.0.0-24"}, "", "c1", "net1", "app/web", kNode, {}}).ok());
     REQUIRE(
-        j.append({"", {}, "", "c2", "net1", "app/db", kNode, ""}).ok());  // no pools named: search
+        j.append({"", {}, "", "c2", "net1", "app/db", kNode, {}}).ok());  // no pools named: search
     f.fake.failNext("updatePool", 1, core::Errc::Transient);
     f.run();
     CHECK(f.held(5));  // first replay failed: entry kept
@@ -298,8 +298,8 @@ TEST_CASE("journaled reservations are deleted only while they are still the cont
     // The plugin released the pool entries but could not delete these reservations in time.
     f.fake.putReservation(kNs, {"10.1.0.7", "c7", "app/x", "net1", ""});
     f.fake.putReservation(kNs, {"10.1.0.8", "someone-else", "app/y", "net1", ""});
-    store::Journal j(tmpl);
-    store::JournalRecord rec{kNs, {}, "", "c7", "net1", "app/x", kNode, ""};
+    node::Journal j(tmpl);
+    node::JournalEntry rec{kNs, {}, "", "c7", "net1", "app/x", kNode, {}};
     rec.reservations = {"10.1.0.7", "10.1.0.8", "10.1.0.9"};
     REQUIRE(j.append(rec).ok());
     f.run();

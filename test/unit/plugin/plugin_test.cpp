@@ -12,13 +12,16 @@
 #include <set>
 #include <thread>
 
-#include "plugin/node_files.h"
+#include "node/claim_queue.h"
+#include "node/file_lock.h"
+#include "node/pool_cache.h"
 #include "plugin/plugin.h"
 #include "store/memory_store.h"
 #include "../store/store_ref.h"
 
 using namespace allot;
 using namespace allot::plugin;
+using namespace allot::node;
 
 namespace {
 
@@ -45,7 +48,7 @@ struct Harness {
             return StoreHandle{std::make_unique<test::StoreRef<store::MemoryStore>>(mem), "kube-system"};
         };
         deps.makeJournal = [this](const core::ValidatedConfig&) { return std::make_unique<MemJournal>(&journal); };
-        deps.nodeName = [this](const core::ValidatedConfig&, const NetConf&) { return node; };
+        deps.nodeName = [this](const core::ValidatedConfig&, const cni::NetConf&) { return node; };
         deps.sleep = [](std::chrono::milliseconds) {};
         deps.checkInterface = [this](const std::string& netns, const std::string&,
                                      const std::vector<IpResult>& ips) -> core::Result<void> {
@@ -550,7 +553,7 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
     Harness h;
     ScratchDir dir;
     adminNames(h, dir.path);
-    Logger log;
+    logging::Logger log;
     h.deps.log = &log;
     std::string file = dir.path + "/allot.log";
     auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""), "c1", "net1",
@@ -752,7 +755,7 @@ TEST_CASE("DEL journals on a 403 or an undecodable pool instead of failing") {
 TEST_CASE("a log_file outside the node's roots is not opened; ADD succeeds and logs to stderr") {
     Harness h;
     ScratchDir dir;
-    Logger log;
+    logging::Logger log;
     h.deps.log = &log;
     std::string file = dir.path + "/allot.log";  // not named by the admin
     auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""));
@@ -764,7 +767,7 @@ TEST_CASE("a log_file that is a symlink is never written through, and ADD succee
     Harness h;
     ScratchDir dir;
     adminNames(h, dir.path);
-    Logger log;
+    logging::Logger log;
     h.deps.log = &log;
     std::string target = dir.path + "/target";
     std::ofstream(target) << "precious\n";

@@ -1,11 +1,11 @@
-#include "plugin/net_config.h"
+#include "cni/net_config.h"
 
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
 
-namespace allot::plugin {
+namespace allot::cni {
 
 using core::Errc;
 using core::makeError;
@@ -389,4 +389,4 @@ Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::
     return n;
 }
 
-}  // namespace allot::plugin
+}  // namespace allot::cni

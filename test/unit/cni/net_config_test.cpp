@@ -4,10 +4,10 @@
 
 #include <fstream>
 
-#include "plugin/net_config.h"
+#include "cni/net_config.h"
 
 using namespace allot;
-using namespace allot::plugin;
+using namespace allot::cni;
 
 static std::string tempFile(const std::string& content) {
     char tmpl[] = "/tmp/allot-flat-XXXXXX";

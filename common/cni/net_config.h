@@ -9,7 +9,7 @@
 #include "core/config.h"
 #include "json/json.h"
 
-namespace allot::plugin {
+namespace allot::cni {
 
 using core::Result;
 
@@ -55,4 +55,4 @@ std::vector<std::string> defaultFlatFiles();
 // ':'-separated list replaces them (tests point it at a path that does not exist).
 std::vector<std::string> flatFiles(const char* allotFlatFilesEnv);
 
-}  // namespace allot::plugin
+}  // namespace allot::cni

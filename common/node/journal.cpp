@@ -1,7 +1,6 @@
-#include "store/journal.h"
+#include "node/journal.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,8 +12,9 @@
 #include <sstream>
 
 #include "json/json.h"
+#include "node/files.h"
 
-namespace allot::store {
+namespace allot::node {
 
 using core::Errc;
 using core::makeError;
@@ -27,59 +27,7 @@ core::Error ioError(const std::string& what) {
 
 }  // namespace
 
-core::Result<void> makeDirs(const std::string& dir, unsigned mode) {
-    if (dir.empty()) return makeError(Errc::InvalidConfig, "empty directory path");
-    std::string cur;
-    size_t pos = 0;
-    while (pos != std::string::npos) {
-        pos = dir.find('/', pos + 1);
-        cur = dir.substr(0, pos);
-        if (cur.empty()) continue;
-        if (::mkdir(cur.c_str(), mode) != 0 && errno != EEXIST) return ioError("mkdir " + cur);
-    }
-    return {};
-}
-
-core::Result<void> writeFileAtomic(const std::string& path, const std::string& data, unsigned mode) {
-    auto slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0) return ioError("create " + tmp);
-    ::fchmod(fd, mode);  // umask must not widen or narrow what was asked
-    size_t off = 0;
-    while (off < data.size()) {
-        ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            auto e = ioError("write " + tmp);
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            return e;
-        }
-        off += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0) {
-        auto e = ioError("fsync " + tmp);
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return e;
-    }
-    ::close(fd);
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        auto e = ioError("rename " + tmp);
-        ::unlink(tmp.c_str());
-        return e;
-    }
-    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return {};
-}
-
-core::Result<void> Journal::append(const JournalRecord& r) {
+core::Result<void> Journal::append(const JournalEntry& r) {
     if (auto d = makeDirs(dir_, 0700); !d) return d;
     json::Value v = json::Value::object();
     v.set("version", json::Value::number(1));
@@ -104,8 +52,8 @@ core::Result<void> Journal::append(const JournalRecord& r) {
     return writeFileAtomic(name, v.dump() + "\n", 0600);
 }
 
-core::Result<std::vector<JournalRecord>> Journal::entries(std::vector<std::string>* bad) const {
-    std::vector<JournalRecord> out;
+core::Result<std::vector<JournalEntry>> Journal::entries(std::vector<std::string>* bad) const {
+    std::vector<JournalEntry> out;
     DIR* d = ::opendir(dir_.c_str());
     if (!d) {
         if (errno == ENOENT) return out;
@@ -131,7 +79,7 @@ core::Result<std::vector<JournalRecord>> Journal::entries(std::vector<std::strin
             reject(v ? "not an object" : v.error().message);
             continue;
         }
-        JournalRecord r;
+        JournalEntry r;
         r.file = path;
         auto s = [&](const char* k) {
             const json::Value* x = v->find(k);
@@ -158,9 +106,13 @@ core::Result<std::vector<JournalRecord>> Journal::entries(std::vector<std::strin
     return out;
 }
 
-core::Result<void> Journal::remove(const JournalRecord& r) {
+core::Result<void> Journal::remove(const JournalEntry& r) {
     if (::unlink(r.file.c_str()) != 0 && errno != ENOENT) return ioError("remove " + r.file);
     return {};
 }
 
-}  // namespace allot::store
+std::unique_ptr<ReleaseJournal> makeFileJournal(const std::string& dir) {
+    return std::make_unique<Journal>(dir);
+}
+
+}  // namespace allot::node

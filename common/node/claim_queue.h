@@ -1,0 +1,63 @@
+#pragma once
+// Node-local group commit: ADDs for one pool on one node share one pool write.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/ip_range.h"
+#include "core/result.h"
+
+namespace allot::node {
+
+// What one ADD asks of one pool.
+struct ClaimRequest {
+    core::Owner owner;
+    std::optional<core::IpAddress> requested;
+    // Offsets found reserved through another pool: never picked, and dropped if this owner
+    // already holds one of them.
+    std::vector<core::u128> avoid;
+    // Instead of an address: take out what (containerId, ifName) holds (answer: the address
+    // it held; NotFound when nothing).
+    bool release = false;
+    // The requesting config's own window of the pool (range_start/range_end/exclude) and
+    // gateway. Configs that share one pool narrow it differently, so a batch picks for each
+    // request with its own; unset: the window of the config serving the batch.
+    std::optional<core::IpRange> window;
+    std::optional<core::IpAddress> gateway;
+};
+
+// ADDs for one pool on one node queue for the same lock; each first leaves its request here,
+// and whoever holds the lock serves every request waiting then with one pool write, leaving
+// each its answer. A request whose process has died is discarded, so a killed plugin never
+// gets an address written for it after its death is visible.
+class ClaimQueue {
+public:
+    virtual ~ClaimQueue() = default;
+    // A queued request; destroying it withdraws the request and any answer.
+    class Ticket {
+    public:
+        virtual ~Ticket() = default;
+    };
+    struct Waiting {
+        std::string id;
+        ClaimRequest request;
+    };
+    virtual core::Result<std::unique_ptr<Ticket>> submit(const std::string& pool,
+                                                         const ClaimRequest& request) = 0;
+    // The answer a holder of the lock left for this ticket, if any.
+    virtual std::optional<core::Result<core::Pick>> answered(Ticket& ticket) = 0;
+    // Unanswered requests of live processes for the ticket's pool, other than its own, at
+    // most `max`. Call with the pool lock held.
+    virtual std::vector<Waiting> waiting(Ticket& self, size_t max) = 0;
+    virtual void answer(Ticket& self, const std::string& id, const core::Result<core::Pick>& a) = 0;
+};
+
+// Requests and answers as files in <dir>/<pool>.q/ (dir 0700, files 0600). A requester holds
+// a shared flock on its request file while it waits, which is how the holder of the pool lock
+// tells a live requester from a dead one.
+std::unique_ptr<ClaimQueue> makeFileClaimQueue(const std::string& dir);
+
+}  // namespace allot::node
