@@ -31,27 +31,6 @@ core::Error context(const std::string& what, const core::Error& e) {
     return core::makeError(e.code, what + ": " + e.message);
 }
 
-}  // namespace
-
-// Nodes as one pass listed them. "Gone" is a Node some pass listed before and this one does
-// not find: a name no Node ever had (a runtime without Node objects, as in the local test
-// harness) proves nothing.
-struct RepairLoop::NodeIndex {
-    std::unordered_map<std::string, NodeInfo> nodes;
-    const std::set<std::string>* everSeen = nullptr;
-    std::chrono::system_clock::time_point listedAt;
-    std::chrono::milliseconds grace{};
-
-    bool lost(const std::string& node) const {
-        if (node.empty()) return false;
-        auto it = nodes.find(node);
-        if (it == nodes.end()) return everSeen->count(node) != 0;
-        return !it->second.ready && listedAt - it->second.notReadySince >= grace;
-    }
-};
-
-namespace {
-
 core::ReservationEntry reservationEntry(ReservationInfo& r) {
     return {std::move(r.r.name),   std::move(r.r.containerId),     std::move(r.r.podRef),
             std::move(r.r.ifName), std::move(r.r.resourceVersion), r.created};
@@ -89,7 +68,7 @@ std::string releaseWhy(LeakReason reason) {
 
 // What a pass read, as compact indexes.
 struct RepairLoop::PassScan {
-    NodeIndex nodes;
+    core::NodeIndex nodes;
     std::optional<core::PassAnalysis> analysis;
     std::vector<PoolGauge> gauges;
     std::unordered_map<std::string, core::PodState> pods;  // those the pools name
@@ -195,7 +174,8 @@ PassReport RepairLoop::pass() {
     return rep;
 }
 
-// Scan: Nodes, reservations, pools a page at a time, then the pods those pools name.
+// Scan: Nodes (a pod on a lost one is a leak candidate), reservations, pools a page at a
+// time, then the pods those pools name.
 Result<void> RepairLoop::scanCluster(Cluster& c, PassScan& scan, PassReport& rep) {
     if (auto r = scanNodes(c, scan.nodes); !r) return r;
     std::vector<core::ReservationEntry> res;
@@ -211,17 +191,15 @@ Result<void> RepairLoop::scanCluster(Cluster& c, PassScan& scan, PassReport& rep
     return scanPods(c, scan, rep);
 }
 
-// A pod whose Node is gone, or NotReady for longer than the grace period, will not be torn
-// down by its kubelet; its addresses are leak candidates.
-Result<void> RepairLoop::scanNodes(Cluster& c, NodeIndex& nodes) {
+Result<void> RepairLoop::scanNodes(Cluster& c, core::NodeIndex& nodes) {
     auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
-        nodes.nodes.emplace(name, n);
+        nodes.nodes.emplace(name, core::NodeState{n.ready, n.notReadySince});
         return !stop_.stopped();
     });
     if (!nr) return context("list nodes", nr.error());
     nodes.listedAt = std::chrono::system_clock::now();
     nodes.grace = opts_.leakGrace;
-    nodes.everSeen = &nodesSeen_;
+    nodes.everListed = &nodesSeen_;
     for (const auto& [name, n] : nodes.nodes)
         if (nodesSeen_.size() < 100000) nodesSeen_.insert(name);
     return {};
@@ -335,7 +313,7 @@ RepairLoop::Due RepairLoop::decide(const core::Findings& f,
 // mid-pass writes nothing more.
 Result<std::vector<core::u128>> RepairLoop::stillLeaked(
     Cluster& cl, const store::Pool& p, const std::vector<size_t>& idxs,
-    const std::vector<core::LeakCandidate>& cands, const NodeIndex& nodes) {
+    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
     std::vector<core::u128> out;
     if (!leading_) return core::makeError(Errc::Transient, "leadership lost");
     for (size_t i : idxs) {
@@ -356,7 +334,7 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
 // Apply (leaks, one pool): the write, and the reservations of what it released.
 Result<std::vector<Released>> RepairLoop::releasePool(
     Cluster& cl, const std::string& pool, const std::vector<size_t>& idxs,
-    const std::vector<core::LeakCandidate>& cands, const NodeIndex& nodes) {
+    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
     auto rel = releaseFromPool(cl, opts_.poolNamespace, pool, [&](const store::Pool& p) {
         return stillLeaked(cl, p, idxs, cands, nodes);
     });
@@ -373,7 +351,7 @@ Result<std::vector<Released>> RepairLoop::releasePool(
 // leadership is lost.
 void RepairLoop::applyReleases(const std::vector<core::LeakCandidate>& cands,
                                const std::map<std::string, std::vector<size_t>>& byPool,
-                               const NodeIndex& nodes, PassReport& rep) {
+                               const core::NodeIndex& nodes, PassReport& rep) {
     const std::vector<std::pair<std::string, std::vector<size_t>>> work(byPool.begin(),
                                                                         byPool.end());
     std::vector<Result<std::vector<Released>>> results(work.size(), std::vector<Released>{});

@@ -74,13 +74,12 @@ class RepairLoop {
     PassReport pass();
 
   private:
-    struct NodeIndex;
     struct PassScan;
     struct Due;
 
     // The steps of a pass: scan, then (after core::PassAnalysis) report, decide, apply.
     Result<void> scanCluster(Cluster& c, PassScan& scan, PassReport& rep);
-    Result<void> scanNodes(Cluster& c, NodeIndex& nodes);
+    Result<void> scanNodes(Cluster& c, core::NodeIndex& nodes);
     Result<void> scanPools(Cluster& c, PassScan& scan, PassReport& rep);
     Result<void> scanPods(Cluster& c, PassScan& scan, PassReport& rep);
     void reportAnomalies(const std::vector<core::Anomaly>& anomalies, PassReport& rep);
@@ -89,14 +88,14 @@ class RepairLoop {
     Result<std::vector<core::u128>> stillLeaked(Cluster& cl, const store::Pool& p,
                                                 const std::vector<size_t>& idxs,
                                                 const std::vector<core::LeakCandidate>& cands,
-                                                const NodeIndex& nodes);
+                                                const core::NodeIndex& nodes);
     Result<std::vector<Released>> releasePool(Cluster& cl, const std::string& pool,
                                               const std::vector<size_t>& idxs,
                                               const std::vector<core::LeakCandidate>& cands,
-                                              const NodeIndex& nodes);
+                                              const core::NodeIndex& nodes);
     void applyReleases(const std::vector<core::LeakCandidate>& cands,
                        const std::map<std::string, std::vector<size_t>>& byPool,
-                       const NodeIndex& nodes, PassReport& rep);
+                       const core::NodeIndex& nodes, PassReport& rep);
     void reportRelease(const Released& r, LeakReason reason);
     void applyOrphanDeletes(const std::vector<core::ReservationEntry>& res,
                             const std::vector<size_t>& toDelete, PassReport& rep);

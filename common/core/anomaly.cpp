@@ -60,6 +60,13 @@ LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
     return LeakReason::None;
 }
 
+bool NodeIndex::lost(const std::string& node) const {
+    if (node.empty()) return false;
+    auto it = nodes.find(node);
+    if (it == nodes.end()) return everListed && everListed->count(node) != 0;
+    return !it->second.ready && listedAt - it->second.notReadySince >= grace;
+}
+
 std::string candidateKey(const LeakCandidate& c) {
     const Owner& o = c.owner;
     return "a\x1f" + c.pool + "\x1f" + u128ToString(c.offset) + "\x1f" + o.containerId + "\x1f" +

@@ -68,6 +68,25 @@ struct PodState {
 // without a podref is never a leak candidate (nothing to check it against).
 LeakReason classifyLeak(const Owner& entry, const PodState* pod);
 
+// A Node as a pass listed it: Ready, or since when it is not.
+struct NodeState {
+    bool ready = false;
+    std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
+};
+
+// The Nodes one pass listed. A pod whose Node is gone, or NotReady for longer than the grace
+// period, will not be torn down by its kubelet. "Gone" is a Node some pass listed before
+// (`everListed`, kept across passes by the caller) and this one does not find: a name no Node
+// ever had (a runtime without Node objects, as in the local test harness) proves nothing.
+struct NodeIndex {
+    std::unordered_map<std::string, NodeState> nodes;
+    const std::set<std::string>* everListed = nullptr;
+    std::chrono::system_clock::time_point listedAt;
+    std::chrono::milliseconds grace{};
+
+    bool lost(const std::string& node) const;
+};
+
 struct ReservationEntry {
     std::string name, containerId, podRef, ifName, resourceVersion;
     std::chrono::system_clock::time_point created;

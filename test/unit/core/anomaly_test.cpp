@@ -145,3 +145,18 @@ TEST_CASE("the keys a decide step tracks stay the same for the same finding") {
     CHECK(candidateKey(c) != candidateKey(LeakCandidate{"p", 6, c.owner, c.reason}));
     CHECK(whoHolds(holder("0123456789abcdef0123", "")) == "container 0123456789abcdef net1");
 }
+
+TEST_CASE("a Node is lost when NotReady past the grace, or gone after an earlier pass listed it") {
+    using namespace std::chrono;
+    const auto t = system_clock::now();
+    const std::set<std::string> everListed{"a", "b", "gone"};
+    NodeIndex n{{{"a", NodeState{true, {}}}, {"b", NodeState{false, t - minutes(10)}},
+                 {"c", NodeState{false, t - minutes(1)}}},
+                &everListed, t, minutes(5)};
+    CHECK_FALSE(n.lost("a"));
+    CHECK(n.lost("b"));
+    CHECK_FALSE(n.lost("c"));       // NotReady, within the grace
+    CHECK(n.lost("gone"));          // listed before, not now
+    CHECK_FALSE(n.lost("never"));   // no Node ever had the name: proves nothing
+    CHECK_FALSE(n.lost(""));        // unscheduled
+}
