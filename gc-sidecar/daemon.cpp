@@ -311,8 +311,8 @@ bool Daemon::bindRelay() {
 
 bool Daemon::writeNodeKubeconfig() {
     if (cfg_.nodeKubeconfig.empty()) return true;
-    nodeKubeconfig_ = std::make_unique<NodeKubeconfig>(cfg_.nodeKubeconfig,
-                                                       cfg_.serviceAccountDir, "", cfg_.poolNamespace);
+    nodeKubeconfig_ = std::make_unique<NodeKubeconfig>(
+        cfg_.nodeKubeconfig, cfg_.serviceAccountDir, "", cfg_.poolNamespace);
     if (!cfg_.pluginServiceAccount.empty()) {
         // The plugin's own identity (only what ADD/DEL/CHECK/GC need), not allot-gc's.
         auto tokenClient = newClient();

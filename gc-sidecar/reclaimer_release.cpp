@@ -207,15 +207,16 @@ size_t Reclaimer::writePools(std::span<Item> items, const Groups& groups,
                                                                                   groups.end());
     std::vector<PoolOutcome> outcomes(work.size());
     parallelFor(clusters_, work.size(), [&](size_t k, Cluster& c) {
-        outcomes[k] =
-            releaseGroup(c, work[k].first.first, work[k].first.second, work[k].second, items, proof);
+        const auto& [ns, pool] = work[k].first;
+        outcomes[k] = releaseGroup(c, ns, pool, work[k].second, items, proof);
     });
     for (size_t k = 0; k < work.size(); ++k) {
         if (outcomes[k].error)
             for (const auto& m : work[k].second.members)
                 if (!items[m.first].failure) items[m.first].failure = outcomes[k].error;
         if (!outcomes[k].released.empty())
-            nodePools_.insert(PoolKey{work[k].first.first, work[k].first.second, work[k].second.networkName});
+            nodePools_.insert(
+                PoolKey{work[k].first.first, work[k].first.second, work[k].second.networkName});
         for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
         for (auto& [i, ip] : outcomes[k].kept) {
             items[i].kept.push_back(ip);

@@ -133,7 +133,6 @@ void RepairLoop::run() {
     }
 }
 
-
 // scan → analyze (core::PassAnalysis) → report → decide (grace) → apply.
 PassReport RepairLoop::pass() {
     std::unique_lock<std::mutex> scanLock;

@@ -16,6 +16,8 @@
 //   Duplicates and out-of-range entries are only reported: which holder is right is a
 //   human's call.
 // Running a pass twice changes nothing the second time; each pass repairs at most `batch`.
+// What is a leak candidate or an anomaly is decided in core/anomaly.h (pure); this loop
+// reads, reports, tracks passes and grace, and writes.
 
 #include <atomic>
 #include <chrono>

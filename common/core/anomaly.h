@@ -173,7 +173,8 @@ class PassAnalysis {
     };
     void addUndecodedEntries(const PoolEntries& pool);
     // True when a reservation of `ip` is held by `o` (and marks it matched).
-    bool matchReservation(const IpAddress& ip, const Owner& o, const std::vector<std::string>& nets);
+    bool matchReservation(const IpAddress& ip, const Owner& o,
+                          const std::vector<std::string>& nets);
     bool heldByAnyAllocation(const ReservationEntry& r) const;
     void addOrphans(Findings& out) const;
 
