@@ -100,18 +100,20 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
     };
 }
 
-}  // namespace
-
-int runDaemon(const Config& given) {
+// Two allot-gc on one node (a rolling update) must not share a Lease identity: each would
+// take the other's renewals for its own and both would lead.
+Config withIdentity(const Config& given) {
     Config cfg = given;
     if (cfg.identityDefaulted) {
-        // Two allot-gc on one node (a rolling update) must not share a Lease identity: each
-        // would take the other's renewals for its own and both would lead.
         std::random_device rd;
         char suffix[16];
         std::snprintf(suffix, sizeof suffix, "%08x", rd());
         cfg.identity = cfg.nodeName + "_" + std::to_string(::getpid()) + "_" + suffix;
     }
+    return cfg;
+}
+
+void tuneMalloc() {
     // Few malloc arenas: with one per thread, memory freed by one thread's work (a repair
     // pass, a relist) stays reserved in its arena and the resident size only grows.
     ::mallopt(M_ARENA_MAX, 2);
@@ -119,212 +121,283 @@ int runDaemon(const Config& given) {
     // rather than left in the heap after use.
     ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     ::mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
-    logging::Level level = logging::Level::Info;
-    logging::parseLevel(cfg.logLevel, level);
-    logging::daemonLog().setLevel(level);
+}
 
-    auto cluster = cfg.kubeconfig.empty() ? k8s::inClusterConfig(cfg.serviceAccountDir)
-                                          : k8s::loadKubeconfig(cfg.kubeconfig);
+// The daemon's parts, built by named steps in start-up order; each step that can fail logs
+// why and returns false (exit status 2).
+class Daemon {
+  public:
+    explicit Daemon(Config cfg) : cfg_(std::move(cfg)) {}
+
+    bool loadClusterConfig();
+    void blockSignals();
+    bool startReclaimer();
+    bool startRepair();
+    bool bindHttp();
+    bool bindRelay();
+    bool writeNodeKubeconfig();
+    void spawnThreads();
+    void waitForSignal();
+    [[noreturn]] void shutdown();
+
+  private:
+    std::optional<k8s::Client> newClient();
+    std::optional<std::vector<Cluster*>> clusters(int n);
+
+    Config cfg_;
+    sigset_t sigs_{};
+    std::optional<k8s::ClusterConfig> cluster_;
+    k8s::Client::Options copts_;
+    Metrics metrics_;
+    StopSignal stop_;
+    std::mutex scanLock_;
+    std::vector<std::unique_ptr<K8sCluster>> owned_;
+    std::unique_ptr<EventRecorder> recorder_;
+    std::unique_ptr<Reclaimer> reclaimer_;
+    std::unique_ptr<PodWatch> watch_;
+    std::unique_ptr<RepairLoop> repair_;
+    std::unique_ptr<LeaderElector> elector_;
+    HttpServer http_;
+    std::unique_ptr<RelayServer> relay_;
+    std::unique_ptr<NodeKubeconfig> nodeKubeconfig_;
+    Joiner joiner_;
+};
+
+bool Daemon::loadClusterConfig() {
+    auto cluster = cfg_.kubeconfig.empty() ? k8s::inClusterConfig(cfg_.serviceAccountDir)
+                                           : k8s::loadKubeconfig(cfg_.kubeconfig);
     if (!cluster) {
         logging::logError(cluster.error().message);
-        return 2;
+        return false;
     }
     if (cluster->insecureSkipTlsVerify)
         logging::logWarn("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
-                cfg.kubeconfig + ")");
-    k8s::Client::Options copts;
-    copts.requestTimeout = cfg.requestTimeout;
-    copts.userAgent = "allot-gc/" + cfg.nodeName;
-    auto newClient = [&]() -> std::optional<k8s::Client> {
-        auto c = k8s::Client::fromConfig(*cluster, copts);
-        if (!c) {
-            logging::logError("API client: " + c.error().message);
-            return std::nullopt;
-        }
-        return std::move(*c);
-    };
+                cfg_.kubeconfig + ")");
+    cluster_ = std::move(*cluster);
+    copts_.requestTimeout = cfg_.requestTimeout;
+    copts_.userAgent = "allot-gc/" + cfg_.nodeName;
+    return true;
+}
 
-    // Signals are taken synchronously by the main thread only.
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+// Signals are taken synchronously by the main thread only.
+void Daemon::blockSignals() {
+    sigemptyset(&sigs_);
+    sigaddset(&sigs_, SIGTERM);
+    sigaddset(&sigs_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs_, nullptr);
     signal(SIGPIPE, SIG_IGN);
+}
 
-    Metrics metrics;
-    StopSignal stop;
-    std::mutex scanLock;
-    auto onApiError = [&metrics](const core::Error&) { metrics.addApiError(); };
+std::optional<k8s::Client> Daemon::newClient() {
+    auto c = k8s::Client::fromConfig(*cluster_, copts_);
+    if (!c) {
+        logging::logError("API client: " + c.error().message);
+        return std::nullopt;
+    }
+    return std::move(*c);
+}
 
-    std::vector<std::unique_ptr<K8sCluster>> owned;
-    auto clusters = [&](int n) -> std::optional<std::vector<Cluster*>> {
-        std::vector<Cluster*> out;
-        for (int i = 0; i < n; ++i) {
-            auto c = newClient();
-            if (!c) return std::nullopt;
-            owned.push_back(std::make_unique<K8sCluster>(std::move(*c), onApiError));
-            out.push_back(owned.back().get());
-        }
-        return out;
-    };
+std::optional<std::vector<Cluster*>> Daemon::clusters(int n) {
+    std::vector<Cluster*> out;
+    for (int i = 0; i < n; ++i) {
+        auto c = newClient();
+        if (!c) return std::nullopt;
+        owned_.push_back(std::make_unique<K8sCluster>(
+            std::move(*c), [this](const core::Error&) { metrics_.addApiError(); }));
+        out.push_back(owned_.back().get());
+    }
+    return out;
+}
 
+// The Event recorder, the release worker and the pod watch that feeds it.
+bool Daemon::startReclaimer() {
     auto eventClient = newClient();
     auto watchClient = newClient();
-    auto reclaimClusters = clusters(cfg.apiParallelism);
-    if (!eventClient || !watchClient || !reclaimClusters) return 2;
-    EventRecorder recorder(std::move(*eventClient), cfg.nodeName, cfg.identity, metrics, stop);
-
+    auto reclaimClusters = clusters(cfg_.apiParallelism);
+    if (!eventClient || !watchClient || !reclaimClusters) return false;
+    recorder_ = std::make_unique<EventRecorder>(std::move(*eventClient), cfg_.nodeName,
+                                                cfg_.identity, metrics_, stop_);
     ReclaimerOptions ropts;
-    ropts.node = cfg.nodeName;
-    ropts.poolNamespace = cfg.poolNamespace;
-    ropts.ipamTypes = cfg.ipamTypes;
+    ropts.node = cfg_.nodeName;
+    ropts.poolNamespace = cfg_.poolNamespace;
+    ropts.ipamTypes = cfg_.ipamTypes;
     ropts.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
-    ropts.releaseRetries = cfg.releaseRetries;
-    ropts.journalDir = cfg.journalDir;
-    ropts.journalInterval = cfg.journalInterval;
-    ropts.scanLock = &scanLock;
-    if (cfg.sandboxProbe)
+    ropts.releaseRetries = cfg_.releaseRetries;
+    ropts.journalDir = cfg_.journalDir;
+    ropts.journalInterval = cfg_.journalInterval;
+    ropts.scanLock = &scanLock_;
+    if (cfg_.sandboxProbe)
         ropts.probe = []() -> Result<std::set<core::IpAddress>> {
             auto r = probeNodeAddresses({"/run/netns", "/var/run/netns"});
             if (!r) return r.error();
             return std::move(r->addresses);
         };
-    Reclaimer reclaimer(ropts, *reclaimClusters, recorder, metrics, stop);
-
+    reclaimer_ = std::make_unique<Reclaimer>(ropts, *reclaimClusters, *recorder_, metrics_, stop_);
     PodWatchOptions wopts;
-    wopts.node = cfg.nodeName;
-    wopts.watchTimeout = cfg.watchTimeout;
-    PodWatch watch(
-        wopts, std::move(*watchClient), [&](PodRecord p) { reclaimer.podDeleted(std::move(p)); },
-        [&](std::vector<PodRecord> live) { reclaimer.catchUp(std::move(live)); }, metrics, stop);
+    wopts.node = cfg_.nodeName;
+    wopts.watchTimeout = cfg_.watchTimeout;
+    watch_ = std::make_unique<PodWatch>(
+        wopts, std::move(*watchClient),
+        [this](PodRecord p) { reclaimer_->podDeleted(std::move(p)); },
+        [this](std::vector<PodRecord> live) { reclaimer_->catchUp(std::move(live)); }, metrics_,
+        stop_);
+    return true;
+}
 
-    std::unique_ptr<RepairLoop> repair;
-    std::unique_ptr<LeaderElector> elector;
-    if (cfg.repair) {
-        auto repairClusters = clusters(std::min(cfg.apiParallelism, 2));
-        auto leaseClient = newClient();
-        if (!repairClusters || !leaseClient) return 2;
-        RepairOptions popts;
-        popts.poolNamespace = cfg.poolNamespace;
-        popts.interval = cfg.repairInterval;
-        popts.leakPasses = cfg.leakPasses;
-        popts.leakGrace = cfg.leakGrace;
-        popts.batch = cfg.repairBatch;
-        popts.anomalyPasses = cfg.leakPasses;
-        popts.scanLock = &scanLock;
-        repair = std::make_unique<RepairLoop>(popts, *repairClusters, recorder, metrics, stop);
-        LeaseOptions lopts{cfg.leaseName, cfg.leaseNamespace, cfg.identity, cfg.leaseDuration,
-                           cfg.leaseRenewInterval};
-        elector = std::make_unique<LeaderElector>(
-            lopts, std::move(*leaseClient),
-            [&](bool leading) {
-                metrics.setLeader(leading);
-                repair->setLeading(leading);
-            },
-            [&] { metrics.addApiError(); }, stop);
+// The repair loop and the Lease that decides whether it runs (only with --repair).
+bool Daemon::startRepair() {
+    if (!cfg_.repair) return true;
+    auto repairClusters = clusters(std::min(cfg_.apiParallelism, 2));
+    auto leaseClient = newClient();
+    if (!repairClusters || !leaseClient) return false;
+    RepairOptions popts;
+    popts.poolNamespace = cfg_.poolNamespace;
+    popts.interval = cfg_.repairInterval;
+    popts.leakPasses = cfg_.leakPasses;
+    popts.leakGrace = cfg_.leakGrace;
+    popts.batch = cfg_.repairBatch;
+    popts.anomalyPasses = cfg_.leakPasses;
+    popts.scanLock = &scanLock_;
+    repair_ = std::make_unique<RepairLoop>(popts, *repairClusters, *recorder_, metrics_, stop_);
+    LeaseOptions lopts{cfg_.leaseName, cfg_.leaseNamespace, cfg_.identity, cfg_.leaseDuration,
+                       cfg_.leaseRenewInterval};
+    elector_ = std::make_unique<LeaderElector>(
+        lopts, std::move(*leaseClient),
+        [this](bool leading) {
+            metrics_.setLeader(leading);
+            repair_->setLeading(leading);
+        },
+        [this] { metrics_.addApiError(); }, stop_);
+    return true;
+}
+
+bool Daemon::bindHttp() {
+    if (cfg_.listenPort == 0) return true;
+    http_.route("/metrics", [this] {
+        return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render()};
+    });
+    http_.route("/healthz", [this] {
+        auto why = metrics_.unhealthyReason(cfg_.healthThreshold, cfg_.repairInterval);
+        return why.empty() ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
+                           : HttpReply{503, "text/plain; charset=utf-8", why + "\n"};
+    });
+    http_.route("/readyz", [this] {
+        return metrics_.ready()
+                   ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
+                   : HttpReply{503, "text/plain; charset=utf-8", "first sync not complete\n"};
+    });
+    if (auto b = http_.bind(cfg_.listenHost, cfg_.listenPort); !b) {
+        logging::logError(b.error().message);
+        return false;
     }
+    return true;
+}
 
-    HttpServer http;
-    if (cfg.listenPort != 0) {
-        http.route("/metrics", [&] {
-            return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()};
-        });
-        http.route("/healthz", [&] {
-            auto why = metrics.unhealthyReason(cfg.healthThreshold, cfg.repairInterval);
-            return why.empty() ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
-                               : HttpReply{503, "text/plain; charset=utf-8", why + "\n"};
-        });
-        http.route("/readyz", [&] {
-            return metrics.ready()
-                       ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
-                       : HttpReply{503, "text/plain; charset=utf-8", "first sync not complete\n"};
-        });
-        if (auto b = http.bind(cfg.listenHost, cfg.listenPort); !b) {
-            logging::logError(b.error().message);
-            return 2;
-        }
+bool Daemon::bindRelay() {
+    if (cfg_.relaySocket.empty()) return true;
+    RelayServerOptions ro;
+    ro.socketPath = cfg_.relaySocket;
+    ro.server = cluster_->server;
+    while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
+    ro.health = std::make_shared<RelayHealth>();
+    relay_ = std::make_unique<RelayServer>(
+        ro, clientForward([this] { return newClient(); }, 4, ro.health));
+    if (auto b = relay_->bind(); !b) {
+        logging::logError(b.error().message);
+        return false;
     }
+    return true;
+}
 
-    std::unique_ptr<RelayServer> relay;
-    if (!cfg.relaySocket.empty()) {
-        RelayServerOptions ro;
-        ro.socketPath = cfg.relaySocket;
-        ro.server = cluster->server;
-        while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
-        ro.health = std::make_shared<RelayHealth>();
-        relay = std::make_unique<RelayServer>(ro, clientForward(newClient, 4, ro.health));
-        if (auto b = relay->bind(); !b) {
-            logging::logError(b.error().message);
-            return 2;
-        }
+bool Daemon::writeNodeKubeconfig() {
+    if (cfg_.nodeKubeconfig.empty()) return true;
+    nodeKubeconfig_ = std::make_unique<NodeKubeconfig>(
+        cfg_.nodeKubeconfig, cfg_.serviceAccountDir, "", cfg_.poolNamespace);
+    if (!cfg_.pluginServiceAccount.empty()) {
+        // The plugin's own identity (only what ADD/DEL/CHECK/GC need), not allot-gc's.
+        auto tokenClient = newClient();
+        if (!tokenClient) return false;
+        nodeKubeconfig_->setTokenSource(
+            pluginTokenSource(std::move(*tokenClient), cfg_.pluginServiceAccount));
     }
+    auto w = nodeKubeconfig_->refresh();
+    if (!w)
+        logging::logError("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message);
+    else if (*w)
+        logging::logInfo("wrote node kubeconfig " + cfg_.nodeKubeconfig);
+    return true;
+}
 
-    std::unique_ptr<NodeKubeconfig> nodeKubeconfig;
-    if (!cfg.nodeKubeconfig.empty()) {
-        nodeKubeconfig = std::make_unique<NodeKubeconfig>(cfg.nodeKubeconfig, cfg.serviceAccountDir,
-                                                          "", cfg.poolNamespace);
-        if (!cfg.pluginServiceAccount.empty()) {
-            // The plugin's own identity (only what ADD/DEL/CHECK/GC need), not allot-gc's.
-            auto tokenClient = newClient();
-            if (!tokenClient) return 2;
-            nodeKubeconfig->setTokenSource(pluginTokenSource(std::move(*tokenClient),
-                                                             cfg.pluginServiceAccount));
-        }
-        auto w = nodeKubeconfig->refresh();
-        if (!w)
-            logging::logError("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
-        else if (*w)
-            logging::logInfo("wrote node kubeconfig " + cfg.nodeKubeconfig);
+void Daemon::spawnThreads() {
+    logging::logInfo("allot-gc starting on node " + cfg_.nodeName + " (pool namespace " +
+            cfg_.poolNamespace + ", identity " + cfg_.identity +
+            (cfg_.repair ? ", repair candidate" : "") + ")");
+    std::thread([this] { watch_->run(); }).detach();
+    joiner_.spawn([this] { recorder_->run(); });
+    joiner_.spawn([this] { reclaimer_->run(); });
+    if (repair_) {
+        joiner_.spawn([this] { repair_->run(); });
+        joiner_.spawn([this] { elector_->run(); });
     }
+    if (cfg_.listenPort != 0) joiner_.spawn([this] { http_.serve(); });
+    if (relay_) joiner_.spawn([this] { relay_->serve(); });
+}
 
-    logging::logInfo("allot-gc starting on node " + cfg.nodeName + " (pool namespace " + cfg.poolNamespace +
-            ", identity " + cfg.identity + (cfg.repair ? ", repair candidate" : "") + ")");
-
-    Joiner joiner;
-    std::thread([&] { watch.run(); }).detach();
-    joiner.spawn([&] { recorder.run(); });
-    joiner.spawn([&] { reclaimer.run(); });
-    if (repair) {
-        joiner.spawn([&] { repair->run(); });
-        joiner.spawn([&] { elector->run(); });
-    }
-    if (cfg.listenPort != 0) joiner.spawn([&] { http.serve(); });
-    if (relay) joiner.spawn([&] { relay->serve(); });
-
-    // The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.
+// The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.
+void Daemon::waitForSignal() {
     for (;;) {
         int sig = 0;
-        if (nodeKubeconfig) {
+        if (nodeKubeconfig_) {
             timespec ts{};
-            ts.tv_sec = cfg.tokenCheckInterval.count() / 1000;
-            ts.tv_nsec = (cfg.tokenCheckInterval.count() % 1000) * 1'000'000;
-            sig = sigtimedwait(&sigs, nullptr, &ts);
+            ts.tv_sec = cfg_.tokenCheckInterval.count() / 1000;
+            ts.tv_nsec = (cfg_.tokenCheckInterval.count() % 1000) * 1'000'000;
+            sig = sigtimedwait(&sigs_, nullptr, &ts);
             if (sig < 0) {
-                auto w = nodeKubeconfig->refresh();
+                auto w = nodeKubeconfig_->refresh();
                 if (!w)
-                    logging::logWarn("node kubeconfig " + cfg.nodeKubeconfig + ": " + w.error().message);
+                    logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message);
                 else if (*w)
-                    logging::logInfo("rewrote node kubeconfig " + cfg.nodeKubeconfig + " (token rotated)");
+                    logging::logInfo("rewrote node kubeconfig " + cfg_.nodeKubeconfig + " (token rotated)");
                 continue;
             }
-        } else if (sigwait(&sigs, &sig) != 0) {
+        } else if (sigwait(&sigs_, &sig) != 0) {
             continue;
         }
         logging::logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
                 ": shutting down");
-        break;
+        return;
     }
-    stop.request();
-    if (cfg.listenPort != 0) http.stop();
-    if (relay) relay->stop();
+}
+
+void Daemon::shutdown() {
+    stop_.request();
+    if (cfg_.listenPort != 0) http_.stop();
+    if (relay_) relay_->stop();
     // The Lease release and any request in flight are bounded by the request timeout.
-    const bool clean = joiner.waitAll(std::chrono::steady_clock::now() + cfg.requestTimeout +
-                                      std::chrono::seconds(2));
+    const bool clean = joiner_.waitAll(std::chrono::steady_clock::now() + cfg_.requestTimeout +
+                                       std::chrono::seconds(2));
     logging::logInfo(clean ? "stopped" : "stopped (some work was still in flight)");
     std::fflush(stderr);
     // The watch threads may be inside a long-poll; nothing they hold needs cleaning up.
     std::_Exit(0);
+}
+
+}  // namespace
+
+int runDaemon(const Config& given) {
+    Daemon d(withIdentity(given));
+    tuneMalloc();
+    logging::Level level = logging::Level::Info;
+    logging::parseLevel(given.logLevel, level);
+    logging::daemonLog().setLevel(level);
+    if (!d.loadClusterConfig()) return 2;
+    d.blockSignals();
+    if (!d.startReclaimer() || !d.startRepair() || !d.bindHttp() || !d.bindRelay() ||
+        !d.writeNodeKubeconfig())
+        return 2;
+    d.spawnThreads();
+    d.waitForSignal();
+    d.shutdown();
 }
 
 }  // namespace allot::gc

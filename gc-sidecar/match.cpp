@@ -41,14 +41,9 @@ const char* leakReasonName(LeakReason r) {
 }
 
 LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
-    if (e.podRef.empty()) return LeakReason::None;
-    if (!pod) return LeakReason::NoPod;
-    auto [ns, name] = splitPodRef(e.podRef);
-    if (core::otherPodUnderName(e, core::PodIdentity{ns, name, pod->uid, pod->mirrorOf}))
-        return LeakReason::OtherUid;
-    if (pod->terminal()) return LeakReason::Terminal;
-    if (pod->nodeLost) return LeakReason::NodeLost;
-    return LeakReason::None;
+    if (!pod) return core::classifyLeak(e, nullptr);
+    const core::PodState state{pod->uid, pod->mirrorOf, pod->terminal(), pod->nodeLost};
+    return core::classifyLeak(e, &state);
 }
 
 }  // namespace allot::gc

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/allocator.h"
+#include "core/anomaly.h"
 #include "core/ownership.h"
 #include "gc-sidecar/cluster.h"
 
@@ -38,11 +39,10 @@ MatchKind matchGone(const core::Owner& entry, const GonePod& pod, const std::str
 enum class Liveness { Gone, SameUid, OtherUid, Unknown };
 Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod);
 
-enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeLost };
+using LeakReason = core::LeakReason;
 const char* leakReasonName(LeakReason r);
 
-// Repair loop: is `entry` leaked, given the pod of its podref now (nullptr: no such pod)?
-// An entry without a podref is never a leak candidate (nothing to check it against).
+// core::classifyLeak over a pod as the API shows it.
 LeakReason classifyLeak(const core::Owner& entry, const PodInfo* pod);
 
 }  // namespace allot::gc

@@ -22,6 +22,12 @@
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/release.h"
 #include "gc-sidecar/stop.h"
+#include "node/journal.h"
+
+namespace allot::store {
+class Journal;
+struct JournalRecord;
+}  // namespace allot::store
 
 namespace allot::gc {
 
@@ -108,20 +114,54 @@ class Reclaimer {
         std::vector<Released> pendingReservations;  // released, reservation not yet deleted
     };
     struct Item;
+    struct Group;
+    struct SandboxProof;
+    struct PoolOutcome;
+    using Groups = std::map<std::pair<std::string, std::string>, Group>;  // (ns, pool)
 
     // Steps up to the pool writes (what a deleted pod waits for), then the rest: under a burst,
     // every queued batch gets its pool writes before any batch's reservations are deleted.
     void releaseBatch(std::vector<Work> batch, std::vector<Item>& out);
     void finish(std::vector<Item>& items, Clock::time_point now);
-    void checkLiveness(std::vector<Item>& items, size_t from);
     std::vector<Work> takeDue(Clock::time_point now);
+    // The steps of releaseBatch (reclaimer_release.cpp; resolving targets in reclaimer.cpp).
     void resolveTargets(Item& it, Cluster& c);
-    void scanEveryPool(Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
-                       const std::function<void(const std::string&, const std::string&, size_t)>& found);
     Result<std::vector<PoolKey>> targetsOfNad(Cluster& c, const std::string& ns,
                                               const std::string& name, bool& missing);
+    void reportMalformed(Item& it);
+    void checkLiveness(std::vector<Item>& items, size_t from);
+    Groups groupByPool(std::span<Item> items, Cluster& main);
+    void scanEveryPool(Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
+                       const std::function<void(const std::string&, const std::string&, size_t)>& found);
+    SandboxProof proveSandboxes(std::span<const Item> items, const Groups& groups);
+    size_t writePools(std::span<Item> items, const Groups& groups, const SandboxProof& proof);
+    PoolOutcome releaseGroup(Cluster& c, const std::string& ns, const std::string& poolName,
+                             const Group& group, std::span<const Item> items,
+                             const SandboxProof& proof);
+    Result<std::vector<core::u128>> selectGone(
+        Cluster& c, const store::Pool& p, const Group& group, std::span<const Item> items,
+        const SandboxProof& proof, std::map<core::u128, size_t>& owners,
+        std::vector<std::pair<size_t, core::IpAddress>>& kept);
+    // The steps of finish.
+    std::vector<std::vector<Released>> dropReservations(std::vector<Item>& items);
+    void reportItem(const Item& it);
     Result<void> doCatchUp(const std::vector<PodRecord>& live);
+    // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
     void replayJournal();
+    void replayEntry(node::Journal& journal, const node::JournalEntry& e);
+    std::optional<std::string> poolsHeldBy(Cluster& c, const std::string& ns,
+                                           const core::Owner& caller,
+                                           std::vector<std::string>& pools);
+    std::optional<std::string> releaseJournaled(Cluster& c, const std::string& ns,
+                                                const node::JournalEntry& e,
+                                                const core::Owner& caller,
+                                                const std::vector<std::string>& pools,
+                                                std::vector<Released>& released);
+    std::optional<std::string> dropJournaledReservations(Cluster& c, const std::string& ns,
+                                                         const node::JournalEntry& e,
+                                                         const core::Owner& caller,
+                                                         const std::vector<Released>& released);
+    void reportJournalRelease(const node::JournalEntry& e, const std::vector<Released>& released);
     void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
 
     ReclaimerOptions opts_;

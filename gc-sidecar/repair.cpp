@@ -4,11 +4,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
-#include "core/ip_range.h"
-#include "core/naming.h"
+#include "core/anomaly.h"
 #include "log/log.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/reclaimer.h"
@@ -21,52 +20,6 @@ using core::Errc;
 
 namespace {
 
-struct PodLite {
-    std::string uid;
-    std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
-    bool terminal = false;
-    bool nodeLost = false;  // its Node is gone, or NotReady past the grace
-};
-
-struct ResLite {
-    store::Reservation r;
-    std::chrono::system_clock::time_point created;
-    bool matched = false;
-};
-
-struct Candidate {
-    std::string pool;
-    core::u128 offset = 0;
-    core::Owner owner;
-    LeakReason reason = LeakReason::None;
-};
-
-struct Missing {
-    std::string pool;
-    core::IpAddress ip;
-    core::Owner owner;
-    std::string reservation;  // the name it should have
-};
-
-struct Anomaly {
-    std::string key, kind;
-    std::string pool;  // the IPPool it is about; empty: a reservation
-    std::string message;
-    std::string reservation = {};  // the reservation it is about, when pool is empty
-};
-
-std::string allocKey(const std::string& pool, core::u128 off, const core::Owner& o) {
-    return "a\x1f" + pool + "\x1f" + core::u128ToString(off) + "\x1f" + o.containerId + "\x1f" +
-           o.ifName + "\x1f" + o.podUid + "\x1f" + o.podRef;
-}
-
-std::string whoHolds(const core::Owner& o) {
-    std::string s =
-        o.podRef.empty() ? "container " + o.containerId.substr(0, 16) : "pod " + o.podRef;
-    if (!o.ifName.empty()) s += " " + o.ifName;
-    return s;
-}
-
 ObjectRef objectFor(const core::Owner& o, const std::string& poolNs, const std::string& pool) {
     auto slash = o.podRef.find('/');
     if (slash != std::string::npos && slash > 0 && slash + 1 < o.podRef.size())
@@ -74,7 +27,59 @@ ObjectRef objectFor(const core::Owner& o, const std::string& poolNs, const std::
     return poolRef(poolNs, pool);
 }
 
+core::Error context(const std::string& what, const core::Error& e) {
+    return core::makeError(e.code, what + ": " + e.message);
+}
+
+core::ReservationEntry reservationEntry(ReservationInfo& r) {
+    return {std::move(r.r.name),   std::move(r.r.containerId),     std::move(r.r.podRef),
+            std::move(r.r.ifName), std::move(r.r.resourceVersion), r.created};
+}
+
+std::optional<std::string> stringMember(const json::Value& v, const char* key) {
+    const json::Value* m = v.isObject() ? v.find(key) : nullptr;
+    if (m && m->isString()) return m->asString();
+    return std::nullopt;
+}
+
+core::PoolEntries poolEntries(const store::Pool& p) {
+    core::PoolEntries out{p.name, p.range, &p.allocations, {},
+                          [&p](const core::Owner& o) { return networkNamesFor(p, o); }};
+    for (const auto& [key, u] : p.undecoded)
+        out.undecoded.push_back(
+            {key, u.reason, stringMember(u.value, "id"), stringMember(u.value, "podref")});
+    return out;
+}
+
+std::string releaseWhy(LeakReason reason) {
+    switch (reason) {
+        case LeakReason::OtherUid:
+            return "its pod was re-created with another UID";
+        case LeakReason::Terminal:
+            return "its pod has terminated";
+        case LeakReason::NodeLost:
+            return "its pod's node is gone or NotReady past the grace period";
+        default:
+            return "its pod no longer exists";
+    }
+}
+
 }  // namespace
+
+// What a pass read, as compact indexes.
+struct RepairLoop::PassScan {
+    core::NodeIndex nodes;
+    std::optional<core::PassAnalysis> analysis;
+    std::vector<PoolGauge> gauges;
+    std::unordered_map<std::string, core::PodState> pods;  // those the pools name
+};
+
+// What the decide step found due, as indexes into the findings.
+struct RepairLoop::Due {
+    std::map<std::string, std::vector<size_t>> releaseByPool;  // into candidates
+    std::vector<size_t> toDelete;                              // into reservations
+    std::vector<size_t> toCreate;                              // into missing
+};
 
 RepairLoop::RepairLoop(RepairOptions opts, std::vector<Cluster*> clusters, EventSink& events,
                        Metrics& metrics, StopSignal& stop)
@@ -128,231 +133,130 @@ void RepairLoop::run() {
     }
 }
 
+// scan → analyze (core::PassAnalysis) → report → decide (grace) → apply.
 PassReport RepairLoop::pass() {
-    std::unique_lock<std::mutex> scan;
-    if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
+    std::unique_lock<std::mutex> scanLock;
+    if (opts_.scanLock) scanLock = std::unique_lock(*opts_.scanLock);
     const auto t0 = Clock::now();
     PassReport rep;
-    Cluster& c = *clusters_[0];
-    const std::string& ns = opts_.poolNamespace;
-    auto fail = [&](const std::string& what, const core::Error& e) {
+    PassScan scan;
+    if (auto r = scanCluster(*clusters_[0], scan, rep); !r) {
         rep.ok = false;
-        rep.error = what + ": " + e.message;
+        rep.error = r.error().message;
         return rep;
-    };
+    }
+    core::Findings found = scan.analysis->finish(scan.pods);
+    scan.pods.clear();
+    const size_t anomalies = found.anomalies.size();
+    reportAnomalies(found.anomalies, rep);
+    metrics_.setPools(std::move(scan.gauges));
+    const auto& reservations = scan.analysis->reservations();
+    const Due due = decide(found, reservations, rep);
+    applyReleases(found.candidates, due.releaseByPool, scan.nodes, rep);
+    applyOrphanDeletes(reservations, due.toDelete, rep);
+    applyReservationCreates(found.missing, due.toCreate, rep);
 
-    // 0. Nodes: a pod whose Node is gone, or NotReady for longer than the grace period, will
-    // not be torn down by its kubelet; its addresses are leak candidates.
-    std::unordered_map<std::string, NodeInfo> nodes;
-    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
-        nodes.emplace(name, n);
+    // The pass's indexes are freed now; hand the pages back rather than keep the peak.
+    scan.analysis.reset();
+    std::vector<core::LeakCandidate>().swap(found.candidates);
+    ::malloc_trim(0);
+
+    rep.ok = true;
+    rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    metrics_.repairPassDone(rep.seconds);
+    logging::logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " + std::to_string(rep.pools) +
+            " pools, " + std::to_string(rep.allocations) + " allocations, " +
+            std::to_string(rep.reservations) + " reservations; " +
+            std::to_string(rep.leakCandidates) + " leak candidates, " +
+            std::to_string(rep.released) + " released, " + std::to_string(anomalies) +
+            " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
+    return rep;
+}
+
+// Scan: Nodes (a pod on a lost one is a leak candidate), reservations, pools a page at a
+// time, then the pods those pools name.
+Result<void> RepairLoop::scanCluster(Cluster& c, PassScan& scan, PassReport& rep) {
+    if (auto r = scanNodes(c, scan.nodes); !r) return r;
+    std::vector<core::ReservationEntry> res;
+    auto rr = c.eachReservation(opts_.poolNamespace, [&](ReservationInfo& r) {
+        res.push_back(reservationEntry(r));
         return !stop_.stopped();
     });
-    if (!nr) return fail("list nodes", nr.error());
-    const auto wallStart = std::chrono::system_clock::now();
-    // "Gone" is a Node this loop has listed before and no longer finds: a name no Node ever
-    // had (a runtime without Node objects, as in the local test harness) proves nothing.
-    for (const auto& [name, n] : nodes)
-        if (nodesSeen_.size() < 100000) nodesSeen_.insert(name);
-    auto nodeLost = [&](const std::string& node) {
-        if (node.empty()) return false;
-        auto it = nodes.find(node);
-        if (it == nodes.end()) return nodesSeen_.count(node) != 0;
-        return !it->second.ready && wallStart - it->second.notReadySince >= opts_.leakGrace;
-    };
-
-    // 1. Reservations.
-    std::vector<ResLite> res;
-    std::unordered_map<std::string, size_t> resByName;
-    auto rr = c.eachReservation(ns, [&](ReservationInfo& r) {
-        resByName.emplace(r.r.name, res.size());
-        res.push_back(ResLite{std::move(r.r), r.created, false});
-        return !stop_.stopped();
-    });
-    if (!rr) return fail("list reservations", rr.error());
+    if (!rr) return context("list reservations", rr.error());
     rep.reservations = res.size();
+    scan.analysis.emplace(opts_.poolNamespace, std::move(res));
+    if (auto r = scanPools(c, scan, rep); !r) return r;
+    if (stop_.stopped()) return core::makeError(Errc::Transient, "pass: stopped");
+    return scanPods(c, scan, rep);
+}
 
-    // 2. Pools, one page at a time.
-    struct Holder {
-        std::string pool;
-        core::Owner owner;
-    };
-    std::map<core::IpAddress, Holder> holders;
-    std::unordered_set<std::string> allocContainers, allocPodRefs;
-    std::vector<Candidate> candidates;
-    std::vector<Missing> missing;
-    // Entries to hold against their pods once those are listed: only the namespaces that
-    // allocations point to are listed, so a pass costs in allocations, not in pods.
-    std::vector<Candidate> entries;
-    std::vector<std::pair<Missing, size_t>> unreserved;  // (missing, index in entries)
-    std::vector<Anomaly> anomalies;
-    std::vector<PoolGauge> gauges;
+Result<void> RepairLoop::scanNodes(Cluster& c, core::NodeIndex& nodes) {
+    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
+        nodes.nodes.emplace(name, core::NodeState{n.ready, n.notReadySince});
+        return !stop_.stopped();
+    });
+    if (!nr) return context("list nodes", nr.error());
+    nodes.listedAt = std::chrono::system_clock::now();
+    nodes.grace = opts_.leakGrace;
+    nodes.everListed = &nodesSeen_;
+    for (const auto& [name, n] : nodes.nodes)
+        if (nodesSeen_.size() < 100000) nodesSeen_.insert(name);
+    return {};
+}
+
+Result<void> RepairLoop::scanPools(Cluster& c, PassScan& scan, PassReport& rep) {
+    const std::string& ns = opts_.poolNamespace;
     auto pl = c.eachPool(
         ns,
         [&](store::Pool& p) {
             ++rep.pools;
-            auto cidr = core::Cidr::parse(p.range);
-            auto range =
-                core::IpRange::fromSpec({p.range, "", "", {}}, "IPPool " + p.name + " spec.range");
-            if (!cidr || !range) {
-                anomalies.push_back(
-                    {"u\x1f" + p.name, "undecodable_pool", p.name,
-                     "IPPool " + ns + "/" + p.name + " has an invalid range \"" + p.range + "\""});
-                return !stop_.stopped();
-            }
-            uint64_t inRange = 0;
-            bool poolHasReservations = false;
-            std::vector<Missing> poolMissing;
-            // Another writer's entries allot cannot decode: reported, their reservations kept,
-            // their offsets (Owner{} placeholders below) counted as used and otherwise left alone.
-            for (const auto& [key, u] : p.undecoded) {
-                anomalies.push_back({"e\x1f" + p.name + "\x1f" + key, "undecodable_entry", p.name,
-                                     "IPPool " + ns + "/" + p.name + " entry \"" + key.substr(0, 64) +
-                                         "\" cannot be decoded (" + u.reason +
-                                         "); kept as written, its address is not handed out"});
-                if (const json::Value* id = u.value.isObject() ? u.value.find("id") : nullptr; id && id->isString())
-                    allocContainers.insert(id->asString());
-                if (const json::Value* ref = u.value.isObject() ? u.value.find("podref") : nullptr;
-                    ref && ref->isString())
-                    allocPodRefs.insert(ref->asString());
-            }
-            std::vector<size_t> poolMissingIdx;  // its entry's index in `entries`
-            for (const auto& [off, o] : p.allocations) {
-                ++rep.allocations;
-                if (store::isPlaceholder(o)) {
-                    if (off <= cidr->hostMask() && range->capacity() > 0 && !range->isNetworkOrBroadcast(cidr->at(off)))
-                        ++inRange;
-                    continue;
-                }
-                if (!o.containerId.empty()) allocContainers.insert(o.containerId);
-                if (!o.podRef.empty()) allocPodRefs.insert(o.podRef);
-                if (off > cidr->hostMask()) {
-                    anomalies.push_back({"o\x1f" + p.name + "\x1f" + core::u128ToString(off),
-                                         "out_of_range", p.name,
-                                         "IPPool " + ns + "/" + p.name + " (" + p.range +
-                                             ") has an allocation at offset " +
-                                             core::u128ToString(off) +
-                                             ", outside its range, held by " + whoHolds(o)});
-                    continue;
-                }
-                if (range->capacity() > 0 && !range->isNetworkOrBroadcast(cidr->at(off))) ++inRange;
-                const core::IpAddress ip = cidr->at(off);
-                auto [h, fresh] = holders.try_emplace(ip, Holder{p.name, o});
-                if (!fresh && h->second.pool != p.name)
-                    anomalies.push_back(
-                        {"d\x1f" + ip.str() + "\x1f" + h->second.pool + "\x1f" + p.name,
-                         "duplicate_ip", p.name,
-                         ip.str() + " is held twice: in IPPool " + h->second.pool + " by " +
-                             whoHolds(h->second.owner) + " and in IPPool " + p.name + " by " +
-                             whoHolds(o)});
-                const size_t entryIdx = entries.size();
-                if (!o.podRef.empty()) entries.push_back({p.name, off, o, LeakReason::None});
-                bool has = false;
-                const auto nets = networkNamesFor(p, o);
-                for (const auto& net : nets) {
-                    auto f = resByName.find(core::reservationName(ip, net));
-                    if (f == resByName.end()) continue;
-                    if (ownsReservation(res[f->second].r, o)) {
-                        res[f->second].matched = true;
-                        has = true;
-                        break;
-                    }
-                }
-                if (has) {
-                    poolHasReservations = true;
-                } else {
-                    poolMissing.push_back({p.name, ip, o, core::reservationName(ip, nets.front())});
-                    poolMissingIdx.push_back(o.podRef.empty() ? SIZE_MAX : entryIdx);
-                }
-            }
-            if (poolHasReservations)
-                for (size_t m = 0; m < poolMissing.size(); ++m)
-                    unreserved.emplace_back(std::move(poolMissing[m]), poolMissingIdx[m]);
-            const uint64_t size =
-                static_cast<uint64_t>(std::min<core::u128>(range->capacity(), ~uint64_t(0)));
-            gauges.push_back({ns, p.name, size, inRange, size > inRange ? size - inRange : 0});
+            if (auto use = scan.analysis->addPool(poolEntries(p)))
+                scan.gauges.push_back({ns, p.name, use->size, use->used,
+                                       use->size > use->used ? use->size - use->used : 0});
             return !stop_.stopped();
         },
         [&](const std::string& name, const std::string& why) {
-            anomalies.push_back({"u\x1f" + name, "undecodable_pool", name,
-                                 "IPPool " + ns + "/" + name + " cannot be decoded: " + why});
+            scan.analysis->addUndecodablePool(name, why);
         });
-    if (!pl) return fail("list pools", pl.error());
-    if (stop_.stopped()) return fail("pass", core::makeError(Errc::Transient, "stopped"));
+    rep.allocations = scan.analysis->allocations();
+    if (!pl) return context("list pools", pl.error());
+    return {};
+}
 
-    // 3. The pods those entries name, one namespace at a time, keeping only those named.
-    std::unordered_map<std::string, PodLite> pods;
-    {
-        std::unordered_set<std::string> wanted;
-        std::set<std::string> podNamespaces;
-        for (const auto& e : entries) {
-            wanted.insert(e.owner.podRef);
-            podNamespaces.insert(splitPodRef(e.owner.podRef).first);
-        }
-        for (const auto& pns : podNamespaces) {
-            auto pr = c.eachPod(pns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
-                ++rep.pods;
-                std::string ref = ns2 + "/" + name;
-                if (wanted.count(ref))
-                    pods.insert_or_assign(std::move(ref),
-                                          PodLite{std::move(p.uid), std::move(p.mirrorOf),
-                                                  p.terminal(), nodeLost(p.nodeName)});
-                return !stop_.stopped();
-            });
-            if (!pr) return fail("list pods of " + pns, pr.error());
-        }
+// Only the namespaces that allocations point to are listed, keeping only the pods named,
+// so that a pass costs in allocations, not in pods.
+Result<void> RepairLoop::scanPods(Cluster& c, PassScan& scan, PassReport& rep) {
+    for (const auto& pns : scan.analysis->podNamespaces()) {
+        auto pr = c.eachPod(pns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
+            ++rep.pods;
+            std::string ref = ns2 + "/" + name;
+            if (scan.analysis->wantsPod(ref))
+                scan.pods.insert_or_assign(
+                    std::move(ref), core::PodState{std::move(p.uid), std::move(p.mirrorOf),
+                                                   p.terminal(), scan.nodes.lost(p.nodeName)});
+            return !stop_.stopped();
+        });
+        if (!pr) return context("list pods of " + pns, pr.error());
     }
-    for (auto& e : entries) {
-        auto pod = pods.find(e.owner.podRef);
-        PodInfo info;
-        if (pod != pods.end())
-            info = PodInfo{pod->second.uid, pod->second.terminal ? "Succeeded" : "Running",
-                           pod->second.mirrorOf, "", pod->second.nodeLost};
-        e.reason = classifyLeak(e.owner, pod == pods.end() ? nullptr : &info);
-        if (e.reason != LeakReason::None) candidates.push_back(e);
-    }
-    for (auto& [m, idx] : unreserved) {
-        if (idx != SIZE_MAX && entries[idx].reason != LeakReason::None) continue;
-        anomalies.push_back({"m\x1f" + m.reservation + "\x1f" + m.owner.containerId,
-                             "allocation_without_reservation", m.pool,
-                             m.ip.str() + " in IPPool " + m.pool + " (" + whoHolds(m.owner) +
-                                 ") has no OverlappingRangeIPReservation " + m.reservation});
-        missing.push_back(std::move(m));
-    }
-    std::vector<Candidate>().swap(entries);
-    pods.clear();
-    holders.clear();
+    return {};
+}
 
-    // Reservations nobody holds (matched neither by name nor by owner).
-    std::vector<size_t> orphans;
-    for (size_t i = 0; i < res.size(); ++i) {
-        const auto& r = res[i];
-        if (r.matched) continue;
-        if (!r.r.containerId.empty() ? allocContainers.count(r.r.containerId) != 0
-                                     : allocPodRefs.count(r.r.podRef) != 0)
-            continue;
-        orphans.push_back(i);
-        anomalies.push_back({"r\x1f" + r.r.name + "\x1f" + r.r.resourceVersion,
-                             "reservation_without_allocation", "",
-                             "OverlappingRangeIPReservation " + ns + "/" + r.r.name + " (" +
-                                 (r.r.podRef.empty() ? "no pod" : "pod " + r.r.podRef) +
-                                 ") has no allocation in any IPPool",
-                             r.r.name});
-    }
-
-    // 4. Report anomalies once each while they last, once confirmed on consecutive passes.
+// Report anomalies once each while they last, once confirmed on consecutive passes.
+void RepairLoop::reportAnomalies(const std::vector<core::Anomaly>& anomalies, PassReport& rep) {
+    const std::string& ns = opts_.poolNamespace;
     std::map<std::string, int> nowSeen;
     size_t emitted = 0;
     for (const auto& a : anomalies) {
-        ++rep.anomalies[a.kind];
+        const std::string kind(core::name(a.kind));
+        ++rep.anomalies[kind];
         auto before = anomaliesSeen_.find(a.key);
         const int streak = (before == anomaliesSeen_.end() ? 0 : before->second) + 1;
         nowSeen[a.key] = streak;
         if (streak != std::max(1, opts_.anomalyPasses)) continue;
-        metrics_.addAnomalyFound(a.kind);
-        logging::logWarn("pool anomaly " + a.kind + ": " + a.message);
+        metrics_.addAnomalyFound(kind);
+        logging::logWarn("pool anomaly " + kind + ": " + a.message);
         if (emitted++ < opts_.maxAnomalyEventsPerPass)
-            events_.emit({true, "PoolAnomaly", a.kind + ": " + a.message,
+            events_.emit({true, "PoolAnomaly", kind + ": " + a.message,
                           a.pool.empty()
                               ? ObjectRef{"OverlappingRangeIPReservation",
                                           "whereabouts.cni.cncf.io/v1alpha1", ns, a.reservation, ""}
@@ -360,131 +264,136 @@ PassReport RepairLoop::pass() {
     }
     anomaliesSeen_ = std::move(nowSeen);
     std::map<std::string, uint64_t> gaugeAnomalies = rep.anomalies;
-    for (const char* k : {"duplicate_ip", "out_of_range", "reservation_without_allocation",
-                          "allocation_without_reservation", "undecodable_pool", "undecodable_entry"})
-        gaugeAnomalies.try_emplace(k, 0);
+    for (auto k : core::kAnomalyKinds) gaugeAnomalies.try_emplace(std::string(core::name(k)), 0);
     metrics_.setAnomalies(gaugeAnomalies);
-    metrics_.setPools(std::move(gauges));
+}
 
-    // 5. Mark: one sighting per candidate; sweep what is due.
+// Decide: one sighting per candidate; what the tracker says is due, up to `batch`.
+RepairLoop::Due RepairLoop::decide(const core::Findings& f,
+                                   const std::vector<core::ReservationEntry>& res,
+                                   PassReport& rep) {
     const auto now = Clock::now();
     const auto wallNow = std::chrono::system_clock::now();
     std::vector<std::string> seen;
     std::unordered_map<std::string, size_t> candByKey, missByKey, orphanByKey;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-        auto k = allocKey(candidates[i].pool, candidates[i].offset, candidates[i].owner);
-        candByKey.emplace(k, i);
-        seen.push_back(std::move(k));
-    }
-    for (size_t i = 0; i < missing.size(); ++i) {
-        auto k = "m\x1f" + missing[i].reservation + "\x1f" + missing[i].owner.containerId;
-        missByKey.emplace(k, i);
-        seen.push_back(std::move(k));
-    }
-    for (size_t i : orphans) {
-        auto k = "r\x1f" + res[i].r.name + "\x1f" + res[i].r.resourceVersion;
-        orphanByKey.emplace(k, i);
-        seen.push_back(std::move(k));
-    }
+    for (size_t i = 0; i < f.candidates.size(); ++i)
+        seen.push_back(candByKey.emplace(core::candidateKey(f.candidates[i]), i).first->first);
+    for (size_t i = 0; i < f.missing.size(); ++i)
+        seen.push_back(missByKey.emplace(core::missingKey(f.missing[i]), i).first->first);
+    for (size_t i : f.orphans)
+        seen.push_back(orphanByKey.emplace(core::orphanKey(res[i]), i).first->first);
     auto due = tracker_.applyPass(seen, now);
-    rep.leakCandidates = candidates.size();
-    metrics_.setLeakCandidates(candidates.size());
+    rep.leakCandidates = f.candidates.size();
+    metrics_.setLeakCandidates(f.candidates.size());
 
-    std::map<std::string, std::vector<size_t>> releaseByPool;
-    std::vector<size_t> toDelete, toCreate;
+    Due out;
     size_t budget = static_cast<size_t>(opts_.batch);
     for (const auto& k : due) {
         if (budget == 0) break;
         if (auto it = candByKey.find(k); it != candByKey.end()) {
-            releaseByPool[candidates[it->second].pool].push_back(it->second);
+            out.releaseByPool[f.candidates[it->second].pool].push_back(it->second);
             --budget;
         } else if (auto m = missByKey.find(k); m != missByKey.end()) {
-            toCreate.push_back(m->second);
+            out.toCreate.push_back(m->second);
             --budget;
         } else if (auto o = orphanByKey.find(k); o != orphanByKey.end()) {
             // The reservation itself must also be older than the grace period.
             if (wallNow - res[o->second].created >= opts_.leakGrace) {
-                toDelete.push_back(o->second);
+                out.toDelete.push_back(o->second);
                 --budget;
             }
         }
     }
+    return out;
+}
 
-    // 6. Sweep, re-checking everything on fresh data; stop at once when leadership is lost.
-    std::vector<std::pair<std::string, std::vector<size_t>>> poolWork(releaseByPool.begin(),
-                                                                      releaseByPool.end());
-    std::vector<std::vector<Released>> releasedPerPool(poolWork.size());
-    std::vector<std::optional<std::string>> poolErr(poolWork.size());
-    {
-        parallelFor(clusters_, poolWork.size(), [&](size_t k, Cluster& cl) {
-            if (stop_.stopped()) return;
-            // Named references, not a structured binding: a lambda may not capture one before
-            // C++20 as clang 14 implements it.
-            const std::string& pool = poolWork[k].first;
-            const std::vector<size_t>& idxs = poolWork[k].second;
-            auto rel = releaseFromPool(
-                cl, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
-                    std::vector<core::u128> out;
-                    // Checked on every read before the write it decides (a conflict re-reads):
-                    // a leader that lost its Lease mid-pass writes nothing more.
-                    if (!leading_) return core::makeError(Errc::Transient, "leadership lost");
-                    for (size_t i : idxs) {
-                        const Candidate& cand = candidates[i];
-                        auto e = p.allocations.find(cand.offset);
-                        if (e == p.allocations.end() || !(e->second == cand.owner)) continue;
-                        auto podNow =
-                            cl.getPod(cand.owner.podRef.substr(0, cand.owner.podRef.find('/')),
-                                      cand.owner.podRef.substr(cand.owner.podRef.find('/') + 1));
-                        if (!podNow) return podNow.error();
-                        if (*podNow) (*podNow)->nodeLost = nodeLost((*podNow)->nodeName);
-                        const PodInfo* pi = *podNow ? &**podNow : nullptr;
-                        if (classifyLeak(cand.owner, pi) == LeakReason::None) continue;
-                        out.push_back(cand.offset);
-                    }
-                    return out;
-                });
-            if (!rel) {
-                poolErr[k] = rel.error().message;
-                return;
-            }
-            for (auto& r : *rel) {
-                if (!leading_) break;
-                auto d = dropReservation(cl, r);
-                if (!d) logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
-            }
-            releasedPerPool[k] = std::move(*rel);
-        });
+// Checked on every read of the pool before the write it decides (a conflict re-reads): which
+// of the due candidates are still there and still leaked. A leader that lost its Lease
+// mid-pass writes nothing more.
+Result<std::vector<core::u128>> RepairLoop::stillLeaked(
+    Cluster& cl, const store::Pool& p, const std::vector<size_t>& idxs,
+    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
+    std::vector<core::u128> out;
+    if (!leading_) return core::makeError(Errc::Transient, "leadership lost");
+    for (size_t i : idxs) {
+        const core::LeakCandidate& cand = cands[i];
+        auto e = p.allocations.find(cand.offset);
+        if (e == p.allocations.end() || !(e->second == cand.owner)) continue;
+        const std::string& ref = cand.owner.podRef;
+        auto podNow = cl.getPod(ref.substr(0, ref.find('/')), ref.substr(ref.find('/') + 1));
+        if (!podNow) return podNow.error();
+        if (*podNow) (*podNow)->nodeLost = nodes.lost((*podNow)->nodeName);
+        const PodInfo* pi = *podNow ? &**podNow : nullptr;
+        if (classifyLeak(cand.owner, pi) == LeakReason::None) continue;
+        out.push_back(cand.offset);
     }
-    for (size_t k = 0; k < poolWork.size(); ++k) {
-        if (poolErr[k])
-            logging::logWarn("repair: IPPool " + ns + "/" + poolWork[k].first + ": " + *poolErr[k]);
-        for (size_t i : poolWork[k].second)
-            tracker_.forget(allocKey(poolWork[k].first, candidates[i].offset, candidates[i].owner));
-        for (const auto& r : releasedPerPool[k]) {
-            ++rep.released;
+    return out;
+}
+
+// Apply (leaks, one pool): the write, and the reservations of what it released.
+Result<std::vector<Released>> RepairLoop::releasePool(
+    Cluster& cl, const std::string& pool, const std::vector<size_t>& idxs,
+    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
+    auto rel = releaseFromPool(cl, opts_.poolNamespace, pool, [&](const store::Pool& p) {
+        return stillLeaked(cl, p, idxs, cands, nodes);
+    });
+    if (!rel) return rel;
+    for (auto& r : *rel) {
+        if (!leading_) break;
+        auto d = dropReservation(cl, r);
+        if (!d) logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
+    }
+    return rel;
+}
+
+// Apply (leaks): re-checking everything on fresh data, pools in parallel; stops at once when
+// leadership is lost.
+void RepairLoop::applyReleases(const std::vector<core::LeakCandidate>& cands,
+                               const std::map<std::string, std::vector<size_t>>& byPool,
+                               const core::NodeIndex& nodes, PassReport& rep) {
+    const std::vector<std::pair<std::string, std::vector<size_t>>> work(byPool.begin(),
+                                                                        byPool.end());
+    std::vector<Result<std::vector<Released>>> results(work.size(), std::vector<Released>{});
+    parallelFor(clusters_, work.size(), [&](size_t k, Cluster& cl) {
+        if (stop_.stopped()) return;
+        results[k] = releasePool(cl, work[k].first, work[k].second, cands, nodes);
+    });
+    for (size_t k = 0; k < work.size(); ++k) {
+        const auto& [pool, idxs] = work[k];
+        if (!results[k])
+            logging::logWarn("repair: IPPool " + opts_.poolNamespace + "/" + pool + ": " +
+                    results[k].error().message);
+        for (size_t i : idxs) tracker_.forget(core::candidateKey(cands[i]));
+        if (!results[k]) continue;
+        for (const auto& r : *results[k]) {
             auto reason = LeakReason::NoPod;
-            for (size_t i : poolWork[k].second)
-                if (candidates[i].offset == r.offset) reason = candidates[i].reason;
-            const std::string why =
-                reason == LeakReason::OtherUid   ? "its pod was re-created with another UID"
-                : reason == LeakReason::Terminal ? "its pod has terminated"
-                : reason == LeakReason::NodeLost
-                    ? "its pod's node is gone or NotReady past the grace period"
-                    : "its pod no longer exists";
-            std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
-                              (r.owner.network.empty() ? "" : ", network " + r.owner.network) +
-                              ", " + whoHolds(r.owner) + "): " + why;
-            logging::logInfo(msg);
-            events_.emit({false, "AddressReleased", msg, objectFor(r.owner, ns, r.pool)});
+            for (size_t i : idxs)
+                if (cands[i].offset == r.offset) reason = cands[i].reason;
+            reportRelease(r, reason);
+            ++rep.released;
         }
     }
     if (rep.released) metrics_.addReleases("leak", rep.released);
+}
 
+void RepairLoop::reportRelease(const Released& r, LeakReason reason) {
+    const std::string& ns = opts_.poolNamespace;
+    std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
+                      (r.owner.network.empty() ? "" : ", network " + r.owner.network) + ", " +
+                      core::whoHolds(r.owner) + "): " + releaseWhy(reason);
+    logging::logInfo(msg);
+    events_.emit({false, "AddressReleased", msg, objectFor(r.owner, ns, r.pool)});
+}
+
+// Apply (orphan reservations): each guarded by the resourceVersion the pass read.
+void RepairLoop::applyOrphanDeletes(const std::vector<core::ReservationEntry>& res,
+                                    const std::vector<size_t>& toDelete, PassReport& rep) {
+    const std::string& ns = opts_.poolNamespace;
     for (size_t i : toDelete) {
         if (!leading_) break;
-        const auto& r = res[i].r;
-        tracker_.forget("r\x1f" + r.name + "\x1f" + r.resourceVersion);
-        auto d = c.deleteReservation(ns, r.name, r.resourceVersion);
+        const auto& r = res[i];
+        tracker_.forget(core::orphanKey(r));
+        auto d = clusters_[0]->deleteReservation(ns, r.name, r.resourceVersion);
         if (d || d.code() == Errc::NotFound) {
             ++rep.reservationsDeleted;
             logging::logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
@@ -495,36 +404,27 @@ PassReport RepairLoop::pass() {
     }
     if (rep.reservationsDeleted)
         metrics_.addReleases("orphan_reservation", rep.reservationsDeleted);
+}
+
+// Apply (missing reservations of live pods): re-created unless someone took the name.
+void RepairLoop::applyReservationCreates(const std::vector<core::MissingReservation>& missing,
+                                         const std::vector<size_t>& toCreate, PassReport& rep) {
+    const std::string& ns = opts_.poolNamespace;
     for (size_t i : toCreate) {
         if (!leading_) break;
         const auto& m = missing[i];
-        tracker_.forget("m\x1f" + m.reservation + "\x1f" + m.owner.containerId);
-        auto made = c.createReservation(ns, store::Reservation{m.reservation, m.owner.containerId,
-                                                               m.owner.podRef, m.owner.ifName, ""});
+        tracker_.forget(core::missingKey(m));
+        auto made = clusters_[0]->createReservation(
+            ns, store::Reservation{m.reservation, m.owner.containerId, m.owner.podRef,
+                                   m.owner.ifName, ""});
         if (made) {
             ++rep.reservationsCreated;
             logging::logInfo("re-created OverlappingRangeIPReservation " + ns + "/" + m.reservation +
-                    " for " + whoHolds(m.owner));
+                    " for " + core::whoHolds(m.owner));
         } else if (made.code() != Errc::AlreadyExists) {
             logging::logWarn("re-creating reservation " + m.reservation + ": " + made.error().message);
         }
     }
-
-    // The pass's indexes are freed now; hand the pages back rather than keep the peak.
-    std::vector<ResLite>().swap(res);
-    std::vector<Candidate>().swap(candidates);
-    ::malloc_trim(0);
-
-    rep.ok = true;
-    rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    metrics_.repairPassDone(rep.seconds);
-    logging::logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " + std::to_string(rep.pools) +
-            " pools, " + std::to_string(rep.allocations) + " allocations, " +
-            std::to_string(rep.reservations) + " reservations; " +
-            std::to_string(rep.leakCandidates) + " leak candidates, " +
-            std::to_string(rep.released) + " released, " + std::to_string(anomalies.size()) +
-            " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
-    return rep;
 }
 
 }  // namespace allot::gc

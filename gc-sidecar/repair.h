@@ -16,6 +16,8 @@
 //   Duplicates and out-of-range entries are only reported: which holder is right is a
 //   human's call.
 // Running a pass twice changes nothing the second time; each pass repairs at most `batch`.
+// What is a leak candidate or an anomaly is decided in core/anomaly.h (pure); this loop
+// reads, reports, tracks passes and grace, and writes.
 
 #include <atomic>
 #include <chrono>
@@ -26,10 +28,13 @@
 #include <string>
 #include <vector>
 
+#include "core/anomaly.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/leak_tracker.h"
+#include "gc-sidecar/match.h"
 #include "gc-sidecar/metrics.h"
+#include "gc-sidecar/release.h"
 #include "gc-sidecar/stop.h"
 
 namespace allot::gc {
@@ -71,14 +76,42 @@ class RepairLoop {
     PassReport pass();
 
   private:
+    struct PassScan;
+    struct Due;
+
+    // The steps of a pass: scan, then (after core::PassAnalysis) report, decide, apply.
+    Result<void> scanCluster(Cluster& c, PassScan& scan, PassReport& rep);
+    Result<void> scanNodes(Cluster& c, core::NodeIndex& nodes);
+    Result<void> scanPools(Cluster& c, PassScan& scan, PassReport& rep);
+    Result<void> scanPods(Cluster& c, PassScan& scan, PassReport& rep);
+    void reportAnomalies(const std::vector<core::Anomaly>& anomalies, PassReport& rep);
+    Due decide(const core::Findings& f, const std::vector<core::ReservationEntry>& res,
+               PassReport& rep);
+    Result<std::vector<core::u128>> stillLeaked(Cluster& cl, const store::Pool& p,
+                                                const std::vector<size_t>& idxs,
+                                                const std::vector<core::LeakCandidate>& cands,
+                                                const core::NodeIndex& nodes);
+    Result<std::vector<Released>> releasePool(Cluster& cl, const std::string& pool,
+                                              const std::vector<size_t>& idxs,
+                                              const std::vector<core::LeakCandidate>& cands,
+                                              const core::NodeIndex& nodes);
+    void applyReleases(const std::vector<core::LeakCandidate>& cands,
+                       const std::map<std::string, std::vector<size_t>>& byPool,
+                       const core::NodeIndex& nodes, PassReport& rep);
+    void reportRelease(const Released& r, LeakReason reason);
+    void applyOrphanDeletes(const std::vector<core::ReservationEntry>& res,
+                            const std::vector<size_t>& toDelete, PassReport& rep);
+    void applyReservationCreates(const std::vector<core::MissingReservation>& missing,
+                                 const std::vector<size_t>& toCreate, PassReport& rep);
+
     RepairOptions opts_;
     std::vector<Cluster*> clusters_;
     EventSink& events_;
     Metrics& metrics_;
     StopSignal& stop_;
     LeakTracker tracker_;
-    std::map<std::string, int> anomaliesSeen_;
-    std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone  // key -> consecutive passes (reported once each)
+    std::map<std::string, int> anomaliesSeen_;  // key -> consecutive passes (reported once each)
+    std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone
     std::mutex m_;
     std::condition_variable cv_;
     std::atomic<bool> leading_{false};

@@ -1,0 +1,234 @@
+#include "core/anomaly.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/ip_range.h"
+#include "core/naming.h"
+#include "core/ownership.h"
+
+namespace allot::core {
+
+namespace {
+
+std::string namespaceOf(const std::string& podRef) {
+    auto slash = podRef.find('/');
+    return slash == std::string::npos ? "" : podRef.substr(0, slash);
+}
+
+// A reservation as the ownership rule sees it.
+Owner reservationOwner(const ReservationEntry& r) {
+    return Owner{r.containerId, r.podRef, r.ifName, "", "", ""};
+}
+
+// Counted as used, as the allocator counts: inside the range and not its network or
+// broadcast address.
+bool countsAsUsed(const Cidr& cidr, const IpRange& range, u128 off) {
+    return off <= cidr.hostMask() && range.capacity() > 0 &&
+           !range.isNetworkOrBroadcast(cidr.at(off));
+}
+
+}  // namespace
+
+std::string_view name(AnomalyKind kind) {
+    switch (kind) {
+        case AnomalyKind::DuplicateIp:
+            return "duplicate_ip";
+        case AnomalyKind::OutOfRange:
+            return "out_of_range";
+        case AnomalyKind::ReservationWithoutAllocation:
+            return "reservation_without_allocation";
+        case AnomalyKind::AllocationWithoutReservation:
+            return "allocation_without_reservation";
+        case AnomalyKind::UndecodablePool:
+            return "undecodable_pool";
+        case AnomalyKind::UndecodableEntry:
+            return "undecodable_entry";
+    }
+    return "unknown";
+}
+
+LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
+    if (entry.podRef.empty()) return LeakReason::None;
+    if (!pod) return LeakReason::NoPod;
+    const std::string ns = namespaceOf(entry.podRef);
+    const std::string name = entry.podRef.substr(entry.podRef.find('/') + 1);
+    if (otherPodUnderName(entry, PodIdentity{ns, name, pod->uid, pod->mirrorOf}))
+        return LeakReason::OtherUid;
+    if (pod->terminal) return LeakReason::Terminal;
+    if (pod->nodeLost) return LeakReason::NodeLost;
+    return LeakReason::None;
+}
+
+bool NodeIndex::lost(const std::string& node) const {
+    if (node.empty()) return false;
+    auto it = nodes.find(node);
+    if (it == nodes.end()) return everListed && everListed->count(node) != 0;
+    return !it->second.ready && listedAt - it->second.notReadySince >= grace;
+}
+
+std::string candidateKey(const LeakCandidate& c) {
+    const Owner& o = c.owner;
+    return "a\x1f" + c.pool + "\x1f" + u128ToString(c.offset) + "\x1f" + o.containerId + "\x1f" +
+           o.ifName + "\x1f" + o.podUid + "\x1f" + o.podRef;
+}
+
+std::string missingKey(const MissingReservation& m) {
+    return "m\x1f" + m.reservation + "\x1f" + m.owner.containerId;
+}
+
+std::string orphanKey(const ReservationEntry& r) {
+    return "r\x1f" + r.name + "\x1f" + r.resourceVersion;
+}
+
+std::string whoHolds(const Owner& o) {
+    std::string s =
+        o.podRef.empty() ? "container " + o.containerId.substr(0, 16) : "pod " + o.podRef;
+    if (!o.ifName.empty()) s += " " + o.ifName;
+    return s;
+}
+
+PassAnalysis::PassAnalysis(std::string poolNamespace, std::vector<ReservationEntry> reservations)
+    : ns_(std::move(poolNamespace)), res_(std::move(reservations)), matched_(res_.size(), false) {
+    for (size_t i = 0; i < res_.size(); ++i) resByName_.emplace(res_[i].name, i);
+}
+
+void PassAnalysis::addUndecodablePool(const std::string& pool, const std::string& why) {
+    anomalies_.push_back({AnomalyKind::UndecodablePool, "u\x1f" + pool, pool,
+                          "IPPool " + ns_ + "/" + pool + " cannot be decoded: " + why});
+}
+
+// Another writer's entries allot cannot decode: reported, their reservations kept, their
+// offsets (Owner{} placeholders in the allocations) counted as used and otherwise left alone.
+void PassAnalysis::addUndecodedEntries(const PoolEntries& p) {
+    for (const auto& u : p.undecoded) {
+        anomalies_.push_back({AnomalyKind::UndecodableEntry, "e\x1f" + p.name + "\x1f" + u.key,
+                              p.name,
+                              "IPPool " + ns_ + "/" + p.name + " entry \"" + u.key.substr(0, 64) +
+                                  "\" cannot be decoded (" + u.reason +
+                                  "); kept as written, its address is not handed out"});
+        if (u.containerId) allocContainers_.insert(*u.containerId);
+        if (u.podRef) allocPodRefs_.insert(*u.podRef);
+    }
+}
+
+bool PassAnalysis::matchReservation(const IpAddress& ip, const Owner& o,
+                                    const std::vector<std::string>& nets) {
+    for (const auto& net : nets) {
+        auto f = resByName_.find(reservationName(ip, net));
+        if (f == resByName_.end()) continue;
+        if (heldBy(reservationOwner(res_[f->second]), o)) {
+            matched_[f->second] = true;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
+    auto cidr = Cidr::parse(p.range);
+    auto range = IpRange::fromSpec({p.range, "", "", {}}, "IPPool " + p.name + " spec.range");
+    if (!cidr || !range) {
+        anomalies_.push_back({AnomalyKind::UndecodablePool, "u\x1f" + p.name, p.name,
+                              "IPPool " + ns_ + "/" + p.name + " has an invalid range \"" +
+                                  p.range + "\""});
+        return std::nullopt;
+    }
+    addUndecodedEntries(p);
+    uint64_t used = 0;
+    bool poolHasReservations = false;
+    std::vector<Unreserved> poolMissing;
+    for (const auto& [off, o] : *p.allocations) {
+        ++allocations_;
+        if (o == Owner{}) {  // an undecoded entry's placeholder
+            used += countsAsUsed(*cidr, *range, off);
+            continue;
+        }
+        if (!o.containerId.empty()) allocContainers_.insert(o.containerId);
+        if (!o.podRef.empty()) allocPodRefs_.insert(o.podRef);
+        if (off > cidr->hostMask()) {
+            anomalies_.push_back({AnomalyKind::OutOfRange,
+                                  "o\x1f" + p.name + "\x1f" + u128ToString(off), p.name,
+                                  "IPPool " + ns_ + "/" + p.name + " (" + p.range +
+                                      ") has an allocation at offset " + u128ToString(off) +
+                                      ", outside its range, held by " + whoHolds(o)});
+            continue;
+        }
+        used += countsAsUsed(*cidr, *range, off);
+        const IpAddress ip = cidr->at(off);
+        auto [h, fresh] = holders_.try_emplace(ip, Holder{p.name, o});
+        if (!fresh && h->second.pool != p.name)
+            anomalies_.push_back({AnomalyKind::DuplicateIp,
+                                  "d\x1f" + ip.str() + "\x1f" + h->second.pool + "\x1f" + p.name,
+                                  p.name,
+                                  ip.str() + " is held twice: in IPPool " + h->second.pool +
+                                      " by " + whoHolds(h->second.owner) + " and in IPPool " +
+                                      p.name + " by " + whoHolds(o)});
+        const size_t entryIdx = o.podRef.empty() ? SIZE_MAX : entries_.size();
+        if (!o.podRef.empty()) {
+            entries_.push_back({p.name, off, o, LeakReason::None});
+            wanted_.insert(o.podRef);
+        }
+        const auto nets = p.networkNames(o);
+        if (matchReservation(ip, o, nets))
+            poolHasReservations = true;
+        else
+            poolMissing.push_back({{p.name, ip, o, reservationName(ip, nets.front())}, entryIdx});
+    }
+    // A pool none of whose entries has a reservation was written without them (overlapping
+    // ranges off): nothing is missing there.
+    if (poolHasReservations)
+        for (auto& m : poolMissing) unreserved_.push_back(std::move(m));
+    return PoolUsage{static_cast<uint64_t>(std::min<u128>(range->capacity(), ~uint64_t(0))), used};
+}
+
+std::set<std::string> PassAnalysis::podNamespaces() const {
+    std::set<std::string> out;
+    for (const auto& e : entries_) out.insert(namespaceOf(e.owner.podRef));
+    return out;
+}
+
+bool PassAnalysis::heldByAnyAllocation(const ReservationEntry& r) const {
+    return !r.containerId.empty() ? allocContainers_.count(r.containerId) != 0
+                                  : allocPodRefs_.count(r.podRef) != 0;
+}
+
+// Reservations nobody holds (matched neither by name nor by owner).
+void PassAnalysis::addOrphans(Findings& out) const {
+    for (size_t i = 0; i < res_.size(); ++i) {
+        const auto& r = res_[i];
+        if (matched_[i] || heldByAnyAllocation(r)) continue;
+        out.orphans.push_back(i);
+        out.anomalies.push_back({AnomalyKind::ReservationWithoutAllocation, orphanKey(r), "",
+                                 "OverlappingRangeIPReservation " + ns_ + "/" + r.name + " (" +
+                                     (r.podRef.empty() ? "no pod" : "pod " + r.podRef) +
+                                     ") has no allocation in any IPPool",
+                                 r.name});
+    }
+}
+
+Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& pods) {
+    Findings out;
+    for (auto& e : entries_) {
+        auto pod = pods.find(e.owner.podRef);
+        e.reason = classifyLeak(e.owner, pod == pods.end() ? nullptr : &pod->second);
+        if (e.reason != LeakReason::None) out.candidates.push_back(e);
+    }
+    out.anomalies = std::move(anomalies_);
+    for (auto& u : unreserved_) {
+        if (u.entry != SIZE_MAX && entries_[u.entry].reason != LeakReason::None) continue;
+        const MissingReservation& m = u.missing;
+        out.anomalies.push_back({AnomalyKind::AllocationWithoutReservation, missingKey(m), m.pool,
+                                 m.ip.str() + " in IPPool " + m.pool + " (" + whoHolds(m.owner) +
+                                     ") has no OverlappingRangeIPReservation " + m.reservation});
+        out.missing.push_back(std::move(u.missing));
+    }
+    addOrphans(out);
+    std::vector<LeakCandidate>().swap(entries_);
+    std::vector<Unreserved>().swap(unreserved_);
+    holders_.clear();
+    wanted_.clear();
+    return out;
+}
+
+}  // namespace allot::core

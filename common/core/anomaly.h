@@ -1,0 +1,193 @@
+#pragma once
+// The analysis step of allot-gc's repair pass: given what a pass read (reservations, pools a
+// page at a time, then the pods those pools name), which allocations look leaked and what
+// is inconsistent between pools and reservations. Pure: the caller reads, decides (grace,
+// confirmations) and writes; nothing here knows the API server.
+//
+// Anomalies, each with a key that stays the same while the anomaly lasts (so a later step
+// can report it once and count its passes):
+// - duplicate_ip: one IP held in two overlapping pools;
+// - out_of_range: an offset outside the pool's range;
+// - undecodable_pool / undecodable_entry: another writer's data allot cannot read;
+// - allocation_without_reservation: in a pool whose other allocations have reservations,
+//   and only for an entry that is not itself a leak candidate;
+// - reservation_without_allocation: matched by no entry, neither by name nor by owner.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/allocator.h"
+
+namespace allot::core {
+
+enum class AnomalyKind {
+    DuplicateIp,
+    OutOfRange,
+    ReservationWithoutAllocation,
+    AllocationWithoutReservation,
+    UndecodablePool,
+    UndecodableEntry,
+};
+// The metric label and Event prefix: "duplicate_ip", "out_of_range", ...
+std::string_view name(AnomalyKind kind);
+inline constexpr AnomalyKind kAnomalyKinds[] = {
+    AnomalyKind::DuplicateIp,         AnomalyKind::OutOfRange,
+    AnomalyKind::ReservationWithoutAllocation, AnomalyKind::AllocationWithoutReservation,
+    AnomalyKind::UndecodablePool,     AnomalyKind::UndecodableEntry,
+};
+
+struct Anomaly {
+    AnomalyKind kind{};
+    std::string key;          // the same on every pass while the anomaly lasts
+    std::string pool;         // the IPPool it is about; empty: a reservation
+    std::string message;      // for logs and Events, without the kind
+    std::string reservation;  // the reservation it is about, when pool is empty
+};
+
+// Why an allocation looks leaked.
+enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeLost };
+
+// A pod as the analysis needs it (nullptr where it does not exist).
+struct PodState {
+    std::string uid;
+    std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
+    bool terminal = false;
+    bool nodeLost = false;  // its Node is gone, or NotReady past the grace
+};
+
+// Is `entry` leaked, given the pod of its podref now (nullptr: no such pod)? An entry
+// without a podref is never a leak candidate (nothing to check it against).
+LeakReason classifyLeak(const Owner& entry, const PodState* pod);
+
+// A Node as a pass listed it: Ready, or since when it is not.
+struct NodeState {
+    bool ready = false;
+    std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
+};
+
+// The Nodes one pass listed. A pod whose Node is gone, or NotReady for longer than the grace
+// period, will not be torn down by its kubelet. "Gone" is a Node some pass listed before
+// (`everListed`, kept across passes by the caller) and this one does not find: a name no Node
+// ever had (a runtime without Node objects, as in the local test harness) proves nothing.
+struct NodeIndex {
+    std::unordered_map<std::string, NodeState> nodes;
+    const std::set<std::string>* everListed = nullptr;
+    std::chrono::system_clock::time_point listedAt;
+    std::chrono::milliseconds grace{};
+
+    bool lost(const std::string& node) const;
+};
+
+struct ReservationEntry {
+    std::string name, containerId, podRef, ifName, resourceVersion;
+    std::chrono::system_clock::time_point created;
+};
+
+// An entry of a pool that allot cannot decode: its key, why, and the identities it names
+// (its "id" and "podref" when they are strings).
+struct UndecodedEntry {
+    std::string key, reason;
+    std::optional<std::string> containerId, podRef;
+};
+
+struct PoolEntries {
+    std::string name;
+    std::string range;  // spec.range
+    const AllocationMap* allocations = nullptr;
+    std::vector<UndecodedEntry> undecoded;
+    // The network_name prefixes a reservation of `owner`'s address in this pool may carry
+    // (never empty).
+    std::function<std::vector<std::string>(const Owner&)> networkNames;
+};
+
+struct PoolUsage {
+    uint64_t size = 0, used = 0;  // size saturates at 2^64-1
+};
+
+struct LeakCandidate {
+    std::string pool;
+    u128 offset = 0;
+    Owner owner;
+    LeakReason reason = LeakReason::None;
+};
+
+struct MissingReservation {
+    std::string pool;
+    IpAddress ip;
+    Owner owner;
+    std::string reservation;  // the name it should have
+};
+
+struct Findings {
+    std::vector<Anomaly> anomalies;
+    std::vector<LeakCandidate> candidates;
+    std::vector<MissingReservation> missing;  // of live pods: to re-create
+    std::vector<size_t> orphans;              // indexes into the reservations: held by nobody
+};
+
+// Keys a decide step tracks across passes (the last two equal their anomaly's key).
+std::string candidateKey(const LeakCandidate& c);
+std::string missingKey(const MissingReservation& m);
+std::string orphanKey(const ReservationEntry& r);
+
+// "pod ns/name eth0", or "container 0123456789abcdef" when no podref was recorded.
+std::string whoHolds(const Owner& o);
+
+// One pass's analysis, fed as the pass reads: reservations first, then pools (a page at a
+// time: only compact indexes are kept), then the pods that podRefs() names.
+class PassAnalysis {
+  public:
+    PassAnalysis(std::string poolNamespace, std::vector<ReservationEntry> reservations);
+
+    // nullopt when the pool's range is invalid (reported as undecodable_pool).
+    std::optional<PoolUsage> addPool(const PoolEntries& pool);
+    void addUndecodablePool(const std::string& pool, const std::string& why);
+
+    // The namespaces whose pods finish() needs, and the pods it needs ("ns/name").
+    std::set<std::string> podNamespaces() const;
+    bool wantsPod(const std::string& podRef) const { return wanted_.count(podRef) != 0; }
+
+    // `pods`: by "ns/name", those of wanted that exist. Frees the per-entry indexes.
+    Findings finish(const std::unordered_map<std::string, PodState>& pods);
+
+    const std::vector<ReservationEntry>& reservations() const { return res_; }
+    size_t allocations() const { return allocations_; }
+
+  private:
+    struct Holder {
+        std::string pool;
+        Owner owner;
+    };
+    struct Unreserved {
+        MissingReservation missing;
+        size_t entry;  // index in entries_, SIZE_MAX when it has no podref
+    };
+    void addUndecodedEntries(const PoolEntries& pool);
+    // True when a reservation of `ip` is held by `o` (and marks it matched).
+    bool matchReservation(const IpAddress& ip, const Owner& o,
+                          const std::vector<std::string>& nets);
+    bool heldByAnyAllocation(const ReservationEntry& r) const;
+    void addOrphans(Findings& out) const;
+
+    std::string ns_;
+    std::vector<ReservationEntry> res_;
+    std::vector<bool> matched_;
+    std::unordered_map<std::string, size_t> resByName_;
+    std::map<IpAddress, Holder> holders_;
+    std::unordered_set<std::string> allocContainers_, allocPodRefs_, wanted_;
+    std::vector<LeakCandidate> entries_;  // with a podref: to hold against their pods
+    std::vector<Unreserved> unreserved_;
+    std::vector<Anomaly> anomalies_;
+    size_t allocations_ = 0;
+};
+
+}  // namespace allot::core

@@ -1,0 +1,132 @@
+// Replaying the plugin's DEL journal: each entry's pools (named, or found by a scan), the
+// release of the journaled container's entries, then its reservations; an entry is removed
+// once all of that succeeded.
+#include "log/log.h"
+#include "gc-sidecar/reclaimer_item.h"
+#include "node/journal.h"
+
+namespace allot::gc {
+
+void Reclaimer::replayJournal() {
+    node::Journal journal(opts_.journalDir);
+    std::vector<std::string> bad;
+    auto entries = journal.entries(&bad);
+    for (const auto& b : bad)
+        if (reportedBadJournal_.insert(b).second) logging::logWarn("journal entry skipped: " + b);
+    if (!entries) {
+        logging::logWarn("journal " + opts_.journalDir + ": " + entries.error().message);
+        return;
+    }
+    for (const auto& e : *entries) {
+        if (stop_.stopped()) return;
+        replayEntry(journal, e);
+    }
+}
+
+void Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e) {
+    Cluster& c = *clusters_[0];
+    const std::string ns = e.poolNamespace.empty() ? opts_.poolNamespace : e.poolNamespace;
+    // The container the plugin's DEL was for: only its own records go (core::heldBy), never
+    // those a newer sandbox of the same pod took over.
+    const core::Owner caller{e.containerId, e.podRef, e.ifName, "", "", ""};
+    std::vector<std::string> pools = e.pools;
+    std::optional<std::string> failure;
+    if (pools.empty()) failure = poolsHeldBy(c, ns, caller, pools);
+    std::vector<Released> released;
+    if (!failure) failure = releaseJournaled(c, ns, e, caller, pools, released);
+    if (!failure) failure = dropJournaledReservations(c, ns, e, caller, released);
+    reportJournalRelease(e, released);
+    if (failure) {
+        metrics_.addJournalFailure();
+        logging::logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
+        return;
+    }
+    if (auto rm = journal.remove(e); !rm)
+        logging::logWarn("journal entry " + e.file + ": " + rm.error().message);
+}
+
+// The pools of `ns` holding an entry of `caller` (a journal entry that names none).
+std::optional<std::string> Reclaimer::poolsHeldBy(Cluster& c, const std::string& ns,
+                                                  const core::Owner& caller,
+                                                  std::vector<std::string>& pools) {
+    auto r = c.eachPool(
+        ns,
+        [&](store::Pool& p) {
+            for (const auto& [off, o] : p.allocations)
+                if (core::heldBy(o, caller)) {
+                    pools.push_back(p.name);
+                    break;
+                }
+            return true;
+        },
+        nullptr);
+    if (!r) return r.error().message;
+    return std::nullopt;
+}
+
+// Apply (pools): the caller's entries of each pool, guarded writes. `released` gets what
+// was released, even when a later pool fails.
+std::optional<std::string> Reclaimer::releaseJournaled(Cluster& c, const std::string& ns,
+                                                       const node::JournalEntry& e,
+                                                       const core::Owner& caller,
+                                                       const std::vector<std::string>& pools,
+                                                       std::vector<Released>& released) {
+    for (const auto& pool : pools) {
+        auto rel = releaseFromPool(
+            c, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+                std::vector<core::u128> out;
+                for (const auto& [off, o] : p.allocations)
+                    if (core::heldBy(o, caller)) out.push_back(off);
+                return out;
+            });
+        if (!rel) return "IPPool " + ns + "/" + pool + ": " + rel.error().message;
+        for (auto& r : *rel) {
+            r.networkNames.insert(r.networkNames.begin(), e.networkName);
+            released.push_back(std::move(r));
+        }
+    }
+    return std::nullopt;
+}
+
+// Apply (reservations): those of what was released, then those the plugin named (the pool
+// was released but their deletion did not finish), each only while it is still this
+// container's.
+std::optional<std::string> Reclaimer::dropJournaledReservations(
+    Cluster& c, const std::string& ns, const node::JournalEntry& e, const core::Owner& caller,
+    const std::vector<Released>& released) {
+    for (const auto& r : released) {
+        auto d = dropReservation(c, r);
+        if (!d) return "reservation of " + r.ip.str() + ": " + d.error().message;
+    }
+    for (const auto& name : e.reservations) {
+        auto r = c.getReservation(ns, name);
+        if (!r) {
+            if (r.code() != core::Errc::NotFound)
+                return "reservation " + name + ": " + r.error().message;
+            continue;
+        }
+        if (!ownsReservation(*r, caller)) continue;
+        auto d = c.deleteReservation(ns, name, r->resourceVersion);
+        if (!d && d.code() != core::Errc::NotFound && d.code() != core::Errc::Conflict)
+            return "reservation " + name + ": " + d.error().message;
+    }
+    return std::nullopt;
+}
+
+void Reclaimer::reportJournalRelease(const node::JournalEntry& e,
+                                     const std::vector<Released>& released) {
+    if (released.empty()) return;
+    metrics_.addReleases("journal", released.size());
+    std::string what;
+    for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
+    logging::logInfo("journal: released " + what + " of container " + e.containerId + " (" + e.podRef +
+            ")");
+    auto [pns, pname] = splitPodRef(e.podRef);
+    if (!pns.empty())
+        events_.emit({false, "AddressReleased",
+                      "released " + what + " of pod " + e.podRef +
+                          " (a DEL the plugin journaled while the API server was unreachable)",
+                      podRef(pns, pname, "")});
+}
+
+}  // namespace allot::gc

@@ -1,0 +1,167 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "core/anomaly.h"
+#include "core/naming.h"
+
+using namespace allot::core;
+
+namespace {
+
+Owner holder(std::string cid, std::string ref, std::string uid = "") {
+    return Owner{std::move(cid), std::move(ref), "net1", "node-a", std::move(uid), "net"};
+}
+
+ReservationEntry reservationOf(const std::string& ip, const Owner& o) {
+    return {reservationName(*IpAddress::parse(ip), ""), o.containerId, o.podRef, o.ifName, "7", {}};
+}
+
+PoolEntries pool(const std::string& name, const std::string& range, const AllocationMap& allocs) {
+    return {name, range, &allocs, {}, [](const Owner&) { return std::vector<std::string>{""}; }};
+}
+
+std::vector<AnomalyKind> kindsOf(const Findings& f) {
+    std::vector<AnomalyKind> out;
+    for (const auto& a : f.anomalies) out.push_back(a.kind);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("each anomaly kind has the name its metric label and Event carry") {
+    CHECK(name(AnomalyKind::DuplicateIp) == "duplicate_ip");
+    CHECK(name(AnomalyKind::OutOfRange) == "out_of_range");
+    CHECK(name(AnomalyKind::ReservationWithoutAllocation) == "reservation_without_allocation");
+    CHECK(name(AnomalyKind::AllocationWithoutReservation) == "allocation_without_reservation");
+    CHECK(name(AnomalyKind::UndecodablePool) == "undecodable_pool");
+    CHECK(name(AnomalyKind::UndecodableEntry) == "undecodable_entry");
+}
+
+TEST_CASE("an entry whose pod is gone, re-created, terminated or on a lost node is a candidate") {
+    const Owner e = holder("c1", "ns/p", "u1");
+    CHECK(classifyLeak(e, nullptr) == LeakReason::NoPod);
+    PodState live{"u1", "", false, false};
+    CHECK(classifyLeak(e, &live) == LeakReason::None);
+    PodState other{"u2", "", false, false};
+    CHECK(classifyLeak(e, &other) == LeakReason::OtherUid);
+    PodState done{"u1", "", true, false};
+    CHECK(classifyLeak(e, &done) == LeakReason::Terminal);
+    PodState lost{"u1", "", false, true};
+    CHECK(classifyLeak(e, &lost) == LeakReason::NodeLost);
+    CHECK(classifyLeak(holder("c1", ""), nullptr) == LeakReason::None);  // nothing to check
+}
+
+TEST_CASE("only the pods that allocations name are asked for, and a gone one is a candidate") {
+    AllocationMap a{{5, holder("c1", "ns1/gone", "u1")}, {6, holder("c2", "ns2/live", "u2")}};
+    PassAnalysis an("kube-system",
+                    {reservationOf("10.0.0.5", a[5]), reservationOf("10.0.0.6", a[6])});
+    auto use = an.addPool(pool("10.0.0.0-24", "10.0.0.0/24", a));
+    REQUIRE(use);
+    CHECK(use->size == 254);
+    CHECK(use->used == 2);
+    CHECK(an.podNamespaces() == std::set<std::string>{"ns1", "ns2"});
+    CHECK(an.wantsPod("ns2/live"));
+    CHECK_FALSE(an.wantsPod("ns2/other"));
+
+    auto f = an.finish({{"ns2/live", PodState{"u2", "", false, false}}});
+    REQUIRE(f.candidates.size() == 1);
+    CHECK(f.candidates[0].offset == 5);
+    CHECK(f.candidates[0].reason == LeakReason::NoPod);
+    CHECK(f.anomalies.empty());
+    CHECK(f.orphans.empty());
+}
+
+TEST_CASE("one IP in two overlapping pools and an offset outside the range are anomalies") {
+    AllocationMap a{{5, holder("c1", "ns/a")}};
+    AllocationMap b{{5, holder("c2", "ns/b")}, {300, holder("c3", "ns/c")}};
+    PassAnalysis an("kube-system", {});
+    an.addPool(pool("net-a-10.0.0.0-24", "10.0.0.0/24", a));
+    an.addPool(pool("net-b-10.0.0.0-24", "10.0.0.0/24", b));
+    auto f = an.finish({});
+    // In the order read: pool by pool, entry by entry.
+    REQUIRE(kindsOf(f) == std::vector{AnomalyKind::DuplicateIp, AnomalyKind::OutOfRange});
+    CHECK(f.anomalies[0].message ==
+          "10.0.0.5 is held twice: in IPPool net-a-10.0.0.0-24 by pod ns/a net1 and in IPPool "
+          "net-b-10.0.0.0-24 by pod ns/b net1");
+    CHECK(f.anomalies[0].pool == "net-b-10.0.0.0-24");
+    CHECK(f.anomalies[1].message ==
+          "IPPool kube-system/net-b-10.0.0.0-24 (10.0.0.0/24) has an allocation at offset 300, "
+          "outside its range, held by pod ns/c net1");
+}
+
+TEST_CASE("a reservation nobody holds is an orphan; one held by name or owner is not") {
+    AllocationMap a{{5, holder("c1", "ns/a")}};
+    PassAnalysis an("kube-system", {reservationOf("10.0.0.5", a[5]),
+                                    reservationOf("10.0.0.9", holder("c1", "ns/a")),
+                                    reservationOf("10.0.0.7", holder("c9", "ns/z"))});
+    an.addPool(pool("p", "10.0.0.0/24", a));
+    auto f = an.finish({{"ns/a", PodState{}}});
+    REQUIRE(f.orphans == std::vector<size_t>{2});
+    REQUIRE(f.anomalies.size() == 1);
+    CHECK(f.anomalies[0].kind == AnomalyKind::ReservationWithoutAllocation);
+    CHECK(f.anomalies[0].key == orphanKey(an.reservations()[2]));
+    CHECK(f.anomalies[0].reservation == an.reservations()[2].name);
+    CHECK(f.anomalies[0].pool.empty());
+}
+
+TEST_CASE("a live entry lacks its reservation only where the pool's other entries have them") {
+    AllocationMap uses{
+        {5, holder("c1", "ns/a")}, {6, holder("c2", "ns/b")}, {7, holder("c3", "ns/gone")}};
+    AllocationMap without{{8, holder("c4", "ns/c")}};
+    PassAnalysis an("kube-system", {reservationOf("10.0.0.5", uses[5])});
+    an.addPool(pool("p", "10.0.0.0/24", uses));
+    an.addPool(pool("q", "10.0.1.0/24", without));
+    auto f = an.finish({{"ns/a", PodState{}}, {"ns/b", PodState{}}, {"ns/c", PodState{}}});
+    // ns/gone's entry is a leak candidate: released, not given a reservation.
+    REQUIRE(f.missing.size() == 1);
+    CHECK(f.missing[0].owner.podRef == "ns/b");
+    CHECK(f.missing[0].reservation == reservationName(*IpAddress::parse("10.0.0.6"), ""));
+    CHECK(kindsOf(f) == std::vector{AnomalyKind::AllocationWithoutReservation});
+    CHECK(f.anomalies[0].key == missingKey(f.missing[0]));
+    REQUIRE(f.candidates.size() == 1);
+    CHECK(f.candidates[0].owner.podRef == "ns/gone");
+}
+
+TEST_CASE("undecodable pools and entries are reported; an entry's holder keeps its reservation") {
+    AllocationMap a{{5, Owner{}}};
+    PoolEntries p = pool("p", "10.0.0.0/24", a);
+    p.undecoded.push_back({"10.0.0.5", "no id", std::nullopt, std::string("ns/x")});
+    PassAnalysis an("kube-system", {reservationOf("10.0.0.9", Owner{"", "ns/x", "", "", "", ""})});
+    auto use = an.addPool(p);
+    REQUIRE(use);
+    CHECK(use->used == 1);  // the placeholder counts as used
+    CHECK_FALSE(an.addPool(pool("bad", "not-a-cidr", a)));
+    an.addUndecodablePool("worse", "not JSON");
+    auto f = an.finish({});
+    CHECK(kindsOf(f) == std::vector{AnomalyKind::UndecodableEntry, AnomalyKind::UndecodablePool,
+                                    AnomalyKind::UndecodablePool});
+    CHECK(f.anomalies[2].message == "IPPool kube-system/worse cannot be decoded: not JSON");
+    CHECK(f.orphans.empty());
+    CHECK(f.candidates.empty());
+}
+
+TEST_CASE("the keys a decide step tracks stay the same for the same finding") {
+    LeakCandidate c{"p", 5, holder("c1", "ns/a", "u1"), LeakReason::NoPod};
+    // The reason is not part of it: a candidate whose pod went from Running to gone keeps
+    // its streak.
+    CHECK(candidateKey(c) ==
+          candidateKey(LeakCandidate{"p", 5, holder("c1", "ns/a", "u1"), LeakReason::Terminal}));
+    CHECK(candidateKey(c) != candidateKey(LeakCandidate{"p", 6, c.owner, c.reason}));
+    CHECK(whoHolds(holder("0123456789abcdef0123", "")) == "container 0123456789abcdef net1");
+}
+
+TEST_CASE("a Node is lost when NotReady past the grace, or gone after an earlier pass listed it") {
+    using namespace std::chrono;
+    const auto t = system_clock::now();
+    const std::set<std::string> everListed{"a", "b", "gone"};
+    NodeIndex n{{{"a", NodeState{true, {}}}, {"b", NodeState{false, t - minutes(10)}},
+                 {"c", NodeState{false, t - minutes(1)}}},
+                &everListed, t, minutes(5)};
+    CHECK_FALSE(n.lost("a"));
+    CHECK(n.lost("b"));
+    CHECK_FALSE(n.lost("c"));       // NotReady, within the grace
+    CHECK(n.lost("gone"));          // listed before, not now
+    CHECK_FALSE(n.lost("never"));   // no Node ever had the name: proves nothing
+    CHECK_FALSE(n.lost(""));        // unscheduled
+}
