@@ -449,7 +449,10 @@ class Bench:
 
     @staticmethod
     def pool_name(rng):
-        return rng.replace(":", "-").replace("/", "-")
+        # The product's own naming (test/tools/names.cpp), never re-derived here.
+        names = os.environ.get("ALLOT_NAMES") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "build", "test", "allot-names")
+        return subprocess.run([names, "pool", rng], check=True, capture_output=True, text=True).stdout.strip()
 
     def write_json(self, path, obj):
         with open(path, "w") as f:

@@ -137,6 +137,15 @@ class Container:
             ts(self.t_end) if self.t_end else "never", self.end_mode or "-")
 
 
+def pool_name(cidr, network_name=""):
+    """The IPPool name the product derives for cidr (test/tools/names.cpp; test/lib.sh exports
+    ALLOT_NAMES), so that this driver never re-derives Whereabouts' naming rules."""
+    names = os.environ.get("ALLOT_NAMES") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "test", "allot-names")
+    return subprocess.run([names, "pool", cidr, network_name], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
 class Network:
     """One NetworkAttachmentDefinition: its range and IPPool. Several networks with overlapping
     ranges share addresses, and only the OverlappingRangeIPReservations keep them apart."""
@@ -144,7 +153,7 @@ class Network:
     def __init__(self, spec):
         self.nad, self.range = spec.split("=", 1)
         self.cidr = ipaddress.ip_network(self.range)
-        self.pool = self.range.replace(":", "-").replace("/", "-")
+        self.pool = pool_name(self.range)
 
     def offset(self, ip):
         return str(int(ipaddress.ip_address(ip)) - int(self.cidr.network_address))

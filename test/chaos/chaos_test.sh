@@ -37,8 +37,9 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=chaos
 # shellcheck source=test/integration/gc_lib.sh disable=SC1091
 source "$root/test/integration/gc_lib.sh"
 
@@ -52,17 +53,15 @@ while (( $# )); do
   esac
 done
 
-fail_setup() { echo "not ok - $1"; echo "chaos: 0 passed, 1 failed"; exit 1; }
-
 [[ "${CHAOS_SHARED_CLUSTER:-}" == 1 ]] || unset ALLOT_CLUSTER_DIR
-cluster_start || fail_setup "cluster starts"
-gc_init || fail_setup "binaries and namespaces"
+cluster_start || suite_die "cluster starts"
+gc_init || suite_die "binaries and namespaces"
 
 # Two networks whose ranges overlap: their pools hand out the same addresses, and only the
 # OverlappingRangeIPReservations keep them apart.
 NETWORKS=chaosnet-a=10.90.0.0/23,chaosnet-b=10.90.0.0/24
 for n in ${NETWORKS//,/ }; do
-  mk_nad "${n%%=*}" "{\"range\":\"${n#*=}\"}" || fail_setup "NetworkAttachmentDefinition ${n%%=*}"
+  mk_nad "${n%%=*}" "{\"range\":\"${n#*=}\"}" || suite_die "NetworkAttachmentDefinition ${n%%=*}"
 done
 
 # Whatever happens to the driver: etcd resumed, every allot-gc it started gone.

@@ -3,12 +3,10 @@
 # that the allot ServiceAccount may do exactly what allot and allot-gc need, and no more.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-source "$ROOT/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$ROOT/test/lib.sh"   # cluster_start, ok, bad, suite_summary
+SUITE_NAME=deploy
 cluster_start >/dev/null
-
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "not ok - $*"; }
 
 for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do
   if out=$(kubectl apply --server-side --force-conflicts --field-manager=allot-test -f "$f" 2>&1); then
@@ -128,5 +126,5 @@ else
   bad "secrets were readable as allot"
 fi
 
-echo "deploy: $pass passed, $fail failed"
-((fail == 0))
+suite_summary
+((failed == 0))

@@ -17,8 +17,9 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=diff
 
 args=()
 random=25
@@ -31,15 +32,13 @@ while (( $# )); do
   esac
 done
 
-fail_setup() { echo "not ok - $1"; echo "diff: 0 passed, 1 failed"; exit 1; }
-
-wa=$("$root/bench/build-whereabouts") || fail_setup "Whereabouts builds (bench/build-whereabouts)"
-cluster_start || fail_setup "cluster starts"
+wa=$("$root/bench/build-whereabouts") || suite_die "Whereabouts builds (bench/build-whereabouts)"
+cluster_start || suite_die "cluster starts"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allot-diff.XXXXXX")
 on_exit "rm -rf '$work'"
 # A snapshot: a rebuild during the run must not pull the binary from under us.
-cp "$root/build/plugin/allot" "$work/allot" 2>/dev/null || fail_setup "build/plugin/allot exists (scripts/build)"
+cp "$root/build/plugin/allot" "$work/allot" 2>/dev/null || suite_die "build/plugin/allot exists (scripts/build)"
 run=diff$(printf '%04x' $(( (RANDOM ^ $$) & 0xffff )))
 
 python3 "$root/test/diff/diff.py" --whereabouts "$wa" --allot "$work/allot" --work "$work" --run "$run" \

@@ -8,15 +8,16 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=harness
 
-cluster_start || { echo "not ok - cluster starts"; echo "harness: 0 passed, 1 failed"; exit 1; }
+cluster_start || suite_die "cluster starts"
 
-passed=0
-failed=0
 work=$(mktemp -d)
 on_exit "rm -rf '$work'"
+CHECK_DIR=$work
+CHECK_TAIL=20
 ns=harness-$$-$RANDOM
 rbacpool=rbac-$ns
 # No namespace controller runs: empty the namespace, then finalize it by hand.
@@ -30,27 +31,6 @@ cleanup_ns() {
 }
 on_exit cleanup_ns
 kubectl create namespace "$ns" >/dev/null
-
-# check NAME COMMAND...: run COMMAND (usually a function); report by exit status.
-check() {
-  local name=$1; shift
-  if "$@" >"$work/out" 2>&1; then
-    echo "ok - $name"
-    passed=$((passed + 1))
-  else
-    echo "not ok - $name"
-    sed 's/^/#   /' "$work/out" | tail -n 20
-    failed=$((failed + 1))
-  fi
-}
-
-# expect_eq WHAT GOT WANT
-expect_eq() {
-  if [[ "$2" != "$3" ]]; then
-    echo "$1: got '$2', want '$3'"
-    return 1
-  fi
-}
 
 # http_code_as_allot METHOD PATH: HTTP status of a raw request with allot's token.
 allot_token() { awk '$1 == "token:" { print $2 }' "$ALLOT_KUBECONFIG"; }
@@ -398,5 +378,5 @@ check "up twice is harmless" t_up_twice
 check "second instance runs side by side, restarts, and goes down cleanly" t_second_instance "$ALLOT_APISERVER"
 check "down on a cluster that is not up is harmless" t_down_when_down
 
-echo "harness: $passed passed, $failed failed"
+suite_summary
 (( failed == 0 ))

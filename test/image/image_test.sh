@@ -22,8 +22,9 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"   # on_exit
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"   # on_exit, ok, bad, suite_die
+SUITE_NAME=image
 
 SUITE=bookworm
 BASE_IMAGE=allot-base:$SUITE
@@ -32,14 +33,7 @@ MAX_MB=${ALLOT_IMAGE_MAX_MB:-150}
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/allot/image"
 TARBALL=$CACHE/debootstrap-$SUITE-minbase.tar.gz
 
-passed=0
-failed=0
-summary() { echo "image: $passed passed, $failed failed"; }
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-bad() { echo "not ok - $1"; failed=$((failed + 1)); }
-# tail_of FILE: the end of a log, as TAP comments.
-tail_of() { tail -n "${2:-30}" "$1" | sed 's/^/#   /'; }
-die() { bad "$1"; [[ -n "${2:-}" && -f "$2" ]] && tail_of "$2"; summary; exit 1; }
+die() { suite_die "$@"; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
@@ -274,5 +268,5 @@ docker history --no-trunc --format '{{.Size}}\t{{.CreatedBy}}' "$TAG" 2>/dev/nul
   sed -E 's@/bin/sh -c (#\(nop\) *)?@@' | cut -c1-100 | sed 's/^/#   layer /'
 
 echo "# total $(since "$t_start")s"
-summary
+suite_summary
 ((failed == 0))

@@ -1,6 +1,6 @@
 # Helpers for allot-gc's integration tests (test/integration/gc_test.sh): pods, NADs and
 # pools on the real API server of e2e/cluster, the real plugin for allocations, and allot-gc
-# processes in the background. Source after e2e/lib.sh and cluster_start, then call gc_init.
+# processes in the background. Source after test/lib.sh and cluster_start, then call gc_init.
 
 GC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -200,8 +200,6 @@ status_json() {
       {name: $n, interface: $i, ips: [$ip], mac: "02:00:00:00:00:01", dns: {}}]'
 }
 
-pool_name() { local r=${1//:/-}; r=${r//\//-}; echo "${2:+$2-}$r"; }
-res_name() { local ip=$1; [[ "$ip" == *: ]] && ip+=0; echo "${2:+$2-}${ip//:/-}"; }
 pool_json() { kubectl get ippool -n "$POOLNS" "$1" -o json 2>/dev/null; }
 # pool_podrefs POOL: "podref uid" per allocation.
 pool_holders() { pool_json "$1" | jq -r '(.spec.allocations // {})[] | "\(.podref) \(.poduid // "")"'; }
@@ -210,32 +208,6 @@ pool_has_uid() { pool_json "$1" | jq -e --arg u "$2" '[(.spec.allocations // {})
 pool_count() { pool_json "$1" | jq '(.spec.allocations // {}) | length'; }
 res_exists() { kubectl get overlappingrangeipreservation -n "$POOLNS" "$1" >/dev/null 2>&1; }
 
-# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
-wait_for() {
-  local deadline=$(( SECONDS + $1 )); shift
-  while ! "$@" >/dev/null 2>&1; do
-    (( SECONDS >= deadline )) && return 1
-    sleep 0.1
-  done
-}
-# never_for SECONDS COMMAND...: COMMAND fails throughout SECONDS.
-never_for() {
-  local deadline=$(( SECONDS + $1 )); shift
-  while (( SECONDS < deadline )); do
-    "$@" >/dev/null 2>&1 && return 1
-    sleep 0.2
-  done
-}
-not() { ! "$@"; }
-
-free_port() {
-  local p
-  while :; do
-    p=$(( 20000 + RANDOM % 12000 ))  # below the ephemeral range
-    ss -Htan "( sport = :$p )" 2>/dev/null | grep -q . && continue
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
 
 # start_gc NAME NODE [FLAGS...]: runs allot-gc in the background as the allot ServiceAccount;
 # sets GC_PORT_<NAME> and GC_PID_<NAME>; waits until /readyz answers 200.
@@ -278,6 +250,8 @@ events() {
     kubectl get events -n "$ns" -o json | jq -r --arg r "$1" '.items[] | select(.reason == $r) | "\(.involvedObject.name) \(.message)"'
   done
 }
+# has_event REASON TEXT: an Event with REASON whose line contains TEXT.
+has_event() { events "$1" | grep -q -- "$2"; }
 
 # annotate_many NAD IFNAME LINES-FILE: writes each pod's network-status ("name ip" lines), in
 # parallel, as Multus does once the pod's networks are up.

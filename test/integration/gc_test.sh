@@ -11,36 +11,18 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=gc-integration
 # shellcheck source=test/integration/gc_lib.sh disable=SC1091
 source "$root/test/integration/gc_lib.sh"
 
-cluster_start || { echo "not ok - cluster starts"; echo "gc-integration: 0 passed, 1 failed"; exit 1; }
-gc_init || { echo "not ok - binaries and namespaces"; echo "gc-integration: 0 passed, 1 failed"; exit 1; }
-
-passed=0
-failed=0
-
-# check NAME FUNCTION: runs FUNCTION; reports by exit status, with its output on failure.
-# Lines a check prints with `note` are shown either way.
-check() {
-  local name=$1; shift
-  [[ -n "${GC_ONLY:-}" && ! "$name" =~ $GC_ONLY ]] && return 0
-  local t0=$SECONDS
-  : >"$WORK/notes"
-  if "$@" >"$WORK/out" 2>&1; then
-    echo "ok - $name ($(( SECONDS - t0 ))s)"
-    passed=$((passed + 1))
-  else
-    echo "not ok - $name"
-    sed 's/^/#   /' "$WORK/out" | tail -n 40
-    failed=$((failed + 1))
-  fi
-  sed 's/^/# /' "$WORK/notes"
-}
-note() { echo "$*" >>"$WORK/notes"; }
-expect_eq() { [[ "$2" == "$3" ]] && return 0; echo "$1: got '$2', want '$3'"; return 1; }
+cluster_start || suite_die "cluster starts"
+gc_init || suite_die "binaries and namespaces"
+CHECK_DIR=$WORK
+CHECK_ONLY=${GC_ONLY:-}
+CHECK_TIME=s
+CHECK_TAIL=40
 
 # ------------------------------------------------------------------ watch --
 
@@ -81,7 +63,6 @@ t_delete() {
   note "released $ip of p1"
 }
 healthy() { [[ "$(gc_http "$1" /healthz)" == 200 ]]; }
-has_event() { events "$1" | grep -q -- "$2"; }
 
 t_latency() {
   local range=10.62.0.0/22 pool conf n=${GC_LATENCY_PODS:-200}
@@ -589,7 +570,7 @@ pmap(res, range(n), 32)
   secs=$(gc_metric big allot_repair_pass_seconds)
   cand=$(gc_metric big allot_leak_candidates)
   note "leader after 3 passes: VmRSS $(( rss / 1024 )) MiB, peak VmHWM $(( hwm / 1024 )) MiB; last pass ${secs} s; leak candidates $cand"
-  grep "repair pass:" "$WORK/gc-big.log" | tail -n 1 | sed 's/^.*repair pass:/# pass:/' >>"$WORK/notes"
+  grep "repair pass:" "$WORK/gc-big.log" | tail -n 1 | sed 's/^.*repair pass:/# pass:/' >>"$CHECK_DIR/notes"
   expect_eq "leak candidates among live pods" "$cand" 0 || return 1
   (( hwm <= 64 * 1024 )) || { echo "peak RSS $(( hwm / 1024 )) MiB exceeds 64 MiB"; return 1; }
   stop_gc big
@@ -662,5 +643,5 @@ check "SIGTERM: the leader releases the Lease and exits 0 at once; the other tak
 
 check "leader RSS after passes over 5000 pods, 5000 allocations and 5000 reservations: at most 64 MiB" t_rss
 
-echo "gc-integration: $passed passed, $failed failed"
+suite_summary
 (( failed == 0 ))

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Helpers for driving build/plugin/allot the way a container runtime does, against the real
-# API server of e2e/cluster. Source after e2e/lib.sh and cluster_start:
+# API server of e2e/cluster. Source after test/lib.sh and cluster_start:
 #
-#   source "$root/e2e/lib.sh"; cluster_start
+#   source "$root/test/lib.sh"; cluster_start
 #   source "$root/test/integration/lib_plugin.sh"; plugin_init
 #
 # Every helper that runs the plugin sets CNI_RC (exit status), CNI_OUT (stdout: the CNI
@@ -135,17 +135,6 @@ add_ok() {
 
 # ------------------------------------------------------------------ objects --
 
-pool_name() {  # pool_name CIDR [NETWORK_NAME]
-  local r=${1//:/-}
-  r=${r//\//-}
-  echo "${2:+$2-}$r"
-}
-res_name() {  # res_name IP [NETWORK_NAME]
-  local ip=$1
-  [[ "$ip" == *: ]] && ip+=0
-  echo "${2:+$2-}${ip//:/-}"
-}
-
 # pool_json POOL: the IPPool as JSON ("" when absent).
 pool_json() { kubectl get ippool -n "$POOL_NS" "$1" -o json 2>/dev/null; }
 # pool_allocs POOL: its spec.allocations ({} when absent or empty).
@@ -169,26 +158,6 @@ res_json() { kubectl get overlappingrangeipreservation -n "$POOL_NS" "$1" -o jso
 res_names_with() {
   kubectl get overlappingrangeipreservations -n "$POOL_NS" -o json |
     jq -r --arg p "$1" '.items[].metadata.name | select(startswith($p))'
-}
-
-# ------------------------------------------------------------------- audit --
-
-# audit_mark: the audit log's current line count, to count only later events.
-audit_mark() { wc -l <"$ALLOT_AUDIT_LOG"; }
-# audit_since MARK JQ-FILTER: events after MARK at stage ResponseComplete matching the filter.
-audit_since() {
-  tail -n "+$(( $1 + 1 ))" "$ALLOT_AUDIT_LOG" |
-    jq -c "select(.stage == \"ResponseComplete\" and ($2))" 2>/dev/null | wc -l
-}
-# audit_settle: wait until the audit log stops growing (events land a few ms after responses).
-audit_settle() {
-  local prev=-1 now i
-  for (( i = 0; i < 50; i++ )); do
-    now=$(wc -l <"$ALLOT_AUDIT_LOG")
-    [[ "$now" == "$prev" ]] && return 0
-    prev=$now
-    sleep 0.2
-  done
 }
 
 # ------------------------------------------------------------------- netns --

@@ -14,44 +14,21 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=plugin-integration
 # shellcheck source=test/integration/lib_plugin.sh disable=SC1091
 source "$root/test/integration/lib_plugin.sh"
 
-cluster_start || { echo "not ok - cluster starts"; echo "plugin-integration: 0 passed, 1 failed"; exit 1; }
-plugin_init || { echo "not ok - plugin binary present"; echo "plugin-integration: 0 passed, 1 failed"; exit 1; }
-
-passed=0
-failed=0
+cluster_start || suite_die "cluster starts"
+plugin_init || suite_die "plugin binary present"
+CHECK_DIR=$WORK
+CHECK_ONLY=${ALLOT_ITEST_ONLY:-}
+CHECK_TIME=ms
+CHECK_TAIL=30
 suite_start=$SECONDS
 
-# check NAME FUNCTION: run FUNCTION; report by exit status, with its output on failure.
-# Lines a check prints with `note` are shown either way.
-check() {
-  local name=$1; shift
-  [[ -n "${ALLOT_ITEST_ONLY:-}" && ! "$1" =~ $ALLOT_ITEST_ONLY ]] && return 0
-  local t0=$EPOCHREALTIME
-  : >"$WORK/notes"
-  if "$@" >"$WORK/out" 2>&1; then
-    echo "ok - $name ($(elapsed_ms "$t0") ms)"
-    passed=$((passed + 1))
-  else
-    echo "not ok - $name"
-    sed 's/^/#   /' "$WORK/out" | tail -n 30
-    failed=$((failed + 1))
-  fi
-  sed 's/^/# /' "$WORK/notes"
-}
-note() { echo "$*" >>"$WORK/notes"; }
 elapsed_ms() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
-
-# expect_eq WHAT GOT WANT
-expect_eq() {
-  [[ "$2" == "$3" ]] && return 0
-  echo "$1: got '$2', want '$3'"
-  return 1
-}
 # expect_json WHAT JSON JQ-BOOLEAN
 expect_json() {
   jq -e "$3" >/dev/null 2>&1 <<<"$2" && return 0
@@ -1270,5 +1247,5 @@ check "entries allot cannot decode and unknown fields: ADD, STATUS, GC, DEL leav
 check "a 9000-entry pool in Whereabouts' format takes allot's ADD and DEL" t_whereabouts_9000
 check "a pool full in Whereabouts' form: ADD code 11 'is full', nothing written; DEL works" t_pool_full
 
-echo "plugin-integration: $passed passed, $failed failed ($((SECONDS - suite_start)) s)"
+suite_summary "($((SECONDS - suite_start)) s)"
 (( failed == 0 ))

@@ -19,20 +19,16 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"   # on_exit, cluster_start
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"   # on_exit, cluster_start, ok, bad, suite_die
+SUITE_NAME=oldroot
 
 PLUGIN=${1:-$root/build/plugin/allot}
 SUITE=${ALLOT_OLDROOT_SUITE:-bullseye}
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/allot"
 ROOTFS=$CACHE/oldroot-$SUITE
 
-passed=0
-failed=0
-summary() { echo "oldroot: $passed passed, $failed failed"; }
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-bad() { echo "not ok - $1"; failed=$((failed + 1)); }
-die() { bad "$1"; [[ -n "${2:-}" && -f "$2" ]] && tail -n 30 "$2" | sed 's/^/#   /'; summary; exit 1; }
+die() { suite_die "$@"; }
 
 [[ $(id -u) -eq 0 ]] || die "runs as root (debootstrap, chroot)"
 [[ -x "$PLUGIN" ]] || die "plugin $PLUGIN exists (scripts/build)"
@@ -199,5 +195,5 @@ else
   echo "#   rc=$del_rc $del_out; journal: ${journal:-none}; pool: ${pool:-none}"; tail -n 5 "$work/del.err" | sed 's/^/#   /'
 fi
 
-summary
+suite_summary
 ((failed == 0))

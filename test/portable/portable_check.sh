@@ -9,13 +9,11 @@
 # Prints `ok - NAME` / `not ok - NAME` per check, then `portable: N passed, N failed`.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"   # ok, bad, suite_summary
+SUITE_NAME=portable
 plugin=${1:-$root/build/plugin/allot}
 MAX_GLIBC=2.28
-
-passed=0
-failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-bad() { echo "not ok - $1"; failed=$((failed + 1)); }
 
 # newest_glibc FILE: the highest GLIBC_x.y version any dynamic symbol of FILE needs (empty:
 # none).
@@ -42,7 +40,7 @@ problems() {
 }
 
 for tool in objdump readelf; do
-  command -v "$tool" >/dev/null || { bad "$tool is installed (binutils)"; echo "portable: $passed passed, $failed failed"; exit 1; }
+  command -v "$tool" >/dev/null || suite_die "$tool is installed (binutils)"
 done
 
 # The check itself: this machine's (dynamic, glibc 2.36) binaries must be refused.
@@ -64,5 +62,5 @@ else
   sed 's/^/#   /' <<<"$out"
 fi
 
-echo "portable: $passed passed, $failed failed"
+suite_summary
 ((failed == 0))

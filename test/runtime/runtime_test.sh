@@ -15,51 +15,20 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=runtime
 # shellcheck source=e2e/runtime/lib.sh disable=SC1091
 source "$root/e2e/runtime/lib.sh"
 
-passed=0
-failed=0
-skipped=0
-summary() { echo "runtime: $passed passed, $failed failed"; }
-die() { echo "not ok - $1"; failed=$((failed + 1)); summary; exit 1; }
+die() { suite_die "$1"; }
 
 [[ $(id -u) -eq 0 ]] || die "runs as root (ip netns)"
 cluster_start || die "cluster starts"
 rt_init || die "CNI tools build and the plugin runs"
-OUT=$RT_WORK/out
-
-# check NAME FUNCTION [ARGS...]: run FUNCTION; report by exit status, with its output on failure.
-check() {
-  local name=$1; shift
-  local t0=$SECONDS
-  if "$@" >"$OUT" 2>&1; then
-    echo "ok - $name ($((SECONDS - t0))s)"
-    passed=$((passed + 1))
-  else
-    echo "not ok - $name"
-    sed 's/^/#   /' "$OUT" | tail -n 30
-    failed=$((failed + 1))
-  fi
-}
-skip() { echo "skip - $1"; skipped=$((skipped + 1)); }
-
-expect_eq() {  # expect_eq WHAT GOT WANT
-  [[ "$2" == "$3" ]] && return 0
-  echo "$1: got '$2', want '$3'"
-  return 1
-}
-
-# until_true SECONDS CMD...: poll CMD every 0.2 s until it succeeds.
-until_true() {
-  local deadline=$((SECONDS + $1)); shift
-  until "$@" >/dev/null 2>&1; do
-    ((SECONDS >= deadline)) && return 1
-    sleep 0.2
-  done
-}
+CHECK_DIR=$RT_WORK
+CHECK_TIME=s
+CHECK_TAIL=30
 
 # --------------------------------------------------------------------------- topology --
 
@@ -72,7 +41,7 @@ setup() {
   rt_node node-1 && rt_node node-2 && rt_wire node-1 node-2 && rt_proxy_start
 }
 check "topology: two host netns (bridge, macvlan parent), API server reachable inside" setup ||
-  { summary; exit 1; }
+  { suite_summary; exit 1; }
 
 # held_by RANGE CONTAINER: the IP the pool of RANGE holds for CONTAINER (by cnitool's container ID).
 held_by() { rt_allocs "$1" | awk -v id="$(rt_cid "$2")" '$2 == id { print $1 }'; }
@@ -337,7 +306,6 @@ else
   stop_sidecars() { local p; for p in "${SIDE_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; SIDE_PIDS=(); }
   on_exit stop_sidecars
 
-  free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
   start_sidecar() {  # start_sidecar NODE -> sets PORT_<n>
     local node=$1 args=(--node-name "$1" --kubeconfig "$ALLOT_KUBECONFIG" --namespace "$RT_POOL_NS") port
     port=$(free_port)
@@ -362,7 +330,7 @@ else
     for n in node-1 node-2; do
       p=$(cat "$RT_WORK/port-$n")
       grep -q -- --listen <<<"$SIDE_HELP" || continue
-      until_true 20 curl -sf "http://127.0.0.1:$p/readyz" ||
+      wait_for 20 curl -sf "http://127.0.0.1:$p/readyz" ||
         { echo "allot-gc of $n not ready:"; tail -n 20 "$RT_WORK/allot-gc-$n.log"; return 1; }
     done
   }
@@ -419,7 +387,7 @@ else
     # A sandbox gone without a CNI DEL, then the pod object deleted: allot-gc frees it.
     sandbox_gone p3 || return 1
     kubectl delete pod -n "$PODNS" p3 --grace-period=0 --force >/dev/null 2>&1 || return 1
-    until_true 30 eval 'pod_free p3' ||
+    wait_for 30 eval 'pod_free p3' ||
       { echo "pool: $(rt_allocs 10.207.6.0/24)"; tail -n 20 "$RT_WORK"/allot-gc-node-*.log; return 1; }
     pod_holds p2 || { echo "p2 lost its address"; return 1; }
   }
@@ -428,7 +396,7 @@ else
   t_side_empty() {
     sandbox_gone p2 || return 1
     kubectl delete pod -n "$PODNS" p2 --grace-period=0 --force >/dev/null 2>&1 || return 1
-    until_true 30 eval '[[ $(alloc_count 10.207.6.0/24) == 0 ]]' || { echo "pool: $(rt_allocs 10.207.6.0/24)"; return 1; }
+    wait_for 30 eval '[[ $(alloc_count 10.207.6.0/24) == 0 ]]' || { echo "pool: $(rt_allocs 10.207.6.0/24)"; return 1; }
   }
   check "two nodes: the pool ends empty" t_side_empty
 
@@ -459,7 +427,7 @@ else
     echo "DEL returned in $((SECONDS - t0))s"
     rt_proxy_start || return 1
     grep -q "journaled" "$(rt_node_dir node-1)/allot.log" || { echo "allot.log does not mention the journal"; return 1; }
-    until_true 20 eval 'pod_free p4 && [[ $(journal_files) == 0 ]]' ||
+    wait_for 20 eval 'pod_free p4 && [[ $(journal_files) == 0 ]]' ||
       { echo "pool: $(rt_allocs 10.207.6.0/24); journal files: $(journal_files)"; tail -n 5 "$RT_WORK/allot-gc-node-1.log"; return 1; }
     kubectl delete pod -n "$PODNS" p4 --grace-period=0 --force >/dev/null 2>&1
     expect_eq "allocations" "$(alloc_count 10.207.6.0/24)" 0
@@ -483,5 +451,5 @@ check "the machine's /var/lib is untouched (libcni's cache stayed per node)" t_n
 
 # Tear down now (a private cluster too), so that the summary is the last line.
 declare -F _allot_run_cleanups >/dev/null && _allot_run_cleanups >/dev/null 2>&1
-summary
+suite_summary
 ((failed == 0))

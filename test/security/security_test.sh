@@ -11,46 +11,19 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-# shellcheck source=e2e/lib.sh disable=SC1091
-source "$root/e2e/lib.sh"
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=security
 # shellcheck source=test/integration/gc_lib.sh disable=SC1091
 source "$root/test/integration/gc_lib.sh"
 
-cluster_start >/dev/null || { echo "not ok - cluster starts"; echo "security: 0 passed, 1 failed"; exit 1; }
-gc_init || { echo "not ok - binaries and namespaces"; echo "security: 0 passed, 1 failed"; exit 1; }
-
-passed=0
-failed=0
-check() {
-  local name=$1; shift
-  [[ -n "${SEC_ONLY:-}" && ! "$name" =~ $SEC_ONLY ]] && return 0
-  local t0=$SECONDS
-  : >"$WORK/notes"
-  if "$@" >"$WORK/out" 2>&1; then
-    echo "ok - $name ($(( SECONDS - t0 ))s)"
-    passed=$((passed + 1))
-  else
-    echo "not ok - $name"
-    sed 's/^/#   /' "$WORK/out" | tail -n 40
-    failed=$((failed + 1))
-  fi
-  sed 's/^/# /' "$WORK/notes"
-}
-note() { echo "$*" >>"$WORK/notes"; }
-expect_eq() { [[ "$2" == "$3" ]] && return 0; echo "$1: got '$2', want '$3'"; return 1; }
+cluster_start >/dev/null || suite_die "cluster starts"
+gc_init || suite_die "binaries and namespaces"
+CHECK_DIR=$WORK
+CHECK_ONLY=${SEC_ONLY:-}
+CHECK_TIME=s
+CHECK_TAIL=40
 mode_of() { stat -c %a "$1"; }
-has_event() { events "$1" | grep -q -- "$2"; }
-audit_mark() { wc -l <"$ALLOT_AUDIT_LOG"; }
-# audit_settle: wait until the audit log stops growing (events land a few ms after responses).
-audit_settle() {
-  local prev=-1 now i
-  for (( i = 0; i < 50; i++ )); do
-    now=$(wc -l <"$ALLOT_AUDIT_LOG")
-    [[ "$now" == "$prev" ]] && return 0
-    prev=$now
-    sleep 0.2
-  done
-}
 
 LOGS=$WORK/logs
 mkdir -p "$LOGS"
@@ -496,5 +469,5 @@ check "plugin limits: stdin 1 MiB, 16 ranges, 1024 excludes, nesting 64, namespa
 check "allot-gc: a NAD spec.config over 1 MiB is refused by name; the pod's address is still released" t_gc_limits
 check "allot-gc: a watch event over 4 MiB is refused by name, the watch resumes, memory stays bounded" t_watch_limit
 
-echo "security: $passed passed, $failed failed"
+suite_summary
 (( failed == 0 ))

@@ -1,0 +1,164 @@
+# shellcheck shell=bash
+# The helpers every shell test suite shares. Source it first:
+#
+#   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+#   source "$root/test/lib.sh"
+#
+# It sources e2e/lib.sh (on_exit, cluster_start, kubectl_allot, audit_count) and adds:
+#   check NAME COMMAND...      run one check, print `ok - NAME` / `not ok - NAME`, count it
+#   ok / bad / skip / note     report a check by hand, or a measurement under the current one
+#   suite_summary / suite_die  the suite's last line `NAME: N passed, N failed`
+#   expect_eq, wait_for, never_for, not, free_port, audit_mark/since/settle
+#   pool_name / res_name       the object names the product derives (test/tools/names.cpp)
+#
+# A suite sets SUITE_NAME (its name in the summary line) and may set, before its first check:
+#   CHECK_DIR    where check keeps a check's output (default: a private dir removed at exit)
+#   CHECK_ONLY   extended regex: run only the checks whose name or command matches
+#   CHECK_TIME   s or ms: append the check's duration to its `ok` line (default: nothing)
+#   CHECK_TAIL   lines of a failing check's output shown (default 30)
+
+ALLOT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=e2e/lib.sh disable=SC1091
+source "$ALLOT_ROOT/e2e/lib.sh"
+
+passed=0
+failed=0
+skipped=0
+
+# ------------------------------------------------------------------ checks --
+
+_check_dir() {
+  if [[ -z "${CHECK_DIR:-}" ]]; then
+    CHECK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/allot-check.XXXXXX")
+    on_exit "rm -rf '$CHECK_DIR'"
+  fi
+  echo "$CHECK_DIR"
+}
+
+_check_elapsed() {
+  case "${CHECK_TIME:-}" in
+    s) echo " ($(( SECONDS - $1 ))s)" ;;
+    ms) awk -v a="$2" -v b="$EPOCHREALTIME" 'BEGIN { printf " (%d ms)", (b - a) * 1000 }' ;;
+  esac
+}
+
+# check NAME COMMAND...: run COMMAND (usually a t_ function); report by its exit status, with
+# the last CHECK_TAIL lines of its output when it fails. Lines the check prints with `note`
+# are shown either way.
+check() {
+  local name=$1; shift
+  [[ -n "${CHECK_ONLY:-}" && ! "$name" =~ $CHECK_ONLY && ! "$*" =~ $CHECK_ONLY ]] && return 0
+  local dir t0=$SECONDS t0r=$EPOCHREALTIME
+  _check_dir >/dev/null
+  dir=$CHECK_DIR
+  : >"$dir/notes"
+  _check_running=1
+  if "$@" >"$dir/out" 2>&1; then
+    echo "ok - $name$(_check_elapsed "$t0" "$t0r")"
+    passed=$((passed + 1))
+  else
+    echo "not ok - $name"
+    sed 's/^/#   /' "$dir/out" | tail -n "${CHECK_TAIL:-30}"
+    failed=$((failed + 1))
+  fi
+  _check_running=
+  sed 's/^/# /' "$dir/notes"
+}
+
+# note TEXT: a `# TEXT` line under the current check's result (a measurement, a detail).
+# Outside a check it is printed at once.
+note() {
+  if [[ -n "${_check_running:-}" ]]; then
+    echo "$*" >>"$CHECK_DIR/notes"
+  else
+    echo "# $*"
+  fi
+}
+
+# ok TEXT / bad TEXT / skip TEXT: report a check made inline.
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+bad() { echo "not ok - $*"; failed=$((failed + 1)); }
+skip() { echo "skip - $*"; skipped=$((skipped + 1)); }
+
+# tail_of FILE [N]: the last N (30) lines of FILE, indented as check output.
+tail_of() { tail -n "${2:-30}" "$1" | sed 's/^/#   /'; }
+
+# suite_summary: the suite's last line, `SUITE_NAME: N passed, N failed`.
+suite_summary() { echo "$SUITE_NAME: $passed passed, $failed failed${1:+ $1}"; }
+# suite_die WHAT [LOG]: a failed setup step ends the suite: `not ok - WHAT`, LOG's tail, summary.
+suite_die() {
+  bad "$1"
+  [[ -n "${2:-}" && -f "$2" ]] && tail_of "$2"
+  suite_summary
+  exit 1
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+  [[ "$2" == "$3" ]] && return 0
+  echo "$1: got '$2', want '$3'"
+  return 1
+}
+
+# ------------------------------------------------------------------ waiting --
+
+# wait_for SECONDS COMMAND...: poll COMMAND every 0.1 s until it succeeds; 1 on timeout.
+wait_for() {
+  local deadline=$(( SECONDS + $1 )); shift
+  while ! "$@" >/dev/null 2>&1; do
+    (( SECONDS >= deadline )) && return 1
+    sleep 0.1
+  done
+}
+# never_for SECONDS COMMAND...: COMMAND fails throughout SECONDS.
+never_for() {
+  local deadline=$(( SECONDS + $1 )); shift
+  while (( SECONDS < deadline )); do
+    "$@" >/dev/null 2>&1 && return 1
+    sleep 0.2
+  done
+}
+not() { ! "$@"; }
+
+# free_port: a TCP port on 127.0.0.1 nobody listens on (below the ephemeral range).
+free_port() {
+  local p
+  while :; do
+    p=$(( 20000 + RANDOM % 12000 ))
+    ss -Htan "( sport = :$p )" 2>/dev/null | grep -q . && continue
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+}
+
+# -------------------------------------------------------------------- audit --
+
+# audit_mark: the audit log's current line count, to count only later events.
+audit_mark() { wc -l <"$ALLOT_AUDIT_LOG"; }
+# audit_since MARK JQ-FILTER: events after MARK at stage ResponseComplete matching the filter.
+audit_since() {
+  tail -n "+$(( $1 + 1 ))" "$ALLOT_AUDIT_LOG" |
+    jq -c "select(.stage == \"ResponseComplete\" and ($2))" 2>/dev/null | wc -l
+}
+# audit_settle: wait until the audit log stops growing (events land a few ms after responses).
+audit_settle() {
+  local prev=-1 now i
+  for (( i = 0; i < 50; i++ )); do
+    now=$(wc -l <"$ALLOT_AUDIT_LOG")
+    [[ "$now" == "$prev" ]] && return 0
+    prev=$now
+    sleep 0.2
+  done
+}
+
+# -------------------------------------------------------------------- names --
+
+# The product's own naming (core/naming.h), through build/test/allot-names: the tests
+# never re-derive Whereabouts' rules. ALLOT_NAMES overrides the binary (meson test sets the
+# one of its build tree).
+ALLOT_NAMES=${ALLOT_NAMES:-$ALLOT_ROOT/build/test/allot-names}
+export ALLOT_NAMES
+
+# pool_name CIDR [NETWORK_NAME [NODE_NAME]]: the IPPool's name.
+pool_name() { "$ALLOT_NAMES" pool "$@"; }
+# res_name IP [NETWORK_NAME]: the OverlappingRangeIPReservation's name.
+res_name() { "$ALLOT_NAMES" reservation "$@"; }
