@@ -1,5 +1,6 @@
 #pragma once
-// What allot-gc reads and writes in the cluster, namespace by namespace. K8sCluster is the
+// What allot-gc reads and writes in the cluster: pools and reservations through common/store,
+// pods, Nodes and NADs here. K8sCluster is the
 // real one (k8s_cluster.h); unit tests use an in-memory fake. One instance serves one thread.
 
 #include <chrono>
@@ -31,37 +32,13 @@ struct NodeInfo {
     std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
 };
 
-struct ReservationInfo {
-    store::Reservation r;
-    std::chrono::system_clock::time_point created;  // metadata.creationTimestamp
-};
-
 class Cluster {
   public:
     virtual ~Cluster() = default;
 
-    // NotFound when absent.
-    virtual Result<store::Pool> getPool(const std::string& ns, const std::string& name) = 0;
-    // Writes iff the stored resourceVersion is pool.resourceVersion: Conflict when not,
-    // NotFound when the pool is gone. Returns the stored pool.
-    virtual Result<store::Pool> updatePool(const std::string& ns, const store::Pool& pool) = 0;
-    // Every pool of `ns`, a page at a time (memory stays bounded); `fn` may move the pool away
-    // and returns false to stop. A pool that cannot be decoded is passed to `onBad` (name,
-    // reason) and skipped.
-    virtual Result<void> eachPool(
-        const std::string& ns, const std::function<bool(store::Pool&)>& fn,
-        const std::function<void(const std::string&, const std::string&)>& onBad) = 0;
-
-    virtual Result<store::Reservation> getReservation(const std::string& ns,
-                                                      const std::string& name) = 0;
-    // With a resourceVersion, only if unchanged since read (Conflict otherwise). NotFound when
-    // absent.
-    virtual Result<void> deleteReservation(const std::string& ns, const std::string& name,
-                                           const std::string& resourceVersion) = 0;
-    // AlreadyExists when the name is taken.
-    virtual Result<void> createReservation(const std::string& ns, const store::Reservation& r) = 0;
-    virtual Result<void> eachReservation(const std::string& ns,
-                                         const std::function<bool(ReservationInfo&)>& fn) = 0;
+    // The pools and reservations of namespace `ns`: common/store, the layer the plugin uses
+    // too. Every pool write goes through the engine (release.h); valid while this lives.
+    virtual store::PoolStore& pools(const std::string& ns) = 0;
 
     // nullopt when the pod does not exist.
     virtual Result<std::optional<PodInfo>> getPod(const std::string& ns,
@@ -78,9 +55,6 @@ class Cluster {
 
     // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.
     virtual Result<std::string> getNadConfig(const std::string& ns, const std::string& name) = 0;
-    // The slice NodeSlicePool `sliceName` gives `node`. NotFound when there is none.
-    virtual Result<std::string> nodeSlice(const std::string& ns, const std::string& sliceName,
-                                          const std::string& node) = 0;
 };
 
 }  // namespace allot::gc

@@ -1,6 +1,7 @@
 // Replaying the plugin's DEL journal: each entry's pools (named, or found by a scan), the
 // release of the journaled container's entries, then its reservations; an entry is removed
 // once all of that succeeded.
+#include "engine/reservations.h"
 #include "log/log.h"
 #include "gc-sidecar/reclaimer_item.h"
 #include "node/journal.h"
@@ -49,8 +50,7 @@ void Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e)
 std::optional<std::string> Reclaimer::poolsHeldBy(Cluster& c, const std::string& ns,
                                                   const core::Owner& caller,
                                                   std::vector<std::string>& pools) {
-    auto r = c.eachPool(
-        ns,
+    auto r = c.pools(ns).eachPool(
         [&](store::Pool& p) {
             for (const auto& [off, o] : p.allocations)
                 if (core::heldBy(o, caller)) {
@@ -98,18 +98,9 @@ std::optional<std::string> Reclaimer::dropJournaledReservations(
         auto d = dropReservation(c, r);
         if (!d) return "reservation of " + r.ip.str() + ": " + d.error().message;
     }
-    for (const auto& name : e.reservations) {
-        auto r = c.getReservation(ns, name);
-        if (!r) {
-            if (r.code() != core::Errc::NotFound)
-                return "reservation " + name + ": " + r.error().message;
-            continue;
-        }
-        if (!ownsReservation(*r, caller)) continue;
-        auto d = c.deleteReservation(ns, name, r->resourceVersion);
-        if (!d && d.code() != core::Errc::NotFound && d.code() != core::Errc::Conflict)
+    for (const auto& name : e.reservations)
+        if (auto d = engine::unreserve(c.pools(ns), {name}, caller); !d)
             return "reservation " + name + ": " + d.error().message;
-    }
     return std::nullopt;
 }
 

@@ -4,7 +4,6 @@
 #include "gc-sidecar/nad.h"
 #include "k8s/timestamp.h"
 #include "k8s/resources.h"
-#include "store/pool_codec.h"
 
 namespace allot::gc {
 
@@ -42,91 +41,10 @@ Result<T> K8sCluster::seen(Result<T> r) {
     return r;
 }
 
-Result<store::Pool> K8sCluster::getPool(const std::string& ns, const std::string& name) {
-    auto obj = seen(client_.get(k8s::objectPath(k8s::kIPPool, ns, name)));
-    if (!obj) return obj.error();
-    auto p = store::decodePool(*obj);
-    if (!p) return makeError(Errc::Invalid, "IPPool " + ns + "/" + name + ": " + p.error().message);
-    return p;
-}
-
-Result<store::Pool> K8sCluster::updatePool(const std::string& ns, const store::Pool& pool) {
-    if (pool.resourceVersion.empty())
-        return makeError(Errc::Internal,
-                         "updatePool without a resourceVersion would be unconditional");
-    store::Pool fitted = pool;
-    if (auto f = store::fitPool(fitted, ns); !f) return f.error();
-    auto obj = seen(
-        client_.replace(k8s::objectPath(k8s::kIPPool, ns, pool.name), store::encodePool(fitted, ns)));
-    if (!obj) return obj.error();
-    auto p = store::decodePool(*obj);
-    if (!p)
-        return makeError(Errc::Invalid,
-                         "IPPool " + ns + "/" + pool.name + ": " + p.error().message);
-    return p;
-}
-
-Result<void> K8sCluster::eachPool(
-    const std::string& ns, const std::function<bool(store::Pool&)>& fn,
-    const std::function<void(const std::string&, const std::string&)>& onBad) {
-    k8s::ListOptions o;
-    o.limit = kPoolPageSize;
-    auto rv =
-        seen(client_.listEach(k8s::collectionPath(k8s::kIPPool, ns), o, [&](json::Value& item) {
-            auto p = store::decodePool(item);
-            if (!p) {
-                if (onBad) onBad(stringAt(item, {"metadata", "name"}), p.error().message);
-                return true;
-            }
-            return fn(*p);
-        }));
-    if (!rv) return rv.error();
-    return {};
-}
-
-Result<store::Reservation> K8sCluster::getReservation(const std::string& ns,
-                                                      const std::string& name) {
-    auto obj = seen(client_.get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns, name)));
-    if (!obj) return obj.error();
-    auto r = store::decodeReservation(*obj);
-    if (!r) return makeError(Errc::Invalid, r.error().message);
-    return r;
-}
-
-Result<void> K8sCluster::deleteReservation(const std::string& ns, const std::string& name,
-                                           const std::string& resourceVersion) {
-    std::optional<k8s::Preconditions> pre;
-    if (!resourceVersion.empty()) pre = k8s::Preconditions{"", resourceVersion};
-    auto r =
-        seen(client_.remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns, name), pre));
-    if (!r) return r.error();
-    return {};
-}
-
-Result<void> K8sCluster::createReservation(const std::string& ns, const store::Reservation& r) {
-    store::Reservation x = r;
-    x.resourceVersion.clear();
-    auto obj = seen(client_.create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns),
-                                   store::encodeReservation(x, ns)));
-    if (!obj) return obj.error();
-    return {};
-}
-
-Result<void> K8sCluster::eachReservation(const std::string& ns,
-                                         const std::function<bool(ReservationInfo&)>& fn) {
-    k8s::ListOptions o;
-    o.limit = kReservationPageSize;
-    auto rv = seen(client_.listEach(
-        k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns), o, [&](json::Value& item) {
-            auto r = store::decodeReservation(item);
-            if (!r) return true;
-            ReservationInfo info{std::move(*r), {}};
-            if (auto t = parseTime(stringAt(item, {"metadata", "creationTimestamp"})))
-                info.created = *t;
-            return fn(info);
-        }));
-    if (!rv) return rv.error();
-    return {};
+store::PoolStore& K8sCluster::pools(const std::string& ns) {
+    auto& slot = stores_[ns];
+    if (!slot) slot = std::make_unique<store::K8sStore>(client_, ns, onError_);
+    return *slot;
 }
 
 Result<std::optional<PodInfo>> K8sCluster::getPod(const std::string& ns, const std::string& name) {
@@ -181,24 +99,5 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
     return nadSpecConfig(*obj);
 }
 
-Result<std::string> K8sCluster::nodeSlice(const std::string& ns, const std::string& sliceName,
-                                          const std::string& node) {
-    auto obj = seen(client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns, sliceName)));
-    if (!obj) return obj.error();
-    const json::Value* status = obj->find("status");
-    const json::Value* allocs =
-        status && status->isObject() ? status->find("allocations") : nullptr;
-    if (allocs && allocs->isArray()) {
-        for (const auto& a : allocs->items()) {
-            if (!a.isObject()) continue;
-            const json::Value* n = a.find("nodeName");
-            const json::Value* r = a.find("sliceRange");
-            if (n && n->isString() && n->asString() == node && r && r->isString())
-                return r->asString();
-        }
-    }
-    return makeError(Errc::NotFound,
-                     "NodeSlicePool " + ns + "/" + sliceName + " has no slice for node " + node);
-}
 
 }  // namespace allot::gc

@@ -210,7 +210,7 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
             }
             const std::string sliceName =
                 cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
-            auto slice = c.nodeSlice(ns2, sliceName, opts_.node);
+            auto slice = c.pools(ns2).nodeSlice(sliceName, opts_.node);
             if (!slice) {
                 if (slice.code() == Errc::NotFound)
                     continue;  // no slice here: nothing was allocated
@@ -306,8 +306,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     namespaces.insert(opts_.poolNamespace);
     Result<void> r;
     for (const auto& pns : namespaces) {
-        r = clusters_[0]->eachPool(
-            pns,
+        r = clusters_[0]->pools(pns).eachPool(
             [&](store::Pool& p) {
                 for (const auto& [off, o] : p.allocations) {
                     if (o.node == opts_.node) nodePools.insert(PoolKey{pns, p.name, ""});

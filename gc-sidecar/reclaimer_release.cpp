@@ -27,8 +27,7 @@ void Reclaimer::scanEveryPool(Cluster& main, std::span<Item> items, const std::v
     std::set<std::string> namespaces = poolNamespaces_;
     namespaces.insert(opts_.poolNamespace);
     for (const auto& pns : namespaces) {
-        auto r = main.eachPool(
-            pns,
+        auto r = main.pools(pns).eachPool(
             [&](store::Pool& p) {
                 for (const auto& [off, owner] : p.allocations)
                     for (size_t i : everywhere)

@@ -1,7 +1,9 @@
 #include "gc-sidecar/release.h"
 
-#include <random>
-#include <thread>
+#include <optional>
+
+#include "engine/pool_transaction.h"
+#include "engine/reservations.h"
 
 #include "core/naming.h"
 #include "core/ownership.h"
@@ -37,46 +39,32 @@ std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Ow
     return {""};
 }
 
+// Through the engine: `select` plans on each read, and each entry it picks is released only
+// while the owner it saw still holds it (core::Intent::ReleaseIfHeld).
 Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
                                               const std::string& poolName, const Selector& select,
                                               int maxAttempts) {
-    static thread_local std::minstd_rand rng{std::random_device{}()};
-    for (int attempt = 0;; ++attempt) {
-        auto pool = c.getPool(ns, poolName);
-        if (!pool) {
-            if (pool.code() == Errc::NotFound) return std::vector<Released>();
-            return pool.error();
-        }
-        auto cidr = core::Cidr::parse(pool->range);
-        if (!cidr)
-            return makeError(Errc::Invalid,
-                             "IPPool " + ns + "/" + poolName + ": bad range " + pool->range);
-        auto offsets = select(*pool);
-        if (!offsets) return offsets.error();
-        if (offsets->empty()) return std::vector<Released>();
-        std::vector<Released> out;
-        store::Pool next = *pool;
-        for (core::u128 off : *offsets) {
-            auto it = next.allocations.find(off);
-            if (it == next.allocations.end()) continue;
-            out.push_back(Released{ns, poolName, cidr->at(off), off, it->second,
-                                   networkNamesFor(*pool, it->second)});
-            next.allocations.erase(it);
-        }
-        if (out.empty()) return out;
-        auto written = c.updatePool(ns, next);
-        if (written) return out;
-        if (written.code() == Errc::NotFound) return std::vector<Released>();
-        if (written.code() != Errc::Conflict) return written.error();
-        if (attempt + 1 >= maxAttempts)
-            return makeError(Errc::Transient, "IPPool " + ns + "/" + poolName +
-                                                  ": still conflicting after " +
-                                                  std::to_string(maxAttempts) + " attempts");
-        // Another writer got there first (an ADD on some node): read again, after a short
-        // jittered pause so that writers racing in lockstep drift apart.
-        std::uniform_int_distribution<int> d(0, 5 << std::min(attempt, 5));
-        std::this_thread::sleep_for(std::chrono::milliseconds(d(rng)));
-    }
+    engine::RetryPolicy retry(engine::Clock::time_point::max(), {}, maxAttempts);
+    retry.onlyConflicts();  // the release queue retries the rest, with its own backoff
+    engine::PoolTransaction tx(c.pools(ns), retry);
+    std::optional<store::Pool> seen;
+    auto res = tx.run({poolName, std::nullopt, false, false}, [&](const store::Pool& pool) {
+        seen = pool;
+        auto offsets = select(pool);
+        if (!offsets) return Result<std::vector<core::Intent>>(offsets.error());
+        std::vector<core::Intent> out;
+        for (core::u128 off : *offsets)
+            if (auto it = pool.allocations.find(off); it != pool.allocations.end())
+                out.push_back(core::Intent::releaseIfHeld(off, it->second));
+        return Result<std::vector<core::Intent>>(std::move(out));
+    });
+    if (!res) return res.error();
+    std::vector<Released> out;
+    for (const auto& o : res->outcomes)
+        if (o.pick)
+            out.push_back(Released{ns, poolName, o.pick->ip, o.pick->offset, o.released,
+                                   networkNamesFor(*seen, o.released)});
+    return out;
 }
 
 bool ownsReservation(const store::Reservation& r, const core::Owner& owner) {
@@ -84,19 +72,9 @@ bool ownsReservation(const store::Reservation& r, const core::Owner& owner) {
 }
 
 Result<void> dropReservation(Cluster& c, const Released& r) {
-    for (const auto& net : r.networkNames) {
-        const std::string name = core::reservationName(r.ip, net);
-        auto res = c.getReservation(r.ns, name);
-        if (!res) {
-            if (res.code() == Errc::NotFound) continue;
-            return res.error();
-        }
-        if (!ownsReservation(*res, r.owner)) continue;  // someone else's claim now
-        auto d = c.deleteReservation(r.ns, name, res->resourceVersion);
-        if (!d && d.code() != Errc::NotFound && d.code() != Errc::Conflict) return d.error();
-        return {};
-    }
-    return {};
+    std::vector<std::string> names;
+    for (const auto& net : r.networkNames) names.push_back(core::reservationName(r.ip, net));
+    return engine::unreserve(c.pools(r.ns), names, r.owner);
 }
 
 }  // namespace allot::gc

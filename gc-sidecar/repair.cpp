@@ -31,9 +31,9 @@ core::Error context(const std::string& what, const core::Error& e) {
     return core::makeError(e.code, what + ": " + e.message);
 }
 
-core::ReservationEntry reservationEntry(ReservationInfo& r) {
-    return {std::move(r.r.name),   std::move(r.r.containerId),     std::move(r.r.podRef),
-            std::move(r.r.ifName), std::move(r.r.resourceVersion), r.created};
+core::ReservationEntry reservationEntry(store::Reservation& r) {
+    return {std::move(r.name),   std::move(r.containerId),     std::move(r.podRef),
+            std::move(r.ifName), std::move(r.resourceVersion), r.created};
 }
 
 std::optional<std::string> stringMember(const json::Value& v, const char* key) {
@@ -178,7 +178,7 @@ PassReport RepairLoop::pass() {
 Result<void> RepairLoop::scanCluster(Cluster& c, PassScan& scan, PassReport& rep) {
     if (auto r = scanNodes(c, scan.nodes); !r) return r;
     std::vector<core::ReservationEntry> res;
-    auto rr = c.eachReservation(opts_.poolNamespace, [&](ReservationInfo& r) {
+    auto rr = c.pools(opts_.poolNamespace).eachReservation([&](store::Reservation& r) {
         res.push_back(reservationEntry(r));
         return !stop_.stopped();
     });
@@ -206,8 +206,7 @@ Result<void> RepairLoop::scanNodes(Cluster& c, core::NodeIndex& nodes) {
 
 Result<void> RepairLoop::scanPools(Cluster& c, PassScan& scan, PassReport& rep) {
     const std::string& ns = opts_.poolNamespace;
-    auto pl = c.eachPool(
-        ns,
+    auto pl = c.pools(ns).eachPool(
         [&](store::Pool& p) {
             ++rep.pools;
             if (auto use = scan.analysis->addPool(poolEntries(p)))
@@ -393,7 +392,7 @@ void RepairLoop::applyOrphanDeletes(const std::vector<core::ReservationEntry>& r
         if (!leading_) break;
         const auto& r = res[i];
         tracker_.forget(core::orphanKey(r));
-        auto d = clusters_[0]->deleteReservation(ns, r.name, r.resourceVersion);
+        auto d = clusters_[0]->pools(ns).deleteReservation(r.name, r.resourceVersion);
         if (d || d.code() == Errc::NotFound) {
             ++rep.reservationsDeleted;
             logging::logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
@@ -414,8 +413,8 @@ void RepairLoop::applyReservationCreates(const std::vector<core::MissingReservat
         if (!leading_) break;
         const auto& m = missing[i];
         tracker_.forget(core::missingKey(m));
-        auto made = clusters_[0]->createReservation(
-            ns, store::Reservation{m.reservation, m.owner.containerId, m.owner.podRef,
+        auto made = clusters_[0]->pools(ns).createReservation(
+            store::Reservation{m.reservation, m.owner.containerId, m.owner.podRef,
                                    m.owner.ifName, ""});
         if (made) {
             ++rep.reservationsCreated;

@@ -55,7 +55,7 @@ Result<store::Pool> PoolTransaction::write(const std::string& pool, const store:
 }
 
 core::Error PoolTransaction::retryOrGiveUp(const core::Error& e, bool& again) {
-    again = retryable(e.code) && retry_.wait();
+    again = retry_.retries(e.code) && retry_.wait();
     if (again) return e;
     return retry_.attempts() > 0 ? retry_.gaveUp(e) : e;
 }

@@ -38,6 +38,12 @@ public:
     Clock::time_point deadline() const { return deadline_; }
     void setDeadline(Clock::time_point d) { deadline_ = d; }
     void setSleep(Sleep s) { sleep_ = std::move(s); }
+    // Whether an error is worth another attempt: a lost race always; a transient failure
+    // unless the caller retries those itself, on its own schedule (allot-gc's release queue).
+    bool retries(core::Errc c) const {
+        return c == core::Errc::Conflict || (retryTransient_ && c == core::Errc::Transient);
+    }
+    void onlyConflicts() { retryTransient_ = false; }
 
     // What to return after giving up on `last`: a lost race (Conflict) becomes Transient, and
     // the message says how many attempts were made.
@@ -49,6 +55,7 @@ private:
     int maxAttempts_;
     Sleep sleep_;
     int attempts_ = 0;
+    bool retryTransient_ = true;
 };
 
 // Conflict and Transient are worth another attempt; every other error is an answer.

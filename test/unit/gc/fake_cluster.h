@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -34,8 +35,9 @@ class FakeCluster : public gc::Cluster {
         std::chrono::system_clock::time_point created = std::chrono::system_clock::now()) {
         std::lock_guard l(m_);
         r.resourceVersion = std::to_string(++rv_);
+        r.created = created;
         const std::string key = ns + "/" + r.name;  // before r is moved from
-        res_[key] = {std::move(r), created};
+        res_[key] = std::move(r);
     }
     void putPod(const std::string& ns, const std::string& name, std::string uid,
                 std::string phase = "Running", std::string mirrorOf = "", std::string node = "") {
@@ -85,89 +87,11 @@ class FakeCluster : public gc::Cluster {
     }
 
     // ---- Cluster
-    gc::Result<store::Pool> getPool(const std::string& ns, const std::string& name) override {
-        std::function<void()> hook;
-        gc::Result<store::Pool> out = makeError(Errc::Internal, "");
-        {
-            std::lock_guard l(m_);
-            if (auto f = fault("getPool")) return *f;
-            auto it = pools_.find(ns + "/" + name);
-            if (it == pools_.end()) return makeError(Errc::NotFound, "no pool " + name);
-            out = it->second;
-            if (auto h = afterRead_.find(name); h != afterRead_.end()) {
-                hook = std::move(h->second);
-                afterRead_.erase(h);
-            }
-        }
-        if (hook) hook();
-        return out;
-    }
-    gc::Result<store::Pool> updatePool(const std::string& ns, const store::Pool& p) override {
+    store::PoolStore& pools(const std::string& ns) override {
         std::lock_guard l(m_);
-        if (auto f = fault("updatePool")) return *f;
-        auto it = pools_.find(ns + "/" + p.name);
-        if (it == pools_.end()) return makeError(Errc::NotFound, "no pool " + p.name);
-        if (it->second.resourceVersion != p.resourceVersion)
-            return makeError(Errc::Conflict, "stale " + p.name);
-        it->second = p;
-        it->second.resourceVersion = std::to_string(++rv_);
-        return it->second;
-    }
-    gc::Result<void> eachPool(
-        const std::string& ns, const std::function<bool(store::Pool&)>& fn,
-        const std::function<void(const std::string&, const std::string&)>&) override {
-        std::vector<store::Pool> copy;
-        {
-            std::lock_guard l(m_);
-            if (auto f = fault("eachPool")) return *f;
-            for (const auto& [k, p] : pools_)
-                if (k.rfind(ns + "/", 0) == 0) copy.push_back(p);
-        }
-        for (auto& p : copy)
-            if (!fn(p)) break;
-        return {};
-    }
-    gc::Result<store::Reservation> getReservation(const std::string& ns,
-                                                  const std::string& name) override {
-        std::lock_guard l(m_);
-        if (auto f = fault("getReservation")) return *f;
-        auto it = res_.find(ns + "/" + name);
-        if (it == res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
-        return it->second.r;
-    }
-    gc::Result<void> deleteReservation(const std::string& ns, const std::string& name,
-                                       const std::string& rv) override {
-        std::lock_guard l(m_);
-        if (auto f = fault("deleteReservation")) return *f;
-        auto it = res_.find(ns + "/" + name);
-        if (it == res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
-        if (!rv.empty() && it->second.r.resourceVersion != rv)
-            return makeError(Errc::Conflict, "stale " + name);
-        res_.erase(it);
-        return {};
-    }
-    gc::Result<void> createReservation(const std::string& ns,
-                                       const store::Reservation& r) override {
-        std::lock_guard l(m_);
-        if (auto f = fault("createReservation")) return *f;
-        if (res_.count(ns + "/" + r.name)) return makeError(Errc::AlreadyExists, r.name);
-        store::Reservation x = r;
-        x.resourceVersion = std::to_string(++rv_);
-        res_[ns + "/" + r.name] = {std::move(x), std::chrono::system_clock::now()};
-        return {};
-    }
-    gc::Result<void> eachReservation(const std::string& ns,
-                                     const std::function<bool(gc::ReservationInfo&)>& fn) override {
-        std::vector<gc::ReservationInfo> copy;
-        {
-            std::lock_guard l(m_);
-            if (auto f = fault("eachReservation")) return *f;
-            for (const auto& [k, r] : res_)
-                if (k.rfind(ns + "/", 0) == 0) copy.push_back(r);
-        }
-        for (auto& r : copy)
-            if (!fn(r)) break;
-        return {};
+        auto& slot = stores_[ns];
+        if (!slot) slot = std::make_unique<NsStore>(*this, ns);
+        return *slot;
     }
     gc::Result<std::optional<gc::PodInfo>> getPod(const std::string& ns,
                                                   const std::string& name) override {
@@ -221,15 +145,112 @@ class FakeCluster : public gc::Cluster {
         if (it == nads_.end()) return makeError(Errc::NotFound, "no NAD " + name);
         return it->second;
     }
-    gc::Result<std::string> nodeSlice(const std::string& ns, const std::string& pool,
-                                      const std::string& node) override {
-        std::lock_guard l(m_);
-        auto it = slices_.find(ns + "/" + pool + "/" + node);
-        if (it == slices_.end()) return makeError(Errc::NotFound, "no slice");
-        return it->second;
-    }
-
   private:
+    // Namespace `ns_` of the fake as a PoolStore (the same faults and hooks, by op name).
+    class NsStore : public store::PoolStore {
+      public:
+        NsStore(FakeCluster& f, std::string ns) : f_(f), ns_(std::move(ns)) {}
+        gc::Result<store::Pool> getPool(const std::string& name) override {
+            std::function<void()> hook;
+            gc::Result<store::Pool> out = makeError(Errc::Internal, "");
+            {
+                std::lock_guard l(f_.m_);
+                if (auto e = f_.fault("getPool")) return *e;
+                auto it = f_.pools_.find(ns_ + "/" + name);
+                if (it == f_.pools_.end()) return makeError(Errc::NotFound, "no pool " + name);
+                out = it->second;
+                if (auto h = f_.afterRead_.find(name); h != f_.afterRead_.end()) {
+                    hook = std::move(h->second);
+                    f_.afterRead_.erase(h);
+                }
+            }
+            if (hook) hook();
+            return out;
+        }
+        gc::Result<store::Pool> createPool(const store::Pool& p) override {
+            std::lock_guard l(f_.m_);
+            if (auto e = f_.fault("createPool")) return *e;
+            auto& slot = f_.pools_[ns_ + "/" + p.name];
+            if (!slot.name.empty()) return makeError(Errc::AlreadyExists, p.name);
+            slot = p;
+            slot.resourceVersion = std::to_string(++f_.rv_);
+            return slot;
+        }
+        gc::Result<store::Pool> updatePool(const store::Pool& p) override {
+            std::lock_guard l(f_.m_);
+            if (auto e = f_.fault("updatePool")) return *e;
+            auto it = f_.pools_.find(ns_ + "/" + p.name);
+            if (it == f_.pools_.end()) return makeError(Errc::NotFound, "no pool " + p.name);
+            if (it->second.resourceVersion != p.resourceVersion)
+                return makeError(Errc::Conflict, "stale " + p.name);
+            it->second = p;
+            it->second.resourceVersion = std::to_string(++f_.rv_);
+            return it->second;
+        }
+        gc::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn, const BadPool&) override {
+            std::vector<store::Pool> copy;
+            {
+                std::lock_guard l(f_.m_);
+                if (auto e = f_.fault("eachPool")) return *e;
+                for (const auto& [k, p] : f_.pools_)
+                    if (k.rfind(ns_ + "/", 0) == 0) copy.push_back(p);
+            }
+            for (auto& p : copy)
+                if (!fn(p)) break;
+            return {};
+        }
+        gc::Result<store::Reservation> getReservation(const std::string& name) override {
+            std::lock_guard l(f_.m_);
+            if (auto e = f_.fault("getReservation")) return *e;
+            auto it = f_.res_.find(ns_ + "/" + name);
+            if (it == f_.res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
+            return it->second;
+        }
+        gc::Result<store::Reservation> createReservation(const store::Reservation& r) override {
+            std::lock_guard l(f_.m_);
+            if (auto e = f_.fault("createReservation")) return *e;
+            if (f_.res_.count(ns_ + "/" + r.name)) return makeError(Errc::AlreadyExists, r.name);
+            store::Reservation x = r;
+            x.resourceVersion = std::to_string(++f_.rv_);
+            x.created = std::chrono::system_clock::now();
+            f_.res_[ns_ + "/" + r.name] = x;
+            return x;
+        }
+        gc::Result<void> deleteReservation(const std::string& name, const std::string& rv) override {
+            std::lock_guard l(f_.m_);
+            if (auto e = f_.fault("deleteReservation")) return *e;
+            auto it = f_.res_.find(ns_ + "/" + name);
+            if (it == f_.res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
+            if (!rv.empty() && it->second.resourceVersion != rv)
+                return makeError(Errc::Conflict, "stale " + name);
+            f_.res_.erase(it);
+            return {};
+        }
+        gc::Result<void> eachReservation(const std::function<bool(store::Reservation&)>& fn) override {
+            std::vector<store::Reservation> copy;
+            {
+                std::lock_guard l(f_.m_);
+                if (auto e = f_.fault("eachReservation")) return *e;
+                for (const auto& [k, r] : f_.res_)
+                    if (k.rfind(ns_ + "/", 0) == 0) copy.push_back(r);
+            }
+            for (auto& r : copy)
+                if (!fn(r)) break;
+            return {};
+        }
+        gc::Result<std::string> nodeSlice(const std::string& pool, const std::string& node) override {
+            std::lock_guard l(f_.m_);
+            auto it = f_.slices_.find(ns_ + "/" + pool + "/" + node);
+            if (it == f_.slices_.end()) return makeError(Errc::NotFound, "no slice");
+            return it->second;
+        }
+        gc::Result<void> ping() override { return {}; }
+
+      private:
+        FakeCluster& f_;
+        std::string ns_;
+    };
+
     std::optional<core::Error> fault(const std::string& op) {
         ++calls_[op];
         auto it = faults_.find(op);
@@ -241,7 +262,8 @@ class FakeCluster : public gc::Cluster {
     std::mutex m_;
     uint64_t rv_ = 0;
     std::map<std::string, store::Pool> pools_;
-    std::map<std::string, gc::ReservationInfo> res_;
+    std::map<std::string, store::Reservation> res_;
+    std::map<std::string, std::unique_ptr<NsStore>> stores_;
     std::map<std::string, gc::PodInfo> pods_;
     std::map<std::string, gc::NodeInfo> nodes_;
     std::map<std::string, std::string> nads_;

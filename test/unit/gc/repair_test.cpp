@@ -238,7 +238,7 @@ TEST_CASE("a live allocation missing its reservation (where the pool uses them) 
     CHECK(r.anomalies["allocation_without_reservation"] == 1);
     f.pass();
     CHECK(f.pass().reservationsCreated == 1);
-    auto res = f.fake.getReservation(kNs, "10.1.0.6");
+    auto res = f.fake.pools(kNs).getReservation("10.1.0.6");
     REQUIRE(res.ok());
     CHECK(res->containerId == "cb");
     CHECK(f.pass().anomalies["allocation_without_reservation"] == 0);
