@@ -42,6 +42,138 @@ Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg
     return Outcome{0, ""};
 }
 
+// The failure when the configured cniVersion does not serve this command; nullopt when it does.
+std::optional<Outcome> checkVersion(const CniEnv& e, const std::string& version, const std::string& errVersion,
+                                    logging::Logger* log) {
+    if (!isSupportedVersion(version))
+        return fail(errVersion, kIncompatibleVersion,
+                    "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)", log);
+    if (e.command == Command::Check && compareVersions(version, "0.4.0") < 0)
+        return fail(version, kIncompatibleVersion, "CHECK needs cniVersion 0.4.0 or later, got " + version, log);
+    if ((e.command == Command::Gc || e.command == Command::Status) && compareVersions(version, "1.1.0") < 0)
+        return fail(version, kIncompatibleVersion,
+                    e.commandName + " needs cniVersion 1.1.0 or later, got " + version, log);
+    return std::nullopt;
+}
+
+// Level and log_file from the config, then the warnings collected while reading it.
+void configureLog(logging::Logger* log, const core::ValidatedConfig& cfg, const cni::NetConf& net,
+                  const NodeRoots& roots) {
+    if (!log) return;
+    log->setLevel(logging::parseCniLevel(cfg.raw.logLevel));
+    if (!cfg.raw.logFile.empty()) {
+        if (auto ok = checkLogFile(cfg.raw.logFile, roots); !ok)
+            log->error(ok.error().message + "; logging to stderr");
+        else if (!log->open(cfg.raw.logFile))
+            log->error("log_file \"" + cfg.raw.logFile +
+                       "\" cannot be opened as a regular file (a symlink, a FIFO, or a missing "
+                       "directory); logging to stderr");
+    }
+    for (const auto& w : net.warnings) log->warning(w);
+    for (const auto& w : cfg.warnings) log->warning(w);
+}
+
+// The failure when a node path of the config is outside the allowed roots; nullopt when all are
+// inside, or for DEL, which then drops them.
+std::optional<Outcome> applyNodePaths(const CniEnv& e, core::ValidatedConfig& cfg, const NodeRoots& roots,
+                                      const std::string& version, logging::Logger* log) {
+    auto ok = checkNodePaths(cfg.raw, roots);
+    if (ok) return std::nullopt;
+    // DEL must not block teardown: it releases through allot's own directories instead.
+    if (e.command != Command::Del) return failWith(version, ok.error(), log);
+    if (log) log->error(ok.error().message + "; DEL uses allot's own directories instead");
+    cfg.raw.lockDir.clear();
+    cfg.raw.journalDir.clear();
+    cfg.raw.relaySocket.clear();
+    return std::nullopt;
+}
+
+Clock::time_point deadlineFor(Command command, const core::ValidatedConfig& cfg) {
+    int budgetMs = cfg.raw.deadlineMs > 0 ? cfg.raw.deadlineMs : core::kDefaultDeadlineMs;
+    if (command == Command::Del) budgetMs = std::min(budgetMs, kDelDeadlineMs);
+    if (command == Command::Status) budgetMs = std::min(budgetMs, kStatusTimeoutMs);
+    return Clock::now() + std::chrono::milliseconds(budgetMs);
+}
+
+// What one command needs besides the engine context.
+struct Request {
+    const CniEnv& env;
+    const core::ValidatedConfig& cfg;
+    const cni::NetConf& net;
+    const core::Owner& owner;
+    const std::string& version;
+    logging::Logger* log;
+};
+
+Outcome runAdd(EngineContext& ctx, const Request& q) {
+    // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
+    // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
+    // Whereabouts fails an ADD (not a DEL) on an exclude it cannot read.
+    if (q.cfg.addError) return failWith(q.version, *q.cfg.addError, q.log);
+    std::vector<core::IpAddress> requested = q.net.requestedIps;
+    if (requested.empty() && !q.env.args.ipText.empty()) {
+        auto ips = parseArgIps(q.env.args.ipText);
+        if (!ips) return failWith(q.version, ips.error(), q.log);
+        requested = std::move(*ips);
+    }
+    auto r = add(ctx, q.cfg, q.net, q.owner, requested);
+    if (!r) return failWith(q.version, r.error(), q.log);
+    std::string ips;
+    for (const auto& ip : r->ips) ips += (ips.empty() ? "" : ",") + ip.ip.str();
+    if (q.log) q.log->info("ADD allocated " + ips);
+    return Outcome{0, formatResult(*r, q.version) + "\n"};
+}
+
+Outcome runDel(EngineContext& ctx, const Request& q) {
+    auto r = del(ctx, q.cfg, q.owner);
+    if (!r) return failWith(q.version, r.error(), q.log);
+    if (q.log) {
+        if (*r) q.log->error("DEL not finished (" + ctx.journalReason +
+                             "); release journaled for allot-gc to replay");
+        else q.log->info("DEL released");
+    }
+    return Outcome{0, ""};
+}
+
+Outcome runCheck(EngineContext& ctx, const Request& q, const Deps& deps) {
+    auto r = check(ctx, q.cfg, q.net, q.owner);
+    if (!r)
+        return fail(q.version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
+                    r.error().message, q.log, errorDetails(r.error()));
+    if (deps.checkInterface) {
+        auto c = deps.checkInterface(q.env.netns, q.env.ifName, *r);
+        if (!c) return fail(q.version, kCheckFailed, c.error().message, q.log);
+    }
+    return Outcome{0, ""};
+}
+
+Outcome runGc(EngineContext& ctx, const Request& q) {
+    // null (libcni with no attachments left) or no key at all (cnitool gc): nothing on
+    // this network is valid, so everything this node holds on it goes.
+    auto r = gc(ctx, q.cfg, q.net.name, q.net.validAttachments);
+    if (!r) return failWith(q.version, r.error(), q.log);
+    if (q.log) q.log->info("GC released " + std::to_string(*r) + " allocation(s)");
+    return Outcome{0, ""};
+}
+
+Outcome runStatus(EngineContext& ctx, const Request& q) {
+    auto r = status(ctx, q.cfg);
+    if (!r) return fail(q.version, kPluginNotAvailable, r.error().message, q.log, errorDetails(r.error()));
+    return Outcome{0, ""};
+}
+
+Outcome dispatch(EngineContext& ctx, const Request& q, const Deps& deps) {
+    switch (q.env.command) {
+        case Command::Add: return runAdd(ctx, q);
+        case Command::Del: return runDel(ctx, q);
+        case Command::Check: return runCheck(ctx, q, deps);
+        case Command::Gc: return runGc(ctx, q);
+        case Command::Status: return runStatus(ctx, q);
+        case Command::Version: break;
+    }
+    return Outcome{};
+}
+
 }  // namespace
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
@@ -61,46 +193,16 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     auto net = cni::parseNetConf(stdinText, deps.flatFiles);
     if (!net) return failWith(errVersion, net.error(), log);
     const std::string& version = net->cniVersion;
-    if (!isSupportedVersion(version))
-        return fail(errVersion, kIncompatibleVersion,
-                    "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)", log);
-    if (e.command == Command::Check && compareVersions(version, "0.4.0") < 0)
-        return fail(version, kIncompatibleVersion, "CHECK needs cniVersion 0.4.0 or later, got " + version, log);
-    if ((e.command == Command::Gc || e.command == Command::Status) && compareVersions(version, "1.1.0") < 0)
-        return fail(version, kIncompatibleVersion,
-                    e.commandName + " needs cniVersion 1.1.0 or later, got " + version, log);
+    if (auto failed = checkVersion(e, version, errVersion, log)) return *failed;
 
     auto cfg = core::validate(net->ipam);
     if (!cfg) return failWith(version, cfg.error(), log);
     // Paths from the network config are honoured only inside the node's allowed roots.
     const NodeRoots roots = nodeRoots(deps.flatFiles);
-    if (log) {
-        log->setLevel(logging::parseCniLevel(cfg->raw.logLevel));
-        if (!cfg->raw.logFile.empty()) {
-            if (auto ok = checkLogFile(cfg->raw.logFile, roots); !ok)
-                log->error(ok.error().message + "; logging to stderr");
-            else if (!log->open(cfg->raw.logFile))
-                log->error("log_file \"" + cfg->raw.logFile +
-                           "\" cannot be opened as a regular file (a symlink, a FIFO, or a missing "
-                           "directory); logging to stderr");
-        }
-        for (const auto& w : net->warnings) log->warning(w);
-        for (const auto& w : cfg->warnings) log->warning(w);
-    }
-    if (auto ok = checkNodePaths(cfg->raw, roots); !ok) {
-        // DEL must not block teardown: it releases through allot's own directories instead.
-        if (e.command != Command::Del) return failWith(version, ok.error(), log);
-        if (log) log->error(ok.error().message + "; DEL uses allot's own directories instead");
-        cfg->raw.lockDir.clear();
-        cfg->raw.journalDir.clear();
-        cfg->raw.relaySocket.clear();
-    }
+    configureLog(log, *cfg, *net, roots);
+    if (auto failed = applyNodePaths(e, *cfg, roots, version, log)) return *failed;
 
-    int budgetMs = cfg->raw.deadlineMs > 0 ? cfg->raw.deadlineMs : core::kDefaultDeadlineMs;
-    if (e.command == Command::Del) budgetMs = std::min(budgetMs, kDelDeadlineMs);
-    if (e.command == Command::Status) budgetMs = std::min(budgetMs, kStatusTimeoutMs);
-    const auto deadline = Clock::now() + std::chrono::milliseconds(budgetMs);
-
+    const auto deadline = deadlineFor(e.command, *cfg);
     auto handle = deps.makeStore(*cfg, deadline);
     if (!handle) {
         if (e.command == Command::Status)
@@ -124,90 +226,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     ctx.sleep = deps.sleep;
 
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, ctx.node, e.args.podUid, net->name};
-    Outcome out;
-    switch (e.command) {
-        case Command::Add: {
-            // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
-            // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
-            // Whereabouts fails an ADD (not a DEL) on an exclude it cannot read.
-            if (cfg->addError) {
-                out = failWith(version, *cfg->addError, log);
-                break;
-            }
-            std::vector<core::IpAddress> requested = net->requestedIps;
-            if (requested.empty() && !e.args.ipText.empty()) {
-                auto ips = parseArgIps(e.args.ipText);
-                if (!ips) {
-                    out = failWith(version, ips.error(), log);
-                    break;
-                }
-                requested = std::move(*ips);
-            }
-            auto r = add(ctx, *cfg, *net, owner, requested);
-            if (!r) {
-                out = failWith(version, r.error(), log);
-                break;
-            }
-            std::string ips;
-            for (const auto& ip : r->ips) ips += (ips.empty() ? "" : ",") + ip.ip.str();
-            if (log) log->info("ADD allocated " + ips);
-            out = Outcome{0, formatResult(*r, version) + "\n"};
-            break;
-        }
-        case Command::Del: {
-            auto r = del(ctx, *cfg, owner);
-            if (!r) {
-                out = failWith(version, r.error(), log);
-                break;
-            }
-            if (log) {
-                if (*r) log->error("DEL not finished (" + ctx.journalReason +
-                                   "); release journaled for allot-gc to replay");
-                else log->info("DEL released");
-            }
-            out = Outcome{0, ""};
-            break;
-        }
-        case Command::Check: {
-            auto r = check(ctx, *cfg, *net, owner);
-            if (!r) {
-                out = fail(version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
-                           r.error().message, log, errorDetails(r.error()));
-                break;
-            }
-            if (deps.checkInterface) {
-                auto c = deps.checkInterface(e.netns, e.ifName, *r);
-                if (!c) {
-                    out = fail(version, kCheckFailed, c.error().message, log);
-                    break;
-                }
-            }
-            out = Outcome{0, ""};
-            break;
-        }
-        case Command::Gc: {
-            // null (libcni with no attachments left) or no key at all (cnitool gc): nothing on
-            // this network is valid, so everything this node holds on it goes.
-            auto r = gc(ctx, *cfg, net->name, net->validAttachments);
-            if (!r) {
-                out = failWith(version, r.error(), log);
-                break;
-            }
-            if (log) log->info("GC released " + std::to_string(*r) + " allocation(s)");
-            out = Outcome{0, ""};
-            break;
-        }
-        case Command::Status: {
-            auto r = status(ctx, *cfg);
-            if (!r) {
-                out = fail(version, kPluginNotAvailable, r.error().message, log, errorDetails(r.error()));
-                break;
-            }
-            out = Outcome{0, ""};
-            break;
-        }
-        case Command::Version: break;
-    }
+    Outcome out = dispatch(ctx, Request{e, *cfg, *net, owner, version, log}, deps);
     out.conflicts = ctx.conflicts;
     out.served = ctx.served;
     return out;

@@ -117,13 +117,9 @@ void mergeUnder(Value& ipam, const Value& flat) {
     }
 }
 
-Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>& warnings) {
-    core::IpamConfig c;
-    const std::string p = "ipam.";
-    auto type = optString(ipam, p, "type");
-    if (!type) return type.error();
-    c.type = *type;
-
+// The top-level "range" (entry 0 when set) and the ipRanges entries.
+Result<void> decodeRanges(const Value& ipam, const std::string& p, core::IpamConfig& c,
+                          std::vector<std::string>& warnings) {
     auto top = rangeSpec(ipam, p);
     if (!top) return top.error();
     if (!top->range.empty()) {
@@ -147,7 +143,11 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>&
             c.ranges.push_back(*r);
         }
     }
+    return core::success();
+}
 
+// The plain string keys, then the namespace they name.
+Result<void> decodeStrings(const Value& ipam, const std::string& p, core::IpamConfig& c) {
     struct {
         const char* key;
         std::string* out;
@@ -167,6 +167,11 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>&
                                         std::to_string(kMaxNamespaceBytes) +
                                         " lowercase letters, digits or '-', starting and ending "
                                         "with a letter or digit");
+    return core::success();
+}
+
+// enable_overlapping_ranges, kubernetes, deadline_ms and the accepted-but-unused numbers.
+Result<void> decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c) {
     if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
         if (!v->isBool()) return bad(p + "enable_overlapping_ranges", std::string("must be true or false, got ") + v->typeName());
         c.enableOverlappingRanges = v->asBool();
@@ -190,20 +195,37 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>&
         if (const Value* v = ipam.find(numeric); v && !v->isNull() && !v->isNumber())
             return bad(p + numeric, std::string("must be a number, got ") + v->typeName());
     }
-    if (const Value* v = ipam.find("addresses"); v && !v->isNull()) {
-        if (!v->isArray()) return bad(p + "addresses", "must be a list");
-        for (size_t i = 0; i < v->items().size(); ++i) {
-            std::string k = p + "addresses[" + std::to_string(i) + "].";
-            const Value& item = v->items()[i];
-            if (!item.isObject()) return bad(k.substr(0, k.size() - 1), "must be an object");
-            auto a = optString(item, k, "address");
-            auto g = optString(item, k, "gateway");
-            if (!a) return a.error();
-            if (!g) return g.error();
-            if (a->empty()) return bad(k + "address", "is required");
-            c.addresses.push_back({*a, *g});
-        }
+    return core::success();
+}
+
+Result<void> decodeStaticAddresses(const Value& ipam, const std::string& p, core::IpamConfig& c) {
+    const Value* v = ipam.find("addresses");
+    if (!v || v->isNull()) return core::success();
+    if (!v->isArray()) return bad(p + "addresses", "must be a list");
+    for (size_t i = 0; i < v->items().size(); ++i) {
+        std::string k = p + "addresses[" + std::to_string(i) + "].";
+        const Value& item = v->items()[i];
+        if (!item.isObject()) return bad(k.substr(0, k.size() - 1), "must be an object");
+        auto a = optString(item, k, "address");
+        auto g = optString(item, k, "gateway");
+        if (!a) return a.error();
+        if (!g) return g.error();
+        if (a->empty()) return bad(k + "address", "is required");
+        c.addresses.push_back({*a, *g});
     }
+    return core::success();
+}
+
+Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>& warnings) {
+    core::IpamConfig c;
+    const std::string p = "ipam.";
+    auto type = optString(ipam, p, "type");
+    if (!type) return type.error();
+    c.type = *type;
+    if (auto r = decodeRanges(ipam, p, c, warnings); !r) return r.error();
+    if (auto r = decodeStrings(ipam, p, c); !r) return r.error();
+    if (auto r = decodeOptions(ipam, p, c); !r) return r.error();
+    if (auto r = decodeStaticAddresses(ipam, p, c); !r) return r.error();
     return c;
 }
 
@@ -270,6 +292,97 @@ Result<Value> decodeDns(const Value& ipam) {
     return out;
 }
 
+// The network configuration on stdin: at most 1 MiB, a JSON object.
+Result<Value> parseDocument(std::string_view stdinText) {
+    if (stdinText.size() > kMaxConfigBytes)
+        return makeError(Errc::Decode, "network configuration is larger than 1 MiB");
+    auto doc = json::parse(stdinText);
+    if (!doc) return makeError(Errc::Decode, "network configuration: " + doc.error().message);
+    if (!doc->isObject())
+        return makeError(Errc::Decode, std::string("network configuration must be a JSON object, got ") +
+                                           doc->typeName());
+    return doc;
+}
+
+// Flat file: configuration_path when given (it must exist), else the first default found;
+// empty when there is none.
+Result<std::string> findFlatFile(const Value& ipam, const std::vector<std::string>& flatFiles,
+                                 std::vector<std::string>& warnings) {
+    auto confPath = optString(ipam, "ipam.", "configuration_path");
+    if (!confPath) return confPath.error();
+    std::string flat;
+    if (!confPath->empty()) {
+        if (isFile(*confPath)) {
+            flat = *confPath;
+        } else {
+            // allot also takes configuration_path as the directory holding the file.
+            for (const char* f : {"/whereabouts.conf", "/allot.conf"})
+                if (flat.empty() && isFile(*confPath + f)) flat = *confPath + f;
+            if (flat.empty())
+                warnings.push_back("\"ipam.configuration_path\": \"" + *confPath +
+                                   "\" does not exist: looking in the default places, as Whereabouts does");
+        }
+    }
+    for (const auto& f : flatFiles)
+        if (flat.empty() && isFile(f)) flat = f;
+    return flat;
+}
+
+// ipam (merged with its flat file) as the core config, the routes and the dns.
+Result<void> decodeIpamSections(const Value& ipam, NetConf& n) {
+    auto cfg = decodeIpam(ipam, n.warnings);
+    if (!cfg) return cfg.error();
+    n.ipam = std::move(*cfg);
+    auto routes = decodeRoutes(ipam);
+    if (!routes) return routes.error();
+    n.routes = std::move(*routes);
+    auto dns = decodeDns(ipam);
+    if (!dns) return dns.error();
+    n.dns = std::move(*dns);
+    return core::success();
+}
+
+// Requested IPs: runtimeConfig.ips (the "ips" capability) first, then args.cni.ips.
+Result<void> readRequestedIps(const Value& doc, NetConf& n) {
+    if (const Value* rc = doc.find("runtimeConfig"); rc && rc->isObject()) {
+        if (const Value* ips = rc->find("ips")) {
+            auto l = ipList(*ips, "runtimeConfig.ips");
+            if (!l) return l.error();
+            n.requestedIps = *l;
+        }
+    }
+    if (!n.requestedIps.empty()) return core::success();
+    if (const Value* args = doc.find("args"); args && args->isObject()) {
+        if (const Value* cni = args->find("cni"); cni && cni->isObject()) {
+            if (const Value* ips = cni->find("ips")) {
+                auto l = ipList(*ips, "args.cni.ips");
+                if (!l) return l.error();
+                n.requestedIps = *l;
+            }
+        }
+    }
+    return core::success();
+}
+
+Result<void> readValidAttachments(const Value& doc, NetConf& n) {
+    const Value* va = doc.find("cni.dev/valid-attachments");
+    if (!va) va = doc.find("cni.dev/attachments");
+    if (!va || va->isNull()) return core::success();
+    if (!va->isArray()) return bad("cni.dev/valid-attachments", "must be a list");
+    n.hasValidAttachments = true;
+    for (size_t i = 0; i < va->items().size(); ++i) {
+        const Value& item = va->items()[i];
+        std::string k = "cni.dev/valid-attachments[" + std::to_string(i) + "]";
+        if (!item.isObject()) return bad(k, "must be an object");
+        auto cid = optString(item, k + ".", "containerID");
+        auto ifn = optString(item, k + ".", "ifname");
+        if (!cid) return cid.error();
+        if (!ifn) return ifn.error();
+        n.validAttachments.push_back({*cid, *ifn});
+    }
+    return core::success();
+}
+
 }  // namespace
 
 std::vector<std::string> defaultFlatFiles() {
@@ -291,13 +404,8 @@ std::vector<std::string> flatFiles(const char* allotFlatFilesEnv) {
 }
 
 Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles) {
-    if (stdinText.size() > kMaxConfigBytes)
-        return makeError(Errc::Decode, "network configuration is larger than 1 MiB");
-    auto doc = json::parse(stdinText);
-    if (!doc) return makeError(Errc::Decode, "network configuration: " + doc.error().message);
-    if (!doc->isObject())
-        return makeError(Errc::Decode, std::string("network configuration must be a JSON object, got ") +
-                                           doc->typeName());
+    auto doc = parseDocument(stdinText);
+    if (!doc) return doc.error();
     NetConf n;
     auto ver = optString(*doc, "", "cniVersion");
     if (!ver) return ver.error();
@@ -314,78 +422,19 @@ Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::
         return bad("ipam", "is missing");
     }
 
-    // Flat file: configuration_path when given (it must exist), else the first default found.
-    auto confPath = optString(ipam, "ipam.", "configuration_path");
-    if (!confPath) return confPath.error();
-    std::string flat;
-    if (!confPath->empty()) {
-        if (isFile(*confPath)) {
-            flat = *confPath;
-        } else {
-            // allot also takes configuration_path as the directory holding the file.
-            for (const char* f : {"/whereabouts.conf", "/allot.conf"})
-                if (flat.empty() && isFile(*confPath + f)) flat = *confPath + f;
-            if (flat.empty())
-                n.warnings.push_back("\"ipam.configuration_path\": \"" + *confPath +
-                                     "\" does not exist: looking in the default places, as Whereabouts does");
-        }
-    }
-    for (const auto& f : flatFiles)
-        if (flat.empty() && isFile(f)) flat = f;
-    if (!flat.empty()) {
-        auto fv = readFlatFile(flat);
+    auto flat = findFlatFile(ipam, flatFiles, n.warnings);
+    if (!flat) return flat.error();
+    if (!flat->empty()) {
+        auto fv = readFlatFile(*flat);
         if (!fv) return fv.error();
         mergeUnder(ipam, *fv);
-        n.flatFile = flat;
+        n.flatFile = *flat;
     }
 
-    auto cfg = decodeIpam(ipam, n.warnings);
-    if (!cfg) return cfg.error();
-    n.ipam = std::move(*cfg);
-    auto routes = decodeRoutes(ipam);
-    if (!routes) return routes.error();
-    n.routes = std::move(*routes);
-    auto dns = decodeDns(ipam);
-    if (!dns) return dns.error();
-    n.dns = std::move(*dns);
-
-    // Requested IPs: runtimeConfig.ips (the "ips" capability) first, then args.cni.ips.
-    if (const Value* rc = doc->find("runtimeConfig"); rc && rc->isObject()) {
-        if (const Value* ips = rc->find("ips")) {
-            auto l = ipList(*ips, "runtimeConfig.ips");
-            if (!l) return l.error();
-            n.requestedIps = *l;
-        }
-    }
-    if (n.requestedIps.empty()) {
-        if (const Value* args = doc->find("args"); args && args->isObject()) {
-            if (const Value* cni = args->find("cni"); cni && cni->isObject()) {
-                if (const Value* ips = cni->find("ips")) {
-                    auto l = ipList(*ips, "args.cni.ips");
-                    if (!l) return l.error();
-                    n.requestedIps = *l;
-                }
-            }
-        }
-    }
+    if (auto r = decodeIpamSections(ipam, n); !r) return r.error();
+    if (auto r = readRequestedIps(*doc, n); !r) return r.error();
     if (const Value* pr = doc->find("prevResult"); pr && !pr->isNull()) n.prevResult = *pr;
-
-    const Value* va = doc->find("cni.dev/valid-attachments");
-    if (!va) va = doc->find("cni.dev/attachments");
-    if (va && !va->isNull()) {
-        if (!va->isArray()) return bad("cni.dev/valid-attachments", "must be a list");
-        n.hasValidAttachments = true;
-        for (size_t i = 0; i < va->items().size(); ++i) {
-            const Value& item = va->items()[i];
-            std::string k = "cni.dev/valid-attachments[" + std::to_string(i) + "]";
-            if (!item.isObject()) return bad(k, "must be an object");
-            auto cid = optString(item, k + ".", "containerID");
-            auto ifn = optString(item, k + ".", "ifname");
-            if (!cid) return cid.error();
-            if (!ifn) return ifn.error();
-            n.validAttachments.push_back({*cid, *ifn});
-        }
-    }
+    if (auto r = readValidAttachments(*doc, n); !r) return r.error();
     return n;
 }
 

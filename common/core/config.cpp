@@ -31,23 +31,8 @@ bool validNameFragment(const std::string& s) {
     return true;
 }
 
-}  // namespace
-
-Result<ValidatedConfig> validate(const IpamConfig& cfg) {
-    ValidatedConfig out;
-    out.raw = cfg;
-    if (cfg.type != "allot" && cfg.type != "whereabouts") {
-        return bad("ipam.type", cfg.type, "is not \"allot\" or \"whereabouts\"");
-    }
-    if (cfg.ranges.empty() && cfg.addresses.empty()) {
-        // Whereabouts starts the pod with no address from it; so does allot, and says so.
-        out.warnings.push_back("no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
-    }
-    if (cfg.ranges.size() > static_cast<size_t>(kMaxRanges)) {
-        return bad("ipRanges", std::to_string(cfg.ranges.size()) + " entries",
-                   "exceeds the limit of " + std::to_string(kMaxRanges));
-    }
-    // When a top-level "range" exists it is entry 0 and errors name it as such.
+// When a top-level "range" exists it is entry 0 and errors name it as such.
+Result<void> validateRanges(const IpamConfig& cfg, ValidatedConfig& out) {
     for (size_t i = 0; i < cfg.ranges.size(); ++i) {
         const bool top = cfg.topLevelRange && i == 0;
         size_t listIndex = cfg.topLevelRange ? i - 1 : i;
@@ -66,17 +51,24 @@ Result<ValidatedConfig> validate(const IpamConfig& cfg) {
         }
         out.ranges.push_back(std::move(*r));
     }
-    if (!cfg.gateway.empty()) {
-        auto gw = parseGoIp(cfg.gateway, IpSyntax::Sloppy);
-        if (!gw) return bad("gateway", cfg.gateway, "is not an IP address");
-        // Outside the ranges is fine (a pool that is a block of the subnet, the router elsewhere).
-        bool family = false;
-        for (const auto& r : out.ranges) family = family || r.family() == gw->family();
-        if (!family && !out.ranges.empty())
-            out.warnings.push_back("\"gateway\": " + gw->str() +
-                                   " is of neither range's family: not returned with any address");
-        out.gateway = *gw;
-    }
+    return success();
+}
+
+Result<void> validateGateway(const IpamConfig& cfg, ValidatedConfig& out) {
+    if (cfg.gateway.empty()) return success();
+    auto gw = parseGoIp(cfg.gateway, IpSyntax::Sloppy);
+    if (!gw) return bad("gateway", cfg.gateway, "is not an IP address");
+    // Outside the ranges is fine (a pool that is a block of the subnet, the router elsewhere).
+    bool family = false;
+    for (const auto& r : out.ranges) family = family || r.family() == gw->family();
+    if (!family && !out.ranges.empty())
+        out.warnings.push_back("\"gateway\": " + gw->str() +
+                               " is of neither range's family: not returned with any address");
+    out.gateway = *gw;
+    return success();
+}
+
+Result<void> validateStaticAddresses(const IpamConfig& cfg, ValidatedConfig& out) {
     for (size_t i = 0; i < cfg.addresses.size(); ++i) {
         std::string key = "addresses[" + std::to_string(i) + "]";
         const std::string& text = cfg.addresses[i].address;
@@ -91,32 +83,62 @@ Result<ValidatedConfig> validate(const IpamConfig& cfg) {
         }
         out.staticAddresses.push_back({StaticIp{c->ip, c->net.length()}, gw});
     }
-    if (!validNameFragment(cfg.networkName)) {
-        return bad("network_name", cfg.networkName,
-                   "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)");
-    }
-    // Whereabouts reads the level case-insensitively and keeps its default for a name it does
-    // not know.
+    return success();
+}
+
+// Whereabouts reads the level case-insensitively and keeps its default for a name it does
+// not know.
+void normalizeLogLevel(const IpamConfig& cfg, ValidatedConfig& out) {
     out.raw.logLevel = lower(cfg.logLevel);
     if (!validLevel(out.raw.logLevel)) {
         out.warnings.push_back("\"log_level\": \"" + cfg.logLevel +
                                "\" is not one of debug, verbose, info, error, panic: ignored");
         out.raw.logLevel.clear();
     }
-    if (!cfg.nodeSliceSize.empty()) {
-        std::string s = cfg.nodeSliceSize;
-        if (s[0] == '/') s = s.substr(1);
-        int len = -1;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), len);
-        if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-            return bad("node_slice_size", cfg.nodeSliceSize, "is not a prefix length like \"/28\"");
-        for (const auto& r : out.ranges) {
-            if (len <= r.cidr().length() || len > r.cidr().network().bits())
-                return bad("node_slice_size", cfg.nodeSliceSize,
-                           "must be longer than the range prefix of " + r.cidr().str());
-        }
-        out.sliceSize = len;
+}
+
+Result<void> validateSliceSize(const IpamConfig& cfg, ValidatedConfig& out) {
+    if (cfg.nodeSliceSize.empty()) return success();
+    std::string s = cfg.nodeSliceSize;
+    if (s[0] == '/') s = s.substr(1);
+    int len = -1;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), len);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+        return bad("node_slice_size", cfg.nodeSliceSize, "is not a prefix length like \"/28\"");
+    for (const auto& r : out.ranges) {
+        if (len <= r.cidr().length() || len > r.cidr().network().bits())
+            return bad("node_slice_size", cfg.nodeSliceSize,
+                       "must be longer than the range prefix of " + r.cidr().str());
     }
+    out.sliceSize = len;
+    return success();
+}
+
+}  // namespace
+
+Result<ValidatedConfig> validate(const IpamConfig& cfg) {
+    ValidatedConfig out;
+    out.raw = cfg;
+    if (cfg.type != "allot" && cfg.type != "whereabouts") {
+        return bad("ipam.type", cfg.type, "is not \"allot\" or \"whereabouts\"");
+    }
+    if (cfg.ranges.empty() && cfg.addresses.empty()) {
+        // Whereabouts starts the pod with no address from it; so does allot, and says so.
+        out.warnings.push_back("no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
+    }
+    if (cfg.ranges.size() > static_cast<size_t>(kMaxRanges)) {
+        return bad("ipRanges", std::to_string(cfg.ranges.size()) + " entries",
+                   "exceeds the limit of " + std::to_string(kMaxRanges));
+    }
+    if (auto r = validateRanges(cfg, out); !r) return r.error();
+    if (auto r = validateGateway(cfg, out); !r) return r.error();
+    if (auto r = validateStaticAddresses(cfg, out); !r) return r.error();
+    if (!validNameFragment(cfg.networkName)) {
+        return bad("network_name", cfg.networkName,
+                   "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)");
+    }
+    normalizeLogLevel(cfg, out);
+    if (auto r = validateSliceSize(cfg, out); !r) return r.error();
     if (cfg.deadlineMs < 0 || cfg.deadlineMs > kMaxDeadlineMs) {
         return bad("deadline_ms", std::to_string(cfg.deadlineMs),
                    "must be between 1 and " + std::to_string(kMaxDeadlineMs));

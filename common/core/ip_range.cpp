@@ -10,93 +10,102 @@ Error cfgError(const std::string& key, const std::string& value, const std::stri
     return makeError(Errc::InvalidConfig, "\"" + key + "\": \"" + value + "\" " + why);
 }
 
-}  // namespace
+void addWarning(std::vector<std::string>* warnings, std::string w) {
+    if (warnings) warnings->push_back(std::move(w));
+}
 
-Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key, BoundsSyntax syntax,
-                                  std::vector<std::string>* warnings) {
-    auto warn = [&](std::string w) {
-        if (warnings) warnings->push_back(std::move(w));
-    };
-    IpRange r;
-    if (spec.range.empty()) return makeError(Errc::InvalidConfig, "\"" + key + "\" is required");
-    const std::string base = key.size() > 5 && key.ends_with("range") ? key.substr(0, key.size() - 5) : "";
-    const std::string startKey = base + "range_start", endKey = base + "range_end";
-
-    // The bounds as written: leniently at the top level (unreadable: dropped), strictly in ipRanges.
-    auto readBound = [&](const std::string& text, const std::string& name) -> Result<std::optional<IpAddress>> {
-        if (text.empty()) return std::optional<IpAddress>();
-        if (syntax == BoundsSyntax::TopLevel) {
-            auto ip = parseGoIp(text, IpSyntax::Sloppy);
-            if (!ip) {
-                warn("\"" + name + "\": \"" + text + "\" is not an IP address: ignored, as Whereabouts does");
-                return std::optional<IpAddress>();
-            }
-            return std::optional<IpAddress>(*ip);
+// The bounds as written: leniently at the top level (unreadable: dropped), strictly in ipRanges.
+Result<std::optional<IpAddress>> readBound(const std::string& text, const std::string& name, BoundsSyntax syntax,
+                                           std::vector<std::string>* warnings) {
+    if (text.empty()) return std::optional<IpAddress>();
+    if (syntax == BoundsSyntax::TopLevel) {
+        auto ip = parseGoIp(text, IpSyntax::Sloppy);
+        if (!ip) {
+            addWarning(warnings, "\"" + name + "\": \"" + text + "\" is not an IP address: ignored, as Whereabouts does");
+            return std::optional<IpAddress>();
         }
-        auto ip = parseGoIp(text, IpSyntax::Strict);
-        if (!ip) return cfgError(name, text, "is not an IP address");
         return std::optional<IpAddress>(*ip);
-    };
-    auto s = readBound(spec.rangeStart, startKey);
-    if (!s) return s.error();
-    auto e = readBound(spec.rangeEnd, endKey);
-    if (!e) return e.error();
-    std::optional<IpAddress> start = *s, end = *e;
+    }
+    auto ip = parseGoIp(text, IpSyntax::Strict);
+    if (!ip) return cfgError(name, text, "is not an IP address");
+    return std::optional<IpAddress>(*ip);
+}
 
-    if (auto dash = spec.range.find('-'); dash != std::string::npos) {
-        // "A-B/prefix": the network of B/prefix, from A to B. It replaces range_start/range_end.
-        auto a = parseGoIp(spec.range.substr(0, dash), IpSyntax::Sloppy);
-        if (!a) return cfgError(key, spec.range, "has an invalid start: " + a.error().message);
-        auto b = parseGoCidr(spec.range.substr(dash + 1), IpSyntax::Sloppy);
-        if (!b) return cfgError(key, spec.range, "is not A-B/prefix: " + b.error().message);
-        if (!b->net.contains(*a)) return cfgError(key, spec.range, "has a start outside " + b->net.str());
-        if (!spec.rangeStart.empty() || !spec.rangeEnd.empty())
-            warn("\"" + startKey + "\"/\"" + endKey + "\" ignored: the A-B form of \"" + key + "\" (" +
-                 spec.range + ") sets both, as in Whereabouts");
-        r.cidr_ = b->net;
-        start = *a;
-        end = b->ip;
-    } else {
+// The network of "range"; its A-B/prefix form also replaces the bounds in start and end.
+Result<Cidr> readRangeNetwork(const RangeSpec& spec, const std::string& key, const std::string& startKey,
+                              const std::string& endKey, std::optional<IpAddress>& start,
+                              std::optional<IpAddress>& end, std::vector<std::string>* warnings) {
+    auto dash = spec.range.find('-');
+    if (dash == std::string::npos) {
         auto c = parseGoCidr(spec.range, IpSyntax::Sloppy);
         if (!c) return cfgError(key, spec.range, "is not a CIDR or A-B/prefix: " + c.error().message);
-        r.cidr_ = c->net;
+        return c->net;
     }
+    // "A-B/prefix": the network of B/prefix, from A to B. It replaces range_start/range_end.
+    auto a = parseGoIp(spec.range.substr(0, dash), IpSyntax::Sloppy);
+    if (!a) return cfgError(key, spec.range, "has an invalid start: " + a.error().message);
+    auto b = parseGoCidr(spec.range.substr(dash + 1), IpSyntax::Sloppy);
+    if (!b) return cfgError(key, spec.range, "is not A-B/prefix: " + b.error().message);
+    if (!b->net.contains(*a)) return cfgError(key, spec.range, "has a start outside " + b->net.str());
+    if (!spec.rangeStart.empty() || !spec.rangeEnd.empty())
+        addWarning(warnings, "\"" + startKey + "\"/\"" + endKey + "\" ignored: the A-B form of \"" + key + "\" (" +
+                                 spec.range + ") sets both, as in Whereabouts");
+    start = *a;
+    end = b->ip;
+    return b->net;
+}
 
-    // Usable addresses: network and broadcast never, except that /31, /32, /127 and /128 hand out
-    // every address (RFC 3021; Whereabouts refuses these ranges on ADD).
-    const int bits = r.cidr_.network().bits();
-    const bool pointToPoint = r.cidr_.length() >= bits - 1;
-    IpAddress lo = r.cidr_.first(), hi = r.cidr_.last();
+struct Bounds {
+    IpAddress start, end;
+};
+
+// Usable addresses: network and broadcast never, except that /31, /32, /127 and /128 hand out
+// every address (RFC 3021; Whereabouts refuses these ranges on ADD).
+Bounds usableBounds(const Cidr& cidr) {
+    const int bits = cidr.network().bits();
+    const bool pointToPoint = cidr.length() >= bits - 1;
+    IpAddress lo = cidr.first(), hi = cidr.last();
     if (!pointToPoint) {
         lo = IpAddress(lo.family(), lo.value() + 1);
         hi = IpAddress(hi.family(), hi.value() - 1);
     }
+    return {lo, hi};
+}
+
+// As Whereabouts' GetIPRange: a start is used only inside the usable addresses, an end
+// only between the start and the last usable address; otherwise each is ignored.
+Bounds clampBounds(const Cidr& cidr, const std::optional<IpAddress>& start, const std::optional<IpAddress>& end,
+                   const std::string& startKey, const std::string& endKey, std::vector<std::string>* warnings) {
+    const auto [lo, hi] = usableBounds(cidr);
     auto within = [](const IpAddress& ip, const IpAddress& a, const IpAddress& b) {
         return ip.family() == a.family() && !(ip < a) && !(b < ip);
     };
-    const std::string usable = lo.str() + "-" + hi.str() + " of " + r.cidr_.str();
-    r.start_ = lo;
-    r.end_ = hi;
-    // As Whereabouts' GetIPRange: a start is used only inside the usable addresses, an end
-    // only between the start and the last usable address; otherwise each is ignored.
+    const std::string usable = lo.str() + "-" + hi.str() + " of " + cidr.str();
+    Bounds r{lo, hi};
     if (start) {
         if (within(*start, lo, hi)) {
-            r.start_ = *start;
+            r.start = *start;
         } else {
-            warn("\"" + startKey + "\": " + start->str() + " is not inside the usable addresses " + usable +
-                 ": ignored, as Whereabouts does; allocating from " + lo.str());
+            addWarning(warnings, "\"" + startKey + "\": " + start->str() + " is not inside the usable addresses " +
+                                     usable + ": ignored, as Whereabouts does; allocating from " + lo.str());
         }
     }
     if (end) {
-        if (within(*end, r.start_, hi)) {
-            r.end_ = *end;
+        if (within(*end, r.start, hi)) {
+            r.end = *end;
         } else {
-            warn("\"" + endKey + "\": " + end->str() + " is not between the range start " + r.start_.str() +
-                 " and the last usable address " + hi.str() + ": ignored, as Whereabouts does; allocating up to " +
-                 hi.str());
+            addWarning(warnings, "\"" + endKey + "\": " + end->str() + " is not between the range start " +
+                                     r.start.str() + " and the last usable address " + hi.str() +
+                                     ": ignored, as Whereabouts does; allocating up to " + hi.str());
         }
     }
+    return r;
+}
 
+// The excludes of the family of cidr, sorted; an unreadable one sets addError (the first only).
+std::vector<Cidr> readExcludes(const RangeSpec& spec, const std::string& base, const Cidr& cidr,
+                               std::optional<Error>& addError, std::vector<std::string>* warnings) {
+    std::vector<Cidr> excludes;
     for (size_t i = 0; i < spec.exclude.size(); ++i) {
         const std::string& ex = spec.exclude[i];
         std::string exKey = base + "exclude[" + std::to_string(i) + "]";
@@ -106,19 +115,45 @@ Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key,
             if (auto ip = parseGoIp(ex, IpSyntax::Strict)) c = parseGoCidr(ex + (ip->isV4() ? "/32" : "/128"), IpSyntax::Strict);
         }
         if (!c) {
-            if (!r.addError_) r.addError_ = cfgError(exKey, ex, "is not a CIDR or an IP address");
+            if (!addError) addError = cfgError(exKey, ex, "is not a CIDR or an IP address");
             continue;
         }
-        if (c->net.family() != r.cidr_.family()) {
-            warn("\"" + exKey + "\": " + c->net.str() + " is not of the family of " + r.cidr_.str() +
-                 ": it excludes nothing");
+        if (c->net.family() != cidr.family()) {
+            addWarning(warnings, "\"" + exKey + "\": " + c->net.str() + " is not of the family of " + cidr.str() +
+                                     ": it excludes nothing");
             continue;
         }
-        r.excludes_.push_back(c->net);
+        excludes.push_back(c->net);
     }
-    std::sort(r.excludes_.begin(), r.excludes_.end(), [](const Cidr& a, const Cidr& b) {
+    std::sort(excludes.begin(), excludes.end(), [](const Cidr& a, const Cidr& b) {
         return a.first().value() < b.first().value();
     });
+    return excludes;
+}
+
+}  // namespace
+
+Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key, BoundsSyntax syntax,
+                                  std::vector<std::string>* warnings) {
+    IpRange r;
+    if (spec.range.empty()) return makeError(Errc::InvalidConfig, "\"" + key + "\" is required");
+    const std::string base = key.size() > 5 && key.ends_with("range") ? key.substr(0, key.size() - 5) : "";
+    const std::string startKey = base + "range_start", endKey = base + "range_end";
+
+    auto s = readBound(spec.rangeStart, startKey, syntax, warnings);
+    if (!s) return s.error();
+    auto e = readBound(spec.rangeEnd, endKey, syntax, warnings);
+    if (!e) return e.error();
+    std::optional<IpAddress> start = *s, end = *e;
+
+    auto cidr = readRangeNetwork(spec, key, startKey, endKey, start, end, warnings);
+    if (!cidr) return cidr.error();
+    r.cidr_ = *cidr;
+
+    const Bounds bounds = clampBounds(r.cidr_, start, end, startKey, endKey, warnings);
+    r.start_ = bounds.start;
+    r.end_ = bounds.end;
+    r.excludes_ = readExcludes(spec, base, r.cidr_, r.addError_, warnings);
     return r;
 }
 

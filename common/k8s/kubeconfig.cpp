@@ -150,6 +150,100 @@ private:
     std::filesystem::path dir_;
 };
 
+// The cluster named by the context: server, certificate authority, insecure-skip-tls-verify.
+core::Result<void> readCluster(const Reader& rd, const YAML::Node& root, const std::string& clusterName,
+                               const std::string& ctxWhere, ClusterConfig& cfg) {
+    auto cluster = rd.named(root, "clusters", "cluster", clusterName);
+    if (!cluster) return cluster.error();
+    if (!*cluster)
+        return rd.error("cluster " + inQuotes(clusterName) + " (of " + ctxWhere +
+                        ") not found under clusters");
+    const std::string clWhere = "cluster " + inQuotes(clusterName);
+    auto server = rd.scalar(**cluster, "server", clWhere);
+    if (!server) return server.error();
+    if (!*server || (*server)->empty()) return rd.error(clWhere + ": server is not set");
+    cfg.server = **server;
+    while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
+    if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
+        return rd.error(clWhere + ": server " + inQuotes(cfg.server) +
+                        " must start with https://");
+    auto caData = rd.data(**cluster, "certificate-authority-data", clWhere);
+    if (!caData) return caData.error();
+    cfg.caData = std::move(*caData);
+    auto caFile = rd.file(**cluster, "certificate-authority", clWhere);
+    if (!caFile) return caFile.error();
+    cfg.caFile = std::move(*caFile);
+    auto insecure = rd.flag(**cluster, "insecure-skip-tls-verify", clWhere);
+    if (!insecure) return insecure.error();
+    cfg.insecureSkipTlsVerify = *insecure;
+    if (cfg.insecureSkipTlsVerify && (!cfg.caData.empty() || !cfg.caFile.empty()))
+        return rd.error(clWhere +
+                        ": insecure-skip-tls-verify cannot be combined with a certificate "
+                        "authority (as kubectl refuses it too)");
+    return core::success();
+}
+
+// The user's certificate, key and token fields, each as written (files resolved and checked).
+core::Result<void> readUserFields(const Reader& rd, const YAML::Node& u, const std::string& usWhere,
+                                  ClusterConfig& cfg) {
+    auto certData = rd.data(u, "client-certificate-data", usWhere);
+    if (!certData) return certData.error();
+    cfg.clientCertData = std::move(*certData);
+    auto certFile = rd.file(u, "client-certificate", usWhere);
+    if (!certFile) return certFile.error();
+    cfg.clientCertFile = std::move(*certFile);
+    auto keyData = rd.data(u, "client-key-data", usWhere);
+    if (!keyData) return keyData.error();
+    cfg.clientKeyData = std::move(*keyData);
+    auto keyFile = rd.file(u, "client-key", usWhere);
+    if (!keyFile) return keyFile.error();
+    cfg.clientKeyFile = std::move(*keyFile);
+    auto token = rd.scalar(u, "token", usWhere);
+    if (!token) return token.error();
+    if (*token) cfg.token = trimmed(**token);
+    auto tokenFile = rd.file(u, "tokenFile", usWhere);
+    if (!tokenFile) return tokenFile.error();
+    cfg.tokenFile = std::move(*tokenFile);
+    return core::success();
+}
+
+// A certificate needs its key and the other way round; a user with neither a certificate nor a
+// token must not rely on a credential kind allot cannot use.
+core::Result<void> checkCredentials(const Reader& rd, const YAML::Node& u, const std::string& usWhere,
+                                    const ClusterConfig& cfg) {
+    const bool hasCert = !cfg.clientCertData.empty() || !cfg.clientCertFile.empty();
+    const bool hasKey = !cfg.clientKeyData.empty() || !cfg.clientKeyFile.empty();
+    if (hasCert && !hasKey)
+        return rd.error(usWhere + ": client-certificate is set but client-key(-data) is not");
+    if (hasKey && !hasCert)
+        return rd.error(usWhere + ": client-key is set but client-certificate(-data) is not");
+    const bool hasToken = !cfg.token.empty() || !cfg.tokenFile.empty();
+    if (!hasCert && !hasToken) {
+        for (const char* unsupported : {"exec", "auth-provider", "username"}) {
+            const YAML::Node n = u[unsupported];
+            if (n.IsDefined() && !n.IsNull())
+                return rd.error(usWhere + ": " + unsupported +
+                                " credentials are not supported; use a token, tokenFile or "
+                                "client certificate");
+        }
+    }
+    return core::success();
+}
+
+// The user named by the context.
+core::Result<void> readUser(const Reader& rd, const YAML::Node& root, const std::string& userName,
+                            const std::string& ctxWhere, ClusterConfig& cfg) {
+    auto user = rd.named(root, "users", "user", userName);
+    if (!user) return user.error();
+    if (!*user)
+        return rd.error("user " + inQuotes(userName) + " (of " + ctxWhere +
+                        ") not found under users");
+    const std::string usWhere = "user " + inQuotes(userName);
+    const YAML::Node& u = **user;
+    if (auto r = readUserFields(rd, u, usWhere, cfg); !r) return r.error();
+    return checkCredentials(rd, u, usWhere, cfg);
+}
+
 Result<ClusterConfig> parseKubeconfig(const Reader& rd, const YAML::Node& root,
                                       const std::string& requestedContext) {
     if (!root.IsMap()) return rd.error("not a kubeconfig (expected a YAML mapping)");
@@ -178,34 +272,7 @@ Result<ClusterConfig> parseKubeconfig(const Reader& rd, const YAML::Node& root,
     if (!ns) return ns.error();
     if (*ns) cfg.namespace_ = **ns;
 
-    // Cluster.
-    auto cluster = rd.named(root, "clusters", "cluster", **clusterName);
-    if (!cluster) return cluster.error();
-    if (!*cluster)
-        return rd.error("cluster " + inQuotes(**clusterName) + " (of " + ctxWhere +
-                        ") not found under clusters");
-    const std::string clWhere = "cluster " + inQuotes(**clusterName);
-    auto server = rd.scalar(**cluster, "server", clWhere);
-    if (!server) return server.error();
-    if (!*server || (*server)->empty()) return rd.error(clWhere + ": server is not set");
-    cfg.server = **server;
-    while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
-    if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
-        return rd.error(clWhere + ": server " + inQuotes(cfg.server) +
-                        " must start with https://");
-    auto caData = rd.data(**cluster, "certificate-authority-data", clWhere);
-    if (!caData) return caData.error();
-    cfg.caData = std::move(*caData);
-    auto caFile = rd.file(**cluster, "certificate-authority", clWhere);
-    if (!caFile) return caFile.error();
-    cfg.caFile = std::move(*caFile);
-    auto insecure = rd.flag(**cluster, "insecure-skip-tls-verify", clWhere);
-    if (!insecure) return insecure.error();
-    cfg.insecureSkipTlsVerify = *insecure;
-    if (cfg.insecureSkipTlsVerify && (!cfg.caData.empty() || !cfg.caFile.empty()))
-        return rd.error(clWhere +
-                        ": insecure-skip-tls-verify cannot be combined with a certificate "
-                        "authority (as kubectl refuses it too)");
+    if (auto r = readCluster(rd, root, **clusterName, ctxWhere, cfg); !r) return r.error();
 
     // User (a context without one is anonymous).
     if (!*userName || (*userName)->empty()) {
@@ -213,49 +280,7 @@ Result<ClusterConfig> parseKubeconfig(const Reader& rd, const YAML::Node& root,
         return cfg;
     }
     cfg.identity = "user " + inQuotes(**userName) + " of context " + inQuotes(contextName);
-    auto user = rd.named(root, "users", "user", **userName);
-    if (!user) return user.error();
-    if (!*user)
-        return rd.error("user " + inQuotes(**userName) + " (of " + ctxWhere +
-                        ") not found under users");
-    const std::string usWhere = "user " + inQuotes(**userName);
-    const YAML::Node& u = **user;
-
-    auto certData = rd.data(u, "client-certificate-data", usWhere);
-    if (!certData) return certData.error();
-    cfg.clientCertData = std::move(*certData);
-    auto certFile = rd.file(u, "client-certificate", usWhere);
-    if (!certFile) return certFile.error();
-    cfg.clientCertFile = std::move(*certFile);
-    auto keyData = rd.data(u, "client-key-data", usWhere);
-    if (!keyData) return keyData.error();
-    cfg.clientKeyData = std::move(*keyData);
-    auto keyFile = rd.file(u, "client-key", usWhere);
-    if (!keyFile) return keyFile.error();
-    cfg.clientKeyFile = std::move(*keyFile);
-    auto token = rd.scalar(u, "token", usWhere);
-    if (!token) return token.error();
-    if (*token) cfg.token = trimmed(**token);
-    auto tokenFile = rd.file(u, "tokenFile", usWhere);
-    if (!tokenFile) return tokenFile.error();
-    cfg.tokenFile = std::move(*tokenFile);
-
-    const bool hasCert = !cfg.clientCertData.empty() || !cfg.clientCertFile.empty();
-    const bool hasKey = !cfg.clientKeyData.empty() || !cfg.clientKeyFile.empty();
-    if (hasCert && !hasKey)
-        return rd.error(usWhere + ": client-certificate is set but client-key(-data) is not");
-    if (hasKey && !hasCert)
-        return rd.error(usWhere + ": client-key is set but client-certificate(-data) is not");
-    const bool hasToken = !cfg.token.empty() || !cfg.tokenFile.empty();
-    if (!hasCert && !hasToken) {
-        for (const char* unsupported : {"exec", "auth-provider", "username"}) {
-            const YAML::Node n = u[unsupported];
-            if (n.IsDefined() && !n.IsNull())
-                return rd.error(usWhere + ": " + unsupported +
-                                " credentials are not supported; use a token, tokenFile or "
-                                "client certificate");
-        }
-    }
+    if (auto r = readUser(rd, root, **userName, ctxWhere, cfg); !r) return r.error();
     return cfg;
 }
 
