@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/naming.h"
+#include "engine/retry_policy.h"
 #include "log/log.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/network_status.h"
@@ -129,10 +130,11 @@ void Reclaimer::runOnce(Clock::time_point now) {
                 logging::logInfo("ready: first sync and catch-up complete");
             }
             caughtUp_ = true;
+            catchUpFailures_ = 0;
         } else {
-            catchUpBackoff_ = std::clamp(catchUpBackoff_ * 2, opts_.retryBase, opts_.retryMax);
-            catchUpAt_ = Clock::now() + catchUpBackoff_;
-            logging::logWarn("catch-up scan failed (retrying in " + std::to_string(catchUpBackoff_.count()) +
+            const auto wait = retryBackoff().delay(catchUpFailures_++);
+            catchUpAt_ = Clock::now() + wait;
+            logging::logWarn("catch-up scan failed (retrying in " + std::to_string(wait.count()) +
                     "ms): " + r.error().message);
             if (!catchUpRequest_) catchUpRequest_ = std::move(catchUpReq);
         }
@@ -279,11 +281,7 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
                       podRef(w.pod.ns, w.pod.name, w.pod.uid)});
         return;
     }
-    static thread_local std::minstd_rand rng{std::random_device{}()};
-    const auto cap = std::min<int64_t>(opts_.retryMax.count(), opts_.retryBase.count()
-                                                                   << std::min(w.attempts - 1, 16));
-    std::uniform_int_distribution<int64_t> d(cap / 2, std::max<int64_t>(cap, 1));
-    w.due = now + std::chrono::milliseconds(d(rng));
+    w.due = now + retryBackoff().delay(w.attempts - 1);
     logging::logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " failed (attempt " +
             std::to_string(w.attempts) + ", retrying): " + error);
     std::lock_guard l(m_);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/retry_policy.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/match.h"
@@ -104,6 +105,8 @@ class Reclaimer {
     bool caughtUp() const;
 
   private:
+    // The engine's one backoff schedule, between retryBase and retryMax.
+    engine::Backoff retryBackoff() const { return {opts_.retryBase, opts_.retryMax}; }
     struct Work {
         PodRecord pod;
         std::string reason;        // releases_total label: pod_deleted, catch_up
@@ -175,7 +178,7 @@ class Reclaimer {
     std::vector<Work> queue_;
     std::optional<std::vector<PodRecord>> catchUpRequest_;
     Clock::time_point catchUpAt_{};  // a failed catch-up is retried from then on
-    std::chrono::milliseconds catchUpBackoff_{0};
+    int catchUpFailures_ = 0;  // consecutive failed catch-up scans: the backoff's attempt
     bool caughtUp_ = false;
     bool stopping_ = false;
     Clock::time_point nextJournal_{};
