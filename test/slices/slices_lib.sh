@@ -1,0 +1,81 @@
+# shellcheck shell=bash
+# Helpers of test/slices/slices_test.sh: Node and NAD objects, NodeSlicePools, and the plugin
+# in slice mode. Source after test/integration/gc_lib.sh; call slices_init after gc_init.
+
+# slices_init: the RBAC of this tree (the slice controller's verbs), and cleanup at exit.
+slices_init() {
+  SLICE_NODES=()
+  on_exit slices_cleanup
+  kubectl apply -f "$GC_ROOT/deploy/rbac.yaml" >/dev/null || return 1
+  wait_for 30 kubectl_allot auth can-i create nodeslicepools.whereabouts.cni.cncf.io -n "$POOLNS" &&
+    wait_for 30 kubectl_allot auth can-i list network-attachment-definitions.k8s.cni.cncf.io --all-namespaces
+}
+
+slices_cleanup() {
+  local pid n
+  for pid in "${gc_pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  kubectl delete nodeslicepools -n "$POOLNS" --all --wait=false >/dev/null 2>&1
+  for n in "${SLICE_NODES[@]}"; do
+    kubectl delete node "$n" --wait=false >/dev/null 2>&1
+    kubectl delete events -n default --field-selector "involvedObject.name=$n" >/dev/null 2>&1
+  done
+}
+
+# mk_node NAME: a Node object (no kubelet behind it).
+mk_node() {
+  SLICE_NODES+=("$1")
+  jq -n --arg n "$1" '{apiVersion: "v1", kind: "Node", metadata: {name: $n}}' | kubectl create -f - >/dev/null
+}
+
+# mk_slice_nad NS NAME IPAM_JSON: a NetworkAttachmentDefinition whose ipam is
+# IPAM_JSON + {type: allot, namespace: POOLNS}; created or replaced.
+mk_slice_nad() {
+  local cfg
+  cfg=$(jq -cn --arg name "$2" --arg ns "$POOLNS" --argjson ipam "$3" \
+    '{cniVersion: "1.1.0", name: $name, type: "macvlan", master: "eth0",
+      ipam: ({type: "allot", namespace: $ns} + $ipam)}')
+  jq -n --arg name "$2" --arg ns "$1" --arg cfg "$cfg" \
+    '{apiVersion: "k8s.cni.cncf.io/v1", kind: "NetworkAttachmentDefinition",
+      metadata: {name: $name, namespace: $ns}, spec: {config: $cfg}}' | kubectl apply -f - >/dev/null
+}
+
+nsp_json() { kubectl get nodeslicepool -n "$POOLNS" "$1" -o json 2>/dev/null; }
+# slice_of NSP NODE: the node's first slice (what a plugin reads), "" when none.
+slice_of() {
+  nsp_json "$1" | jq -r --arg n "$2" '[.status.allocations[] | select(.nodeName == $n)][0].sliceRange // ""'
+}
+has_slice() { [[ -n "$(slice_of "$1" "$2")" ]]; }
+# slice_is NSP NODE REGEX
+slice_is() { [[ "$(slice_of "$1" "$2")" =~ $3 ]]; }
+# nsp_field NSP JQ-PATH VALUE
+nsp_field() { [[ "$(nsp_json "$1" | jq -r "$2")" == "$3" ]]; }
+# unassigned_nodes NSP: Nodes with no slice in it.
+unassigned_nodes() {
+  local j
+  j=$(nsp_json "$1")
+  kubectl get nodes -o name | sed 's|^node/||' | while read -r n; do
+    jq -e --arg n "$n" '[.status.allocations[] | select(.nodeName == $n)] | length == 0' <<<"$j" >/dev/null && echo "$n"
+  done
+}
+
+# in_cidr IP CIDR
+in_cidr() { python3 -c 'import ipaddress, sys; sys.exit(0 if ipaddress.ip_address(sys.argv[1]) in ipaddress.ip_network(sys.argv[2]) else 1)' "$1" "$2" 2>/dev/null; }
+
+is_leader() { [[ "$(gc_metric "$1" allot_is_leader)" == 1 ]]; }
+# metric_is NAME SERIES VALUE
+metric_is() { [[ "$(gc_metric "$1" "$2")" == "$3" ]]; }
+# node_event NODE REASON: an Event with REASON about Node NODE (stored in "default").
+node_event() {
+  kubectl get events -n default -o json |
+    jq -e --arg n "$1" --arg r "$2" '[.items[] | select(.involvedObject.kind == "Node" and .involvedObject.name == $n and .reason == $r and .type == "Warning")] | length > 0' >/dev/null
+}
+
+# slice_conf NODE IPAM_JSON: the network config a runtime hands the plugin on NODE.
+slice_conf() { netconf "$RUN-net" "$2" "$1"; }
+# slice_add NODE POD IPAM_JSON: ADD that must succeed; prints the first address.
+slice_add() { add "$1" "ctr-$2" "$2" "uid-$2" "$(slice_conf "$1" "$3")"; }
+# slice_del NODE POD IPAM_JSON: DEL that must succeed.
+slice_del() {
+  cni DEL "$1" "ctr-$2" "$2" "uid-$2" "$(slice_conf "$1" "$3")"
+  [[ "$CNI_RC" == 0 ]] || { echo "DEL $2 on $1 failed: $CNI_OUT $CNI_ERR"; return 1; }
+}
