@@ -137,7 +137,7 @@ Result<std::vector<Cidr>> carveSlices(const Cidr& range, int length) {
                                                   " must be longer than the prefix of " +
                                                   range.str() + " and at most /" +
                                                   std::to_string(bits));
-    if (length - range.length() > 16)
+    if (length - range.length() > kMaxSliceBits)
         return makeError(Errc::InvalidConfig,
                          "slice size /" + std::to_string(length) + " cuts " + range.str() +
                              " into more than " + std::to_string(kMaxNodeSlices) + " slices");

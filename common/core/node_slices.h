@@ -21,9 +21,11 @@
 
 namespace allot::core {
 
-// A NodeSlicePool lists every slice: a range cut finer than this is refused (it would not fit
-// in one object anyway).
-inline constexpr size_t kMaxNodeSlices = 65536;
+// A NodeSlicePool lists every slice (~50 bytes each): a range cut finer than this is refused,
+// so that the object stays well under etcd's 1.5 MiB request limit (~400 KiB at most). More
+// than Kubernetes' supported 5,000 nodes.
+inline constexpr size_t kMaxNodeSlices = 8192;
+inline constexpr int kMaxSliceBits = 13;  // log2(kMaxNodeSlices)
 
 // "/24" or "24" (as Whereabouts reads spec.sliceSize). InvalidConfig naming the value otherwise.
 Result<int> parseSliceSize(std::string_view text);
