@@ -79,3 +79,67 @@ slice_del() {
   cni DEL "$1" "ctr-$2" "$2" "uid-$2" "$(slice_conf "$1" "$3")"
   [[ "$CNI_RC" == 0 ]] || { echo "DEL $2 on $1 failed: $CNI_OUT $CNI_ERR"; return 1; }
 }
+
+# wa_setup: Whereabouts' kubeconfig (admin, context namespace POOLNS: where it keeps pools and
+# reads NodeSlicePools) and its flat file.
+wa_setup() {
+  mkdir -p "$WORK/wa"
+  sed '/^[[:space:]]*namespace:/d' "$KUBECONFIG" |
+    awk -v ns="$POOLNS" '{ print } /^[[:space:]]*cluster:/ && !done { match($0, /^[[:space:]]*/); printf "%snamespace: %s\n", substr($0, 1, RLENGTH), ns; done = 1 }' \
+    >"$WORK/wa/kubeconfig" || return 1
+  echo '{"datastore":"kubernetes"}' >"$WORK/wa/whereabouts.conf"
+}
+
+# both_plugins NODE...: on each NODE, SLICE_N ADDs through Whereabouts ($WA) and as many through
+# allot, all at once; checks every ADD succeeded, no address twice, each inside its node's slice.
+both_plugins() {
+  local n=${SLICE_N:-8}
+  python3 - "$n" "$@" <<'PY'
+import json, os, subprocess, sys, ipaddress, time
+from concurrent.futures import ThreadPoolExecutor
+n, nodes = int(sys.argv[1]), sys.argv[2:]
+work, net, pns = os.environ["WORK"], os.environ["NETW"], os.environ["POOLNS"]
+ipam = json.loads(os.environ["IPAMW"])
+def conf(tool, node):
+    i = dict(ipam)
+    if tool == "wa":
+        i.update(kubernetes={"kubeconfig": work + "/wa/kubeconfig"}, configuration_path=work + "/wa/whereabouts.conf")
+        i.pop("namespace", None)
+    else:
+        i.update(type="allot", namespace=pns, kubernetes={"kubeconfig": os.environ["ALLOT_KUBECONFIG"]},
+                 lock_dir=f"{work}/nodes/{node}/lock", journal_dir=f"{work}/nodes/{node}/journal")
+    return json.dumps({"cniVersion": "0.3.1", "name": os.environ["RUN"] + "-net", "type": "macvlan", "ipam": i})
+def add(job):
+    tool, node, k = job
+    pod = f"{tool}-{node[-6:]}-{k}"
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "CNI_COMMAND": "ADD", "CNI_CONTAINERID": "ctr-" + pod,
+           "CNI_NETNS": "/var/run/netns/none", "CNI_IFNAME": "net1", "CNI_PATH": "/opt/cni/bin", "NODENAME": node,
+           "CNI_ARGS": f"IgnoreUnknown=1;K8S_POD_NAMESPACE={os.environ['PODNS']};K8S_POD_NAME={pod}"}
+    if tool == "allot": env["ALLOT_FLAT_FILES"] = os.environ["ALLOT_FLAT_FILES"]
+    t0 = time.time()
+    p = subprocess.run([os.environ["WA"] if tool == "wa" else os.environ["PLUGIN"]], input=conf(tool, node),
+                       env=env, capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return tool, node, None, (p.stdout + p.stderr)[-300:], time.time() - t0
+    return tool, node, json.loads(p.stdout)["ips"][0]["address"].split("/")[0], "", time.time() - t0
+slices = {}
+for node in nodes:
+    out = subprocess.run(["kubectl", "get", "nodeslicepool", "-n", pns, net, "-o", "json"], capture_output=True, text=True).stdout
+    slices[node] = next(a["sliceRange"] for a in json.loads(out)["status"]["allocations"] if a["nodeName"] == node)
+jobs = [(t, node, k) for k in range(n) for node in nodes for t in ("wa", "allot")]
+t0 = time.time()
+with ThreadPoolExecutor(len(jobs)) as ex:
+    res = list(ex.map(add, jobs))
+wall = time.time() - t0
+bad = [r for r in res if r[2] is None]
+for r in bad: print("ADD failed:", r[0], r[1], r[3])
+ips = [r[2] for r in res if r[2]]
+dups = len(ips) - len(set(ips))
+outside = [r for r in res if r[2] and ipaddress.ip_address(r[2]) not in ipaddress.ip_network(slices[r[1]])]
+for r in outside: print("outside its slice:", r[0], r[1], r[2], slices[r[1]])
+slow = {t: max(r[4] for r in res if r[0] == t) for t in ("wa", "allot")}
+print(f"{len(jobs)} ADDs ({n} Whereabouts + {n} allot on each of {len(nodes)} nodes) in {wall:.1f} s: "
+      f"{len(bad)} failed, {dups} duplicates, {len(outside)} outside their slice; slowest whereabouts {slow['wa']:.1f} s, allot {slow['allot']:.1f} s")
+sys.exit(1 if bad or dups or outside else 0)
+PY
+}

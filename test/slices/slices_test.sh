@@ -182,6 +182,21 @@ t_nad_removed() {
   wait_for 10 not nsp_json "$NET1" || { echo "NodeSlicePool $NET1 left after its last NAD went"; return 1; }
 }
 
+# Whereabouts v0.9.4's plugin and allot's, at once, on the slices allot's controller assigned
+# (a NAD of type whereabouts): every ADD succeeds, no address twice, each in its node's slice.
+NETW=$RUN-mixed
+IPAMW='{"type":"whereabouts","range":"10.74.0.0/16","node_slice_size":"/24","network_name":"'$NETW'"}'
+t_whereabouts() {
+  local wa
+  wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
+  mk_slice_nad "$POOLNS" mixed "$IPAMW" || return 1
+  wait_for 10 has_slice "$NETW" "$NA" && wait_for 10 has_slice "$NETW" "$NC" || { echo "no slices"; return 1; }
+  wa_setup || return 1
+  local out
+  out=$(WA=$wa NETW=$NETW IPAMW=$IPAMW PLUGIN=$PLUGIN both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
+  note "$out"
+}
+
 check "allot-gc leads" t_start
 check "a NAD with node_slice_size gets Whereabouts' NodeSlicePool, every Node a slice" t_assign
 check "the plugin allocates in slice mode from the controller's slice" t_plugin
@@ -191,6 +206,7 @@ check "a slice size change renumbers no live pod; new nodes get the new size" t_
 check "IPv6 slices" t_ipv6
 check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_stack
 check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
+check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
 check "the NodeSlicePool goes with its last NAD" t_nad_removed
 suite_summary
 (( failed == 0 ))
