@@ -116,13 +116,17 @@ void SliceController::run() {
         // A lost race is settled on a fresh read soon, not a whole interval later.
         const auto soon = std::min<Clock::duration>(opts_.interval, std::chrono::milliseconds(200));
         next = Clock::now() + (rep.conflicts > 0 ? soon : Clock::duration(opts_.interval));
-        if (!rep.ok) logging::logWarn("node-slice pass failed: " + rep.error);
+        // Said once per distinct failure: a cluster without the NAD CRD would say it every pass.
+        if (!rep.ok && rep.error != lastError_) logging::logWarn("node-slice pass failed: " + rep.error);
+        lastError_ = rep.ok ? std::string() : rep.error;
     }
 }
 
-void SliceController::warnOnce(const std::string& key, const std::string& message) {
+bool SliceController::warnOnce(const std::string& key, const std::string& message) {
     if (warned_.size() > 1000) warned_.clear();
-    if (warned_.insert(key).second) logging::logWarn(message);
+    if (!warned_.insert(key).second) return false;
+    logging::logWarn(message);
+    return true;
 }
 
 bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
@@ -223,7 +227,10 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
     };
     auto plan = core::planSlices(in, busy);
     if (!plan) {
-        warnOnce(key + " " + plan.error().message, "NodeSlicePool " + key + ": " + plan.error().message);
+        const std::string msg = "NodeSlicePool " + key + " not written: " + plan.error().message;
+        if (warnOnce(key + " " + plan.error().message, msg) && !d.nads.empty())
+            events_.emit({true, "NodeSlicesInvalid", msg,
+                          ObjectRef{kNadKind, kNadApiVersion, d.nads[0].ns, d.nads[0].name, d.nads[0].uid}});
         return;
     }
     NodeSlicePoolObject next = cur ? *cur : NodeSlicePoolObject{};

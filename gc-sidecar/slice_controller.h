@@ -137,7 +137,7 @@ class SliceController {
     void reportExhausted(const SliceDesired& d, const core::SlicePlan& plan, const core::Cidr& range);
     void deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing, const Wanted& w,
                         SliceReport& rep);
-    void warnOnce(const std::string& key, const std::string& message);
+    bool warnOnce(const std::string& key, const std::string& message);  // true: said now
 
     SliceOptions opts_;
     SliceCluster& cluster_;
@@ -146,6 +146,7 @@ class SliceController {
     StopSignal& stop_;
     std::set<std::string> exhaustedSeen_;  // "ns/pool node" evented while it stays without
     std::set<std::string> warned_;         // log lines said once
+    std::string lastError_;                // of the last pass that failed
     std::mutex m_;
     std::condition_variable cv_;
     bool leading_ = false, stopping_ = false, leadershipChanged_ = false;

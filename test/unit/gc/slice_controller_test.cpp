@@ -178,3 +178,17 @@ TEST_CASE("slice controller: a NAD it cannot read keeps its pool") {
     CHECK(rep.deleted == 0);
     CHECK(f.api.stored.count("kube-system/blue") == 1);
 }
+
+TEST_CASE("slice controller: a slice size too fine for one object is refused with an Event on the NAD") {
+    Fixture f;
+    f.api.nadList = {nad("kube-system", "huge", R"("range":"10.0.0.0/8","node_slice_size":"/28")")};
+    f.api.nodeList = {"n1"};
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.stored.empty());
+    REQUIRE(f.ctl.pass().ok);
+    auto evs = f.events.all();
+    REQUIRE(evs.size() == 1);
+    CHECK(evs[0].reason == "NodeSlicesInvalid");
+    CHECK(evs[0].object.kind == "NetworkAttachmentDefinition");
+    CHECK(evs[0].message.find("8192") != std::string::npos);
+}
