@@ -95,6 +95,11 @@ void SliceController::setLeading(bool leading) {
     cv_.notify_all();
 }
 
+bool SliceController::leading() {
+    std::lock_guard l(m_);
+    return leading_;
+}
+
 void SliceController::run() {
     Clock::time_point next = Clock::now();
     for (;;) {
@@ -198,10 +203,11 @@ SliceReport SliceController::pass() {
     for (const auto& p : *existing) byKey[{p.ns, p.name}] = &p;
     std::vector<SliceGauge> gauges;
     for (const auto& [key, d] : w.pools) {
-        if (stop_.stopped()) break;
+        if (stop_.stopped() || !leading()) return rep.error = "no longer leading", rep;
         auto it = byKey.find(key);
         reconcile(d, it == byKey.end() ? nullptr : it->second, *nodes, rep, gauges);
     }
+    if (!leading()) return rep.error = "no longer leading", rep;
     deleteUnwanted(*existing, w, rep);
     metrics_.setNodeSlices(std::move(gauges));
     rep.pools = w.pools.size();

@@ -118,7 +118,9 @@ class SliceController {
 
     void setLeading(bool leading);  // from the leader elector
     void run();                     // passes every interval while leading, until stopped
-    SliceReport pass();             // one pass now, on the calling thread
+    // One pass now, on the calling thread; it writes only while leading (checked before each
+    // NodeSlicePool: a leader that lost its Lease writes nothing more).
+    SliceReport pass();
 
   private:
     using Key = std::pair<std::string, std::string>;  // namespace, name
@@ -137,6 +139,7 @@ class SliceController {
     void reportExhausted(const SliceDesired& d, const core::SlicePlan& plan, const core::Cidr& range);
     void deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing, const Wanted& w,
                         SliceReport& rep);
+    bool leading();
     bool warnOnce(const std::string& key, const std::string& message);  // true: said now
 
     SliceOptions opts_;

@@ -70,6 +70,7 @@ struct Fixture {
     gc::Metrics metrics;
     gc::StopSignal stop;
     gc::SliceController ctl{gc::SliceOptions{}, api, events, metrics, stop};
+    Fixture() { ctl.setLeading(true); }
 };
 
 }  // namespace
@@ -191,4 +192,13 @@ TEST_CASE("slice controller: a slice size too fine for one object is refused wit
     CHECK(evs[0].reason == "NodeSlicesInvalid");
     CHECK(evs[0].object.kind == "NetworkAttachmentDefinition");
     CHECK(evs[0].message.find("8192") != std::string::npos);
+}
+
+TEST_CASE("slice controller: a controller that does not lead writes nothing") {
+    Fixture f;
+    f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nodeList = {"n1"};
+    f.ctl.setLeading(false);
+    CHECK_FALSE(f.ctl.pass().ok);
+    CHECK(f.api.writes == 0);
 }
