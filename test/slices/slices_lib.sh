@@ -84,9 +84,14 @@ slice_del() {
 # reads NodeSlicePools) and its flat file.
 wa_setup() {
   mkdir -p "$WORK/wa"
-  sed '/^[[:space:]]*namespace:/d' "$KUBECONFIG" |
-    awk -v ns="$POOLNS" '{ print } /^[[:space:]]*cluster:/ && !done { match($0, /^[[:space:]]*/); printf "%snamespace: %s\n", substr($0, 1, RLENGTH), ns; done = 1 }' \
-    >"$WORK/wa/kubeconfig" || return 1
+  python3 - "$KUBECONFIG" "$POOLNS" "$WORK/wa/kubeconfig" <<'PY' || return 1
+import re, sys
+text = re.sub(r"^[ \t]*namespace:.*\n", "", open(sys.argv[1]).read(), flags=re.M)
+text, n = re.subn(r"^([ \t]*)(cluster:[ \t]*\S+)[ \t]*$", lambda m: f"{m.group(1)}{m.group(2)}\n{m.group(1)}namespace: {sys.argv[2]}",
+                  text, count=1, flags=re.M)
+if n != 1: sys.exit("no context in the admin kubeconfig")
+open(sys.argv[3], "w").write(text)
+PY
   echo '{"datastore":"kubernetes"}' >"$WORK/wa/whereabouts.conf"
 }
 
@@ -137,9 +142,21 @@ ips = [r[2] for r in res if r[2]]
 dups = len(ips) - len(set(ips))
 outside = [r for r in res if r[2] and ipaddress.ip_address(r[2]) not in ipaddress.ip_network(slices[r[1]])]
 for r in outside: print("outside its slice:", r[0], r[1], r[2], slices[r[1]])
+# Each node's pool holds exactly the addresses its ADDs returned: no write lost another's entry.
+lost = 0
+for node in nodes:
+    pool = f"{net}-{node}-" + slices[node].replace(":", "-").replace("/", "-")
+    out = subprocess.run(["kubectl", "get", "ippool", "-n", pns, pool, "-o", "json"], capture_output=True, text=True).stdout
+    rng = ipaddress.ip_network(json.loads(out)["spec"]["range"])
+    held = {str(rng.network_address + int(k)) for k in json.loads(out)["spec"].get("allocations", {})}
+    want = {r[2] for r in res if r[1] == node and r[2]}
+    if held != want:
+        lost += len(want - held)
+        print(f"pool {pool}: holds {sorted(held)}, ADDs returned {sorted(want)}")
 slow = {t: max(r[4] for r in res if r[0] == t) for t in ("wa", "allot")}
 print(f"{len(jobs)} ADDs ({n} Whereabouts + {n} allot on each of {len(nodes)} nodes) in {wall:.1f} s: "
-      f"{len(bad)} failed, {dups} duplicates, {len(outside)} outside their slice; slowest whereabouts {slow['wa']:.1f} s, allot {slow['allot']:.1f} s")
-sys.exit(1 if bad or dups or outside else 0)
+      f"{len(bad)} failed, {dups} duplicates, {len(outside)} outside their slice, {lost} missing from the pools; "
+      f"slowest whereabouts {slow['wa']:.1f} s, allot {slow['allot']:.1f} s")
+sys.exit(1 if bad or dups or outside or lost else 0)
 PY
 }
