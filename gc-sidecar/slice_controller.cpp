@@ -122,7 +122,8 @@ void SliceController::run() {
         const auto soon = std::min<Clock::duration>(opts_.interval, std::chrono::milliseconds(200));
         next = Clock::now() + (rep.conflicts > 0 ? soon : Clock::duration(opts_.interval));
         // Said once per distinct failure: a cluster without the NAD CRD would say it every pass.
-        if (!rep.ok && rep.error != lastError_) logging::logWarn("node-slice pass failed: " + rep.error);
+        if (!rep.ok && rep.error != lastError_)
+            logging::logWarn("node-slice pass failed: " + rep.error);
         lastError_ = rep.ok ? std::string() : rep.error;
     }
 }
@@ -146,21 +147,27 @@ bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
     for (const auto& n : *nets) {
         const auto& cfg = n.config;
         if (!cfg.sliceSize || cfg.ranges.empty()) continue;
-        const std::string sliceName = cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
+        const std::string sliceName =
+            cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
         if (sliceName.empty()) {
             warnOnce(where + " noname", where + ": node_slice_size needs network_name or a name");
             continue;
         }
-        const std::string ns = cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
+        const std::string ns =
+            cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
         wants = true;
         for (size_t i = 0; i < cfg.ranges.size(); ++i) {
             const core::Cidr& r = cfg.ranges[i].cidr();
             auto len = i == 0 ? core::Result<int>(*cfg.sliceSize)
                               : core::sliceLengthFor(cfg.ranges[0].cidr(), *cfg.sliceSize, r);
             if (!len) continue;  // validate() refused this already
-            SliceDesired d{ns, core::nodeSlicePoolName(sliceName, i, r), r, *len,
+            SliceDesired d{ns,
+                           core::nodeSlicePoolName(sliceName, i, r),
+                           r,
+                           *len,
                            i == 0 ? cfg.raw.nodeSliceSize : "/" + std::to_string(*len),
-                           cfg.raw.networkName, {}};
+                           cfg.raw.networkName,
+                           {}};
             auto [it, fresh] = w.pools.emplace(Key{ns, d.name}, d);
             if (!fresh && (it->second.range != d.range || it->second.length != d.length)) {
                 warnOnce(where + " conflict " + d.name,
@@ -219,8 +226,8 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
                                 const std::vector<std::string>& nodes, SliceReport& rep,
                                 std::vector<SliceGauge>& gauges) {
     const std::string key = d.ns + "/" + d.name;
-    core::SliceInput in{d.range, d.length, cur ? cur->allocations : std::vector<core::SliceAllocation>{},
-                        nodes};
+    core::SliceInput in{d.range, d.length,
+                        cur ? cur->allocations : std::vector<core::SliceAllocation>{}, nodes};
     auto busy = [&](const core::SliceAllocation& a) {
         auto c = core::Cidr::parse(a.sliceRange);
         if (!c) return false;
@@ -235,8 +242,9 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
     if (!plan) {
         const std::string msg = "NodeSlicePool " + key + " not written: " + plan.error().message;
         if (warnOnce(key + " " + plan.error().message, msg) && !d.nads.empty())
-            events_.emit({true, "NodeSlicesInvalid", msg,
-                          ObjectRef{kNadKind, kNadApiVersion, d.nads[0].ns, d.nads[0].name, d.nads[0].uid}});
+            events_.emit(
+                {true, "NodeSlicesInvalid", msg,
+                 ObjectRef{kNadKind, kNadApiVersion, d.nads[0].ns, d.nads[0].name, d.nads[0].uid}});
         return;
     }
     NodeSlicePoolObject next = cur ? *cur : NodeSlicePoolObject{};
@@ -265,7 +273,8 @@ void SliceController::write(const NodeSlicePoolObject& next, bool exists, SliceR
         ++(exists ? rep.updated : rep.created);
         return;
     }
-    if (r.code() == Errc::Conflict || r.code() == Errc::AlreadyExists || r.code() == Errc::NotFound) {
+    if (r.code() == Errc::Conflict || r.code() == Errc::AlreadyExists ||
+        r.code() == Errc::NotFound) {
         ++rep.conflicts;  // someone else wrote first: read again
         return;
     }
@@ -281,14 +290,15 @@ void SliceController::reportExhausted(const SliceDesired& d, const core::SlicePl
         const std::string seen = key + " " + node;
         now.insert(seen);
         if (!exhaustedSeen_.insert(seen).second) continue;
-        const std::string msg = "no free slice for node " + node + " in NodeSlicePool " + key +
-                                ": all " + std::to_string(plan.total) + " slices of /" +
-                                std::to_string(d.length) + " in " + range.str() +
-                                " are taken; pods on the node cannot get an address on this network";
+        const std::string msg =
+            "no free slice for node " + node + " in NodeSlicePool " + key + ": all " +
+            std::to_string(plan.total) + " slices of /" + std::to_string(d.length) + " in " +
+            range.str() + " are taken; pods on the node cannot get an address on this network";
         logging::logWarn(msg);
         events_.emit({true, "NodeSlicesExhausted", msg, ObjectRef{"Node", "v1", "", node, ""}});
-        events_.emit({true, "NodeSlicesExhausted", msg,
-                      ObjectRef{"NodeSlicePool", "whereabouts.cni.cncf.io/v1alpha1", d.ns, d.name, ""}});
+        events_.emit(
+            {true, "NodeSlicesExhausted", msg,
+             ObjectRef{"NodeSlicePool", "whereabouts.cni.cncf.io/v1alpha1", d.ns, d.name, ""}});
     }
     for (auto it = exhaustedSeen_.lower_bound(key + " "); it != exhaustedSeen_.end();) {
         if (it->compare(0, key.size() + 1, key + " ") != 0) break;
@@ -316,8 +326,8 @@ void SliceController::deleteUnwanted(const std::vector<NodeSlicePoolObject>& exi
         } else if (r.code() == Errc::Conflict) {
             ++rep.conflicts;
         } else {
-            logging::logWarn("NodeSlicePool " + p.ns + "/" + p.name + ": delete failed: " +
-                             r.error().message);
+            logging::logWarn("NodeSlicePool " + p.ns + "/" + p.name +
+                             ": delete failed: " + r.error().message);
         }
     }
 }

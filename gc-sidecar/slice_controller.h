@@ -89,9 +89,9 @@ std::unique_ptr<SliceCluster> makeK8sSliceCluster(K8sCluster& cluster);
 struct SliceDesired {
     std::string ns, name;
     core::Cidr range;
-    int length = 0;          // slice prefix length
-    std::string sliceSize;   // spec.sliceSize as written in the NAD ("/24" or "24")
-    std::string networkName;  // network_name: the prefix of the node pools' names
+    int length = 0;               // slice prefix length
+    std::string sliceSize;        // spec.sliceSize as written in the NAD ("/24" or "24")
+    std::string networkName;      // network_name: the prefix of the node pools' names
     std::vector<NadObject> nads;  // those that want it (config left empty), by namespace/name
 };
 
@@ -136,7 +136,8 @@ class SliceController {
                    const std::vector<std::string>& nodes, SliceReport& rep,
                    std::vector<SliceGauge>& gauges);
     void write(const NodeSlicePoolObject& next, bool exists, SliceReport& rep);
-    void reportExhausted(const SliceDesired& d, const core::SlicePlan& plan, const core::Cidr& range);
+    void reportExhausted(const SliceDesired& d, const core::SlicePlan& plan,
+                         const core::Cidr& range);
     void deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing, const Wanted& w,
                         SliceReport& rep);
     bool leading();

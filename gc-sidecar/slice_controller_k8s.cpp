@@ -17,12 +17,16 @@ constexpr const char* kManagedBy = "app.kubernetes.io/managed-by";
 constexpr const char* kManager = "allot-gc";
 constexpr int64_t kPageSize = 100;
 
-std::string str(const Value* v) { return v && v->isString() ? v->asString() : std::string(); }
+std::string str(const Value* v) {
+    return v && v->isString() ? v->asString() : std::string();
+}
 std::string strAt(const Value& obj, const char* a, const char* b) {
     const Value* x = obj.find(a);
     return x && x->isObject() ? str(x->find(b)) : std::string();
 }
-bool boolOf(const Value* v) { return v && v->isBool() && v->asBool(); }
+bool boolOf(const Value* v) {
+    return v && v->isBool() && v->asBool();
+}
 
 Value& member(Value& obj, const char* key) {
     Value* v = obj.find(key);
@@ -44,14 +48,16 @@ NodeSlicePoolObject decodeSlicePool(Value& item) {
     if (owners && owners->isArray())
         for (const auto& o : owners->items())
             if (o.isObject())
-                p.owners.push_back({str(o.find("apiVersion")), str(o.find("kind")), str(o.find("name")),
-                                    str(o.find("uid")), boolOf(o.find("controller")),
+                p.owners.push_back({str(o.find("apiVersion")), str(o.find("kind")),
+                                    str(o.find("name")), str(o.find("uid")),
+                                    boolOf(o.find("controller")),
                                     boolOf(o.find("blockOwnerDeletion"))});
     const Value* st = item.find("status");
     const Value* allocs = st && st->isObject() ? st->find("allocations") : nullptr;
     if (allocs && allocs->isArray())
         for (const auto& a : allocs->items())
-            if (a.isObject()) p.allocations.push_back({str(a.find("nodeName")), str(a.find("sliceRange"))});
+            if (a.isObject())
+                p.allocations.push_back({str(a.find("nodeName")), str(a.find("sliceRange"))});
     p.raw = std::move(item);
     return p;
 }
@@ -110,8 +116,9 @@ class K8sSliceCluster : public SliceCluster {
         auto rv = c_.client().listEach(
             k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), o, [&](Value& item) {
                 auto cfg = nadSpecConfig(item);
-                out.push_back({strAt(item, "metadata", "namespace"), strAt(item, "metadata", "name"),
-                               strAt(item, "metadata", "uid"), cfg ? *cfg : std::string()});
+                out.push_back({strAt(item, "metadata", "namespace"),
+                               strAt(item, "metadata", "name"), strAt(item, "metadata", "uid"),
+                               cfg ? *cfg : std::string()});
                 return true;
             });
         if (!rv) return rv.error();
@@ -132,17 +139,18 @@ class K8sSliceCluster : public SliceCluster {
         std::vector<NodeSlicePoolObject> out;
         k8s::ListOptions o;
         o.limit = kPageSize;
-        auto rv = c_.client().listEach(k8s::collectionPath(k8s::kNodeSlicePool, ""), o,
-                                       [&](Value& item) {
-                                           out.push_back(decodeSlicePool(item));
-                                           return true;
-                                       });
+        auto rv =
+            c_.client().listEach(k8s::collectionPath(k8s::kNodeSlicePool, ""), o, [&](Value& item) {
+                out.push_back(decodeSlicePool(item));
+                return true;
+            });
         if (!rv) return rv.error();
         return out;
     }
 
     Result<void> create(const NodeSlicePoolObject& p) override {
-        auto r = c_.client().create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns), encodeSlicePool(p));
+        auto r =
+            c_.client().create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns), encodeSlicePool(p));
         if (!r) return r.error();
         return {};
     }

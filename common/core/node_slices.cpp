@@ -16,7 +16,9 @@ struct Span {
     u128 first, last;
 };
 
-Span spanOf(const Cidr& c) { return {c.first().value(), c.last().value()}; }
+Span spanOf(const Cidr& c) {
+    return {c.first().value(), c.last().value()};
+}
 
 bool inside(const Cidr& range, const Cidr& slice) {
     return slice.family() == range.family() && slice.length() >= range.length() &&
@@ -25,7 +27,8 @@ bool inside(const Cidr& range, const Cidr& slice) {
 
 // Disjoint, sorted spans covering `spans`.
 std::vector<Span> merged(std::vector<Span> spans) {
-    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.first < b.first; });
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.first < b.first; });
     std::vector<Span> out;
     for (const auto& s : spans) {
         if (!out.empty() && s.first <= out.back().last) {
@@ -125,8 +128,8 @@ Result<int> sliceLengthFor(const Cidr& first, int firstLength, const Cidr& range
     const int len = range.length() + (firstLength - first.length());
     if (firstLength <= first.length() || len > range.network().bits())
         return makeError(Errc::InvalidConfig,
-                         "node_slice_size /" + std::to_string(firstLength) + " cuts " + first.str() +
-                             " into more slices than " + range.str() + " can hold");
+                         "node_slice_size /" + std::to_string(firstLength) + " cuts " +
+                             first.str() + " into more slices than " + range.str() + " can hold");
     return len;
 }
 
@@ -138,15 +141,14 @@ Result<std::vector<Cidr>> carveSlices(const Cidr& range, int length) {
                                                   range.str() + " and at most /" +
                                                   std::to_string(bits));
     if (length - range.length() > kMaxSliceBits)
-        return makeError(Errc::InvalidConfig,
-                         "slice size /" + std::to_string(length) + " cuts " + range.str() +
-                             " into more than " + std::to_string(kMaxNodeSlices) + " slices");
+        return makeError(Errc::InvalidConfig, "slice size /" + std::to_string(length) + " cuts " +
+                                                  range.str() + " into more than " +
+                                                  std::to_string(kMaxNodeSlices) + " slices");
     const size_t n = size_t(1) << (length - range.length());
     const u128 step = u128(1) << (bits - length);
     std::vector<Cidr> out;
     out.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-        out.emplace_back(range.at(step * i), length);
+    for (size_t i = 0; i < n; ++i) out.emplace_back(range.at(step * i), length);
     return out;
 }
 

@@ -1,15 +1,18 @@
+#include "core/node_slices.h"
+
 #include <doctest/doctest.h>
 
 #include <set>
 
 #include "core/config.h"
-#include "core/node_slices.h"
 
 using namespace allot::core;
 
 namespace {
 
-Cidr cidr(const char* s) { return *Cidr::parse(s); }
+Cidr cidr(const char* s) {
+    return *Cidr::parse(s);
+}
 
 std::vector<std::string> strs(const std::vector<Cidr>& v) {
     std::vector<std::string> out;
@@ -38,8 +41,8 @@ SlicePlan plan(const char* range, int len, std::vector<SliceAllocation> cur,
 TEST_CASE("an IPv4 range is cut into slices in address order, as Whereabouts cuts it") {
     auto s = carveSlices(cidr("10.0.0.0/22"), 24);
     REQUIRE(s);
-    CHECK(strs(*s) == std::vector<std::string>{"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24",
-                                               "10.0.3.0/24"});
+    CHECK(strs(*s) ==
+          std::vector<std::string>{"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24", "10.0.3.0/24"});
     auto big = carveSlices(cidr("10.0.0.0/16"), 24);
     REQUIRE(big);
     CHECK(big->size() == 256);
@@ -105,9 +108,9 @@ TEST_CASE("every range of a dual-stack network is cut into as many slices as the
 TEST_CASE("a new pool gives every node a slice in name order, lowest address first") {
     auto p = plan("10.0.0.0/22", 24, {}, {"node-c", "node-a", "node-b"});
     CHECK(p.allocations == std::vector<SliceAllocation>{{"node-a", "10.0.0.0/24"},
-                                                       {"node-b", "10.0.1.0/24"},
-                                                       {"node-c", "10.0.2.0/24"},
-                                                       {"", "10.0.3.0/24"}});
+                                                        {"node-b", "10.0.1.0/24"},
+                                                        {"node-c", "10.0.2.0/24"},
+                                                        {"", "10.0.3.0/24"}});
     CHECK(p.total == 4);
     CHECK(p.free == 1);
     CHECK(p.unassigned.empty());
@@ -125,8 +128,8 @@ TEST_CASE("planning twice changes nothing, and a new node takes the first free s
 }
 
 TEST_CASE("a gone node's slice is freed only once its pool is empty") {
-    std::vector<SliceAllocation> cur{{"a", "10.0.0.0/24"}, {"b", "10.0.1.0/24"}, {"", "10.0.2.0/24"},
-                                     {"", "10.0.3.0/24"}};
+    std::vector<SliceAllocation> cur{
+        {"a", "10.0.0.0/24"}, {"b", "10.0.1.0/24"}, {"", "10.0.2.0/24"}, {"", "10.0.3.0/24"}};
     std::vector<std::string> asked;
     auto held = plan("10.0.0.0/22", 24, cur, {"b", "c"}, busyIn({"10.0.0.0/24"}, &asked));
     CHECK(asked == std::vector<std::string>{"a 10.0.0.0/24"});  // live nodes cost no read
@@ -139,24 +142,25 @@ TEST_CASE("a gone node's slice is freed only once its pool is empty") {
 
 TEST_CASE("more nodes than slices: the nodes left over are named, and nothing is given twice") {
     auto p = plan("10.0.0.0/23", 24, {}, {"n1", "n2", "n3", "n4"});
-    CHECK(p.allocations == std::vector<SliceAllocation>{{"n1", "10.0.0.0/24"}, {"n2", "10.0.1.0/24"}});
+    CHECK(p.allocations ==
+          std::vector<SliceAllocation>{{"n1", "10.0.0.0/24"}, {"n2", "10.0.1.0/24"}});
     CHECK(p.unassigned == std::vector<std::string>{"n3", "n4"});
     CHECK(p.free == 0);
     CHECK(p.total == 2);
 }
 
 TEST_CASE("a smaller slice size keeps busy old slices and gives new nodes the new size") {
-    std::vector<SliceAllocation> cur{{"a", "10.0.0.0/24"}, {"b", "10.0.1.0/24"}, {"", "10.0.2.0/24"},
-                                     {"", "10.0.3.0/24"}};
+    std::vector<SliceAllocation> cur{
+        {"a", "10.0.0.0/24"}, {"b", "10.0.1.0/24"}, {"", "10.0.2.0/24"}, {"", "10.0.3.0/24"}};
     // a's pool holds pods: it keeps its /24; b's is empty: b moves to a /25.
     auto p = plan("10.0.0.0/22", 25, cur, {"a", "b", "c"}, busyIn({"10.0.0.0/24"}));
     CHECK(p.allocations == std::vector<SliceAllocation>{{"a", "10.0.0.0/24"},
-                                                       {"b", "10.0.1.0/25"},
-                                                       {"c", "10.0.1.128/25"},
-                                                       {"", "10.0.2.0/25"},
-                                                       {"", "10.0.2.128/25"},
-                                                       {"", "10.0.3.0/25"},
-                                                       {"", "10.0.3.128/25"}});
+                                                        {"b", "10.0.1.0/25"},
+                                                        {"c", "10.0.1.128/25"},
+                                                        {"", "10.0.2.0/25"},
+                                                        {"", "10.0.2.128/25"},
+                                                        {"", "10.0.3.0/25"},
+                                                        {"", "10.0.3.128/25"}});
     // Once a's pool is empty it moves to the new size too.
     auto later = plan("10.0.0.0/22", 25, p.allocations, {"a", "b", "c"});
     CHECK(later.allocations[0] == SliceAllocation{"a", "10.0.0.0/25"});
@@ -165,9 +169,10 @@ TEST_CASE("a smaller slice size keeps busy old slices and gives new nodes the ne
 }
 
 TEST_CASE("a larger slice size never hands out a slice over a busy old one") {
-    std::vector<SliceAllocation> cur{{"a", "10.0.0.0/25"}, {"b", "10.0.0.128/25"}, {"", "10.0.1.0/25"},
-                                     {"", "10.0.1.128/25"}};
-    auto p = plan("10.0.0.0/23", 24, cur, {"a", "b", "c"}, busyIn({"10.0.0.0/25", "10.0.0.128/25"}));
+    std::vector<SliceAllocation> cur{
+        {"a", "10.0.0.0/25"}, {"b", "10.0.0.128/25"}, {"", "10.0.1.0/25"}, {"", "10.0.1.128/25"}};
+    auto p =
+        plan("10.0.0.0/23", 24, cur, {"a", "b", "c"}, busyIn({"10.0.0.0/25", "10.0.0.128/25"}));
     CHECK(p.allocations == std::vector<SliceAllocation>{
                                {"a", "10.0.0.0/25"}, {"b", "10.0.0.128/25"}, {"c", "10.0.1.0/24"}});
     CHECK(p.unassigned.empty());
@@ -186,9 +191,9 @@ TEST_CASE("a slice outside a changed range stays listed, after the others, while
 TEST_CASE("IPv6 slices are planned like IPv4 ones") {
     auto p = plan("fd00::/64", 66, {}, {"a", "b"});
     CHECK(p.allocations == std::vector<SliceAllocation>{{"a", "fd00::/66"},
-                                                       {"b", "fd00::4000:0:0:0/66"},
-                                                       {"", "fd00::8000:0:0:0/66"},
-                                                       {"", "fd00::c000:0:0:0/66"}});
+                                                        {"b", "fd00::4000:0:0:0/66"},
+                                                        {"", "fd00::8000:0:0:0/66"},
+                                                        {"", "fd00::c000:0:0:0/66"}});
 }
 
 TEST_CASE("entries that are no slice, or a node's second slice, are not kept") {

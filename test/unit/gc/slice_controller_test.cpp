@@ -1,10 +1,11 @@
 // The node-slice controller against an in-memory SliceCluster (the real API server runs it in
 // test/slices/slices_test.sh).
+#include "gc-sidecar/slice_controller.h"
+
 #include <doctest/doctest.h>
 
 #include <map>
 
-#include "gc-sidecar/slice_controller.h"
 #include "fake_cluster.h"
 
 using namespace allot;
@@ -60,8 +61,8 @@ class FakeSlices : public gc::SliceCluster {
 
 gc::NadObject nad(const std::string& ns, const std::string& name, const std::string& ipam) {
     return {ns, name, "uid-" + ns + "-" + name,
-            R"({"cniVersion":"1.0.0","name":")" + name + R"(","type":"macvlan","ipam":{"type":"allot",)" +
-                ipam + "}}"};
+            R"({"cniVersion":"1.0.0","name":")" + name +
+                R"(","type":"macvlan","ipam":{"type":"allot",)" + ipam + "}}"};
 }
 
 struct Fixture {
@@ -75,7 +76,9 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("slice controller: a NAD with node_slice_size gets a NodeSlicePool owned as Whereabouts owns it") {
+TEST_CASE(
+    "slice controller: a NAD with node_slice_size gets a NodeSlicePool owned as Whereabouts owns "
+    "it") {
     Fixture f;
     f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/22","node_slice_size":"/24")"),
                      nad("kube-system", "plain", R"("range":"10.2.0.0/24")")};
@@ -87,13 +90,14 @@ TEST_CASE("slice controller: a NAD with node_slice_size gets a NodeSlicePool own
     CHECK(p.range == "10.1.0.0/22");
     CHECK(p.sliceSize == "/24");
     CHECK(p.allocations == std::vector<core::SliceAllocation>{{"n1", "10.1.0.0/24"},
-                                                             {"n2", "10.1.1.0/24"},
-                                                             {"", "10.1.2.0/24"},
-                                                             {"", "10.1.3.0/24"}});
+                                                              {"n2", "10.1.1.0/24"},
+                                                              {"", "10.1.2.0/24"},
+                                                              {"", "10.1.3.0/24"}});
     REQUIRE(p.owners.size() == 1);
     CHECK(p.owners[0] == gc::OwnerRef{"k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "blue",
                                       "uid-kube-system-blue", true, true});
-    CHECK(f.metrics.render().find("allot_node_slices_free{namespace=\"kube-system\",pool=\"blue\"} 2") !=
+    CHECK(f.metrics.render().find(
+              "allot_node_slices_free{namespace=\"kube-system\",pool=\"blue\"} 2") !=
           std::string::npos);
     // A second pass writes nothing.
     const int writes = f.api.writes;
@@ -124,7 +128,8 @@ TEST_CASE("slice controller: NADs in other namespaces share a pool without owner
 
 TEST_CASE("slice controller: a gone node's slice is freed once its node pool is empty") {
     Fixture f;
-    f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
     f.api.nodeList = {"n1", "n2"};
     REQUIRE(f.ctl.pass().ok);
     f.api.nodeList = {"n2"};
@@ -138,7 +143,8 @@ TEST_CASE("slice controller: a gone node's slice is freed once its node pool is 
 
 TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each on Node and pool") {
     Fixture f;
-    f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
     f.api.nodeList = {"n1", "n2", "n3"};
     auto rep = f.ctl.pass();
     CHECK(rep.nodesWithout == 1);
@@ -151,14 +157,16 @@ TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each 
     CHECK(evs[0].object.name == "n3");
     CHECK(evs[1].object.kind == "NodeSlicePool");
     CHECK(evs[0].message.find("kube-system/blue") != std::string::npos);
-    CHECK(f.metrics.render().find("allot_nodes_without_slice{namespace=\"kube-system\",pool=\"blue\"} 1") !=
+    CHECK(f.metrics.render().find(
+              "allot_nodes_without_slice{namespace=\"kube-system\",pool=\"blue\"} 1") !=
           std::string::npos);
 }
 
 TEST_CASE("slice controller: dual-stack gives each range its own NodeSlicePool, IPv6 included") {
     Fixture f;
-    f.api.nadList = {nad("kube-system", "ds",
-                         R"("ipRanges":[{"range":"10.3.0.0/16"},{"range":"fd00:3::/64"}],"node_slice_size":"/24")")};
+    f.api.nadList = {nad(
+        "kube-system", "ds",
+        R"("ipRanges":[{"range":"10.3.0.0/16"},{"range":"fd00:3::/64"}],"node_slice_size":"/24")")};
     f.api.nodeList = {"n1"};
     REQUIRE(f.ctl.pass().ok);
     CHECK(f.api.get("kube-system/ds").allocations.size() == 256);
@@ -170,7 +178,8 @@ TEST_CASE("slice controller: dual-stack gives each range its own NodeSlicePool, 
 
 TEST_CASE("slice controller: a NAD it cannot read keeps its pool") {
     Fixture f;
-    f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
     f.api.nodeList = {"n1"};
     REQUIRE(f.ctl.pass().ok);
     f.api.nadList[0].config = "{not json";
@@ -180,7 +189,8 @@ TEST_CASE("slice controller: a NAD it cannot read keeps its pool") {
     CHECK(f.api.stored.count("kube-system/blue") == 1);
 }
 
-TEST_CASE("slice controller: a slice size too fine for one object is refused with an Event on the NAD") {
+TEST_CASE(
+    "slice controller: a slice size too fine for one object is refused with an Event on the NAD") {
     Fixture f;
     f.api.nadList = {nad("kube-system", "huge", R"("range":"10.0.0.0/8","node_slice_size":"/28")")};
     f.api.nodeList = {"n1"};
@@ -196,7 +206,8 @@ TEST_CASE("slice controller: a slice size too fine for one object is refused wit
 
 TEST_CASE("slice controller: a controller that does not lead writes nothing") {
     Fixture f;
-    f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
     f.api.nodeList = {"n1"};
     f.ctl.setLeading(false);
     CHECK_FALSE(f.ctl.pass().ok);
