@@ -128,7 +128,7 @@ t_ipv6() {
   local ip
   ip=$(slice_add "$NA" v6 "$IPAM6") || return 1
   in_cidr "$ip" "$(slice_of "$NET6" "$NA")" || { echo "$ip outside $(slice_of "$NET6" "$NA")"; return 1; }
-  note "$NA: slice $(slice_of "$NET6" "$NA"), got $ip; NodeSlicePool $(nsp_json "$NET6" | wc -c) bytes"
+  note "$NA: slice $(slice_of "$NET6" "$NA"), got $ip; NodeSlicePool $(nsp_json "$NET6" | jq -c . | wc -c) bytes as compact JSON"
 }
 
 NETD=$RUN-ds
