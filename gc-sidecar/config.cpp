@@ -200,6 +200,13 @@ std::vector<Flag> repairFlags() {
     {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N",
      "releases per repair pass at most (default 500)",
      intSetter(&Config::repairBatch, 1, 100000)},
+    {"node-slices", "ALLOT_GC_NODE_SLICES", "BOOL",
+     "the leader also runs the node-slice controller: a NodeSlicePool per network whose "
+     "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node (default true)",
+     boolSetter(&Config::nodeSlices)},
+    {"slice-interval", "ALLOT_GC_SLICE_INTERVAL", "DURATION",
+     "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again; default 5s)",
+     durationSetter(&Config::sliceInterval, milliseconds(100), hours(1))},
     };
 }
 

@@ -28,6 +28,8 @@ struct Config {
     Millis leakGrace{std::chrono::minutes(5)};
     int leakPasses = 3;
     int repairBatch = 500;                              // releases per pass at most
+    bool nodeSlices = true;                             // the leader runs the slice controller
+    Millis sliceInterval{std::chrono::seconds(5)};
     std::string listenHost = "127.0.0.1";               // metrics and health
     int listenPort = 9847;                              // 0: no HTTP server
     std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay

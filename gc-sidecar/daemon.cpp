@@ -22,6 +22,7 @@
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/relay_server.h"
 #include "gc-sidecar/sandbox_probe.h"
+#include "gc-sidecar/slice_controller.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/repair.h"
@@ -133,6 +134,7 @@ class Daemon {
     void blockSignals();
     bool startReclaimer();
     bool startRepair();
+    bool startSlices();
     bool bindHttp();
     bool bindRelay();
     bool writeNodeKubeconfig();
@@ -156,6 +158,8 @@ class Daemon {
     std::unique_ptr<Reclaimer> reclaimer_;
     std::unique_ptr<PodWatch> watch_;
     std::unique_ptr<RepairLoop> repair_;
+    std::unique_ptr<SliceCluster> sliceCluster_;
+    std::unique_ptr<SliceController> slices_;
     std::unique_ptr<LeaderElector> elector_;
     HttpServer http_;
     std::unique_ptr<RelayServer> relay_;
@@ -259,6 +263,7 @@ bool Daemon::startRepair() {
     popts.anomalyPasses = cfg_.leakPasses;
     popts.scanLock = &scanLock_;
     repair_ = std::make_unique<RepairLoop>(popts, *repairClusters, *recorder_, metrics_, stop_);
+    if (!startSlices()) return false;
     LeaseOptions lopts{cfg_.leaseName, cfg_.leaseNamespace, cfg_.identity, cfg_.leaseDuration,
                        cfg_.leaseRenewInterval};
     elector_ = std::make_unique<LeaderElector>(
@@ -266,8 +271,23 @@ bool Daemon::startRepair() {
         [this](bool leading) {
             metrics_.setLeader(leading);
             repair_->setLeading(leading);
+            if (slices_) slices_->setLeading(leading);
         },
         [this] { metrics_.addApiError(); }, stop_);
+    return true;
+}
+
+// The node-slice controller: run by the Lease holder, beside the repair loop.
+bool Daemon::startSlices() {
+    if (!cfg_.nodeSlices) return true;
+    if (!clusters(1)) return false;
+    sliceCluster_ = makeK8sSliceCluster(*owned_.back());
+    SliceOptions so;
+    so.poolNamespace = cfg_.poolNamespace;
+    so.ipamTypes = cfg_.ipamTypes;
+    so.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
+    so.interval = cfg_.sliceInterval;
+    slices_ = std::make_unique<SliceController>(so, *sliceCluster_, *recorder_, metrics_, stop_);
     return true;
 }
 
@@ -337,6 +357,7 @@ void Daemon::spawnThreads() {
     joiner_.spawn([this] { reclaimer_->run(); });
     if (repair_) {
         joiner_.spawn([this] { repair_->run(); });
+        if (slices_) joiner_.spawn([this] { slices_->run(); });
         joiner_.spawn([this] { elector_->run(); });
     }
     if (cfg_.listenPort != 0) joiner_.spawn([this] { http_.serve(); });

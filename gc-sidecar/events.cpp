@@ -12,6 +12,8 @@ namespace {
 constexpr size_t kMaxMessage = 1024;
 }
 
+std::string eventNamespace(const ObjectRef& o) { return o.ns.empty() ? "default" : o.ns; }
+
 ObjectRef podRef(const std::string& ns, const std::string& name, const std::string& uid) {
     return ObjectRef{"Pod", "v1", ns, name, uid};
 }
@@ -29,12 +31,12 @@ json::Value eventObject(const EventSpec& e, const std::string& node, const std::
     Value md = Value::object();
     // Object names are at most 253 characters; leave room for the generated suffix.
     md.set("generateName", Value::string(e.object.name.substr(0, 200) + "."));
-    md.set("namespace", Value::string(e.object.ns));
+    md.set("namespace", Value::string(eventNamespace(e.object)));
     ev.set("metadata", std::move(md));
     Value obj = Value::object();
     obj.set("kind", Value::string(e.object.kind));
     obj.set("apiVersion", Value::string(e.object.apiVersion));
-    obj.set("namespace", Value::string(e.object.ns));
+    if (!e.object.ns.empty()) obj.set("namespace", Value::string(e.object.ns));
     obj.set("name", Value::string(e.object.name));
     if (!e.object.uid.empty()) obj.set("uid", Value::string(e.object.uid));
     ev.set("involvedObject", std::move(obj));
@@ -92,7 +94,7 @@ void EventRecorder::run() {
             queue_.pop_front();
         }
         auto body = eventObject(e, node_, identity_, std::chrono::system_clock::now());
-        auto r = client_.create(k8s::collectionPath(k8s::kEvent, e.object.ns), body);
+        auto r = client_.create(k8s::collectionPath(k8s::kEvent, eventNamespace(e.object)), body);
         if (!r) {
             metrics_.addEventDropped();
             metrics_.addApiError();

@@ -17,7 +17,7 @@ namespace allot::gc {
 struct ObjectRef {
     std::string kind;        // "Pod", "IPPool", ...
     std::string apiVersion;  // "v1", "whereabouts.cni.cncf.io/v1alpha1"
-    std::string ns, name, uid;
+    std::string ns, name, uid;  // ns empty: cluster-scoped
 };
 
 struct EventSpec {
@@ -26,6 +26,10 @@ struct EventSpec {
     std::string message;  // names the IP and the network
     ObjectRef object;
 };
+
+// Where an Event about `o` is stored: its namespace; "default" for a cluster-scoped object
+// (a Node), as the kubelet does.
+std::string eventNamespace(const ObjectRef& o);
 
 ObjectRef podRef(const std::string& ns, const std::string& name, const std::string& uid);
 ObjectRef poolRef(const std::string& ns, const std::string& name);

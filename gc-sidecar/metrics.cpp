@@ -96,11 +96,16 @@ void Metrics::setLeader(bool leader) {
     std::lock_guard l(m_);
     if (leader && !leader_) leaderSince_ = Clock::now();
     if (!leader) pools_.clear();  // only the leader's view is current
+    if (!leader) slices_.clear();
     leader_ = leader;
 }
 void Metrics::setPools(std::vector<PoolGauge> pools) {
     std::lock_guard l(m_);
     pools_ = std::move(pools);
+}
+void Metrics::setNodeSlices(std::vector<SliceGauge> slices) {
+    std::lock_guard l(m_);
+    slices_ = std::move(slices);
 }
 void Metrics::watchProgress() {
     std::lock_guard l(m_);
@@ -141,6 +146,24 @@ uint64_t Metrics::anomaliesFound(const std::string& kind) const {
     return it == anomaliesTotal_.end() ? 0 : it->second;
 }
 
+// Called with m_ held.
+void Metrics::renderSlices(std::string& s) const {
+    auto labels = [](const SliceGauge& g) {
+        return "namespace=\"" + escapeLabel(g.ns) + "\",pool=\"" + escapeLabel(g.pool) + "\"";
+    };
+    header(s, "allot_node_slices_total", "gauge",
+           "Slices in the NodeSlicePool's range (slice controller, leader only).");
+    for (const auto& g : slices_)
+        line(s, "allot_node_slices_total", labels(g), static_cast<double>(g.total));
+    header(s, "allot_node_slices_free", "gauge", "Slices no Node holds (leader only).");
+    for (const auto& g : slices_)
+        line(s, "allot_node_slices_free", labels(g), static_cast<double>(g.free));
+    header(s, "allot_nodes_without_slice", "gauge",
+           "Nodes left without a slice: more Nodes than slices (leader only).");
+    for (const auto& g : slices_)
+        line(s, "allot_nodes_without_slice", labels(g), static_cast<double>(g.nodesWithout));
+}
+
 std::string Metrics::render() const {
     std::lock_guard l(m_);
     std::string s;
@@ -161,6 +184,7 @@ std::string Metrics::render() const {
         line(s, "allot_pool_free",
              "namespace=\"" + escapeLabel(p.ns) + "\",pool=\"" + escapeLabel(p.pool) + "\"",
              static_cast<double>(p.free));
+    renderSlices(s);
     header(s, "allot_releases_total", "counter", "Addresses released, by reason.");
     for (const auto& [r, n] : releases_)
         line(s, "allot_releases_total", "reason=\"" + escapeLabel(r) + "\"",

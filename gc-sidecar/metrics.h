@@ -11,6 +11,12 @@
 
 namespace allot::gc {
 
+// One NodeSlicePool as the slice controller left it.
+struct SliceGauge {
+    std::string ns, pool;
+    uint64_t total = 0, free = 0, nodesWithout = 0;  // slices in the range; free; Nodes left out
+};
+
 struct PoolGauge {
     std::string ns, pool;
     uint64_t size = 0, used = 0, free = 0;  // size saturates at 2^64-1 for huge IPv6 ranges
@@ -34,6 +40,7 @@ class Metrics {
     void addJournalFailure();
     void setLeader(bool leader);
     void setPools(std::vector<PoolGauge> pools);
+    void setNodeSlices(std::vector<SliceGauge> slices);  // the slice controller (leader only)
     void watchProgress();
     void setReady();
 
@@ -48,11 +55,14 @@ class Metrics {
     std::string render() const;
 
   private:
+    void renderSlices(std::string& s) const;  // with m_ held
+
     mutable std::mutex m_;
     std::map<std::string, uint64_t> releases_;
     std::map<std::string, uint64_t> anomaliesTotal_;
     std::map<std::string, uint64_t> anomaliesNow_;
     std::vector<PoolGauge> pools_;
+    std::vector<SliceGauge> slices_;
     double lastPassSeconds_ = 0;
     uint64_t passes_ = 0;
     double passSecondsSum_ = 0;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/naming.h"
+#include "core/node_slices.h"
 #include "engine/retry_policy.h"
 #include "log/log.h"
 #include "gc-sidecar/nad.h"
@@ -204,14 +205,15 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
         const std::string ns2 =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
         if (poolNamespaces_.size() < 256) poolNamespaces_.insert(ns2);
-        for (const auto& r : cfg.ranges) {
+        for (size_t i = 0; i < cfg.ranges.size(); ++i) {
+            const auto& r = cfg.ranges[i];
             if (!cfg.sliceSize) {
                 out.push_back(
                     {ns2, core::poolName(r.cidr(), cfg.raw.networkName, ""), cfg.raw.networkName});
                 continue;
             }
-            const std::string sliceName =
-                cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
+            const std::string sliceName = core::nodeSlicePoolName(
+                cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName, i, r.cidr());
             auto slice = c.pools(ns2).nodeSlice(sliceName, opts_.node);
             if (!slice) {
                 if (slice.code() == Errc::NotFound)

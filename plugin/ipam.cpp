@@ -7,6 +7,7 @@
 
 #include "core/ownership.h"
 #include "core/naming.h"
+#include "core/node_slices.h"
 #include "engine/pool_transaction.h"
 #include "engine/reservations.h"
 
@@ -223,19 +224,24 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
 Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::ValidatedConfig& cfg,
                                            const std::string& netName) {
     std::vector<Target> out;
-    for (const auto& r : cfg.ranges) {
+    for (size_t i = 0; i < cfg.ranges.size(); ++i) {
+        const auto& r = cfg.ranges[i];
         if (!cfg.sliceSize) {
             out.push_back({r, core::poolName(r.cidr(), cfg.raw.networkName, "")});
             continue;
         }
-        std::string sliceName = cfg.raw.networkName.empty() ? netName : cfg.raw.networkName;
-        if (sliceName.empty())
+        const std::string netSlices = cfg.raw.networkName.empty() ? netName : cfg.raw.networkName;
+        if (netSlices.empty())
             return makeError(Errc::InvalidConfig, "node_slice_size needs \"network_name\" or a network \"name\"");
+        // Each range of a dual-stack network has its own NodeSlicePool (core/node_slices.h).
+        const std::string sliceName = core::nodeSlicePoolName(netSlices, i, r.cidr());
         auto slice = ctx.store.nodeSlice(sliceName, ctx.node);
         if (!slice) {
             if (slice.code() == Errc::NotFound)
                 return makeError(Errc::Transient, "no node slice allocated yet for node " + ctx.node +
-                                                      " in NodeSlicePool " + sliceName);
+                                                      " in NodeSlicePool " + sliceName + " (" +
+                                                      slice.error().message +
+                                                      "): allot-gc's leader assigns slices");
             return slice.error();
         }
         auto sr = core::IpRange::fromSpec({*slice, "", "", {}}, "NodeSlicePool " + sliceName + " slice");

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/node_slices.h"
+
 namespace allot::core {
 
 namespace {
@@ -105,10 +107,17 @@ Result<void> validateSliceSize(const IpamConfig& cfg, ValidatedConfig& out) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), len);
     if (s.empty() || ec != std::errc() || p != s.data() + s.size())
         return bad("node_slice_size", cfg.nodeSliceSize, "is not a prefix length like \"/28\"");
-    for (const auto& r : out.ranges) {
-        if (len <= r.cidr().length() || len > r.cidr().network().bits())
+    // The size cuts the first range (spec.range of Whereabouts' NodeSlicePool); every further
+    // range is cut into as many slices (core/node_slices.h).
+    for (size_t i = 0; i < out.ranges.size(); ++i) {
+        const Cidr& r = out.ranges[i].cidr();
+        if (i == 0 && (len <= r.length() || len > r.network().bits()))
             return bad("node_slice_size", cfg.nodeSliceSize,
-                       "must be longer than the range prefix of " + r.cidr().str());
+                       "must be longer than the range prefix of " + r.str());
+        if (i > 0 && !sliceLengthFor(out.ranges[0].cidr(), len, r))
+            return bad("node_slice_size", cfg.nodeSliceSize,
+                       "cuts " + out.ranges[0].cidr().str() + " into more slices than " + r.str() +
+                           " can hold");
     }
     out.sliceSize = len;
     return success();

@@ -351,6 +351,20 @@ TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool
     auto none = h.call("ADD", conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue","deadline_ms":20)"),
                        "c2");
     CHECK(errorCode(none) == 11);
+    CHECK(none.stdoutText.find("NodeSlicePool blue") != std::string::npos);
+    CHECK(none.stdoutText.find("node-z") != std::string::npos);
+}
+
+TEST_CASE("node-slice mode, dual-stack: each range's slice comes from its own NodeSlicePool") {
+    Harness h;
+    h.mem->setNodeSlice("ds", "node-a", "10.6.3.0/24");
+    h.mem->setNodeSlice("ds-fd00-6---64", "node-a", "fd00:6::/72");
+    auto a = h.call("ADD", conf(R"("ipRanges":[{"range":"10.6.0.0/16"},{"range":"fd00:6::/64"}],)"
+                                R"("node_slice_size":"/24","network_name":"ds")"));
+    REQUIRE(a.exitCode == 0);
+    CHECK(a.stdoutText.find("10.6.3.1/24") != std::string::npos);
+    CHECK(a.stdoutText.find("fd00:6::1/72") != std::string::npos);
+    CHECK(h.mem->getPool("ds-node-a-fd00-6---72").ok());
 }
 
 namespace {

@@ -1,0 +1,166 @@
+#pragma once
+// The node-slice controller (issue 17), run by allot-gc's Lease holder beside the repair loop.
+// It does what Whereabouts v0.9.4's node-slice controller does, on the same objects:
+// - every NetworkAttachmentDefinition whose IPAM (a type in ipamTypes) sets node_slice_size
+//   gets a NodeSlicePool in its pool namespace, named network_name (else the network's
+//   "name"), spec {range: the first range, sliceSize: node_slice_size as written},
+//   status.allocations [{nodeName, sliceRange}], owned by its NADs (Whereabouts' owner
+//   references: the first a controller reference);
+// - every Node gets a slice; a gone Node's slice is freed once its pool
+//   ([network_name-]node-slice) holds no address;
+// - a NodeSlicePool this controller manages is deleted once no NAD wants it.
+// allot's additions: IPv6 and dual-stack (one NodeSlicePool per range, core/node_slices.h), a
+// slice size or range change that renumbers no live pod, and exhaustion made visible: a
+// Warning Event NodeSlicesExhausted on the Node and on the NodeSlicePool, and the metrics
+// allot_node_slices_total / allot_node_slices_free / allot_nodes_without_slice.
+//
+// Level-driven: each pass lists NADs, Nodes and NodeSlicePools (every interval while leading;
+// no watch) and writes only what differs, guarded by the resourceVersion read. Running a pass
+// twice changes nothing the second time.
+//
+// One deviation from Whereabouts: an owner reference is set only for a NAD in the
+// NodeSlicePool's own namespace. Kubernetes' garbage collector takes a namespaced owner in
+// another namespace for absent and would delete the object (and with it the assignments);
+// this controller deletes what no NAD wants instead. Its objects carry the label
+// app.kubernetes.io/managed-by=allot-gc.
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/node_slices.h"
+#include "core/result.h"
+#include "gc-sidecar/events.h"
+#include "gc-sidecar/metrics.h"
+#include "gc-sidecar/stop.h"
+#include "json/json.h"
+
+namespace allot::gc {
+
+class K8sCluster;
+using core::Result;
+
+struct OwnerRef {
+    std::string apiVersion, kind, name, uid;
+    bool controller = false, blockOwnerDeletion = false;
+    friend bool operator==(const OwnerRef&, const OwnerRef&) = default;
+};
+
+struct NodeSlicePoolObject {
+    std::string ns, name;
+    std::string resourceVersion;  // empty: not stored yet
+    std::string range, sliceSize;
+    std::vector<core::SliceAllocation> allocations;
+    std::vector<OwnerRef> owners;
+    bool managed = false;  // labelled as this controller's
+    json::Value raw;       // as read: fields not named above are written back unchanged
+};
+
+struct NadObject {
+    std::string ns, name, uid, config;  // config: spec.config ("" when it has none)
+};
+
+// What the controller reads and writes. K8sSliceCluster is the real one; tests may fake it.
+class SliceCluster {
+  public:
+    virtual ~SliceCluster() = default;
+    virtual Result<std::vector<NadObject>> nads() = 0;  // every namespace
+    virtual Result<std::vector<std::string>> nodes() = 0;
+    virtual Result<std::vector<NodeSlicePoolObject>> slicePools() = 0;  // every namespace
+    // AlreadyExists when the name is taken.
+    virtual Result<void> create(const NodeSlicePoolObject& p) = 0;
+    // Conflict when p.resourceVersion is stale; NotFound when it is gone.
+    virtual Result<void> update(const NodeSlicePoolObject& p) = 0;
+    // Only while p.resourceVersion is current (Conflict otherwise). NotFound when gone.
+    virtual Result<void> remove(const NodeSlicePoolObject& p) = 0;
+    // Whether IPPool `pool` in `ns` holds an allocation (false when it does not exist).
+    virtual Result<bool> poolHoldsAddresses(const std::string& ns, const std::string& pool) = 0;
+};
+
+// Over the API server, on one K8sCluster's client (one request at a time).
+std::unique_ptr<SliceCluster> makeK8sSliceCluster(K8sCluster& cluster);
+
+// One NodeSlicePool as the NADs want it.
+struct SliceDesired {
+    std::string ns, name;
+    core::Cidr range;
+    int length = 0;               // slice prefix length
+    std::string sliceSize;        // spec.sliceSize as written in the NAD ("/24" or "24")
+    std::string networkName;      // network_name: the prefix of the node pools' names
+    std::vector<NadObject> nads;  // those that want it (config left empty), by namespace/name
+};
+
+struct SliceOptions {
+    std::string poolNamespace = "kube-system";  // for an IPAM section that names none
+    std::vector<std::string> ipamTypes{"allot", "whereabouts"};
+    std::vector<std::string> flatFiles;  // as cni::parseNetConf reads them
+    std::chrono::milliseconds interval{std::chrono::seconds(5)};
+};
+
+struct SliceReport {
+    bool ok = false;
+    std::string error;
+    size_t pools = 0, created = 0, updated = 0, deleted = 0, conflicts = 0;
+    size_t nodesWithout = 0;  // Nodes without a slice, over every NodeSlicePool
+};
+
+class SliceController {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    SliceController(SliceOptions opts, SliceCluster& cluster, EventSink& events, Metrics& metrics,
+                    StopSignal& stop);
+
+    void setLeading(bool leading);  // from the leader elector
+    void run();                     // passes every interval while leading, until stopped
+    // One pass now, on the calling thread; it writes only while leading (checked before each
+    // NodeSlicePool: a leader that lost its Lease writes nothing more).
+    SliceReport pass();
+
+  private:
+    using Key = std::pair<std::string, std::string>;  // namespace, name
+
+    struct Wanted {
+        std::map<Key, SliceDesired> pools;
+        std::set<std::string> keepUids;  // NADs that want a pool, or whose config is unreadable
+    };
+    Wanted wanted(const std::vector<NadObject>& nads);
+    // Adds what `nad` wants; true when it wants a NodeSlicePool or cannot be read.
+    bool addWanted(Wanted& w, const NadObject& nad);
+    void reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
+                   const std::vector<std::string>& nodes, SliceReport& rep,
+                   std::vector<SliceGauge>& gauges);
+    void write(const NodeSlicePoolObject& next, bool exists, SliceReport& rep);
+    void reportExhausted(const SliceDesired& d, const core::SlicePlan& plan,
+                         const core::Cidr& range);
+    void deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing, const Wanted& w,
+                        SliceReport& rep);
+    bool leading();
+    bool warnOnce(const std::string& key, const std::string& message);  // true: said now
+
+    SliceOptions opts_;
+    SliceCluster& cluster_;
+    EventSink& events_;
+    Metrics& metrics_;
+    StopSignal& stop_;
+    std::set<std::string> exhaustedSeen_;  // "ns/pool node" evented while it stays without
+    std::set<std::string> warned_;         // log lines said once
+    std::string lastError_;                // of the last pass that failed
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool leading_ = false, stopping_ = false, leadershipChanged_ = false;
+};
+
+// The owner references a NodeSlicePool in `ns` should carry for the NADs `nads`: those of
+// `current` that are not NADs stay; a wanted NAD's in `ns` is kept as it is, or added in
+// Whereabouts' form (the first one a controller reference blocking owner deletion, then plain
+// ones); any other NAD's goes.
+std::vector<OwnerRef> ownersFor(const std::vector<OwnerRef>& current,
+                                const std::vector<NadObject>& nads, const std::string& ns);
+
+}  // namespace allot::gc

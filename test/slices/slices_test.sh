@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Node slices on the real API server (issue 17): allot-gc's leader as the node-slice controller
+# against real Node and NetworkAttachmentDefinition objects, and the real plugin allocating in
+# slice mode from the slices it assigned. Nodes are plain Node objects (no kubelet runs); pods
+# are ADDed by running the plugin as a runtime does, with NODENAME naming the node.
+#
+# Uses the cluster named by ALLOT_CLUSTER_DIR when it is up (eval "$(e2e/cluster env)");
+# otherwise starts a private one. Prints `ok - NAME` / `not ok - NAME` per check, then
+# `slices: N passed, N failed`. SLICES_ONLY=REGEX runs only the matching checks.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=slices
+# shellcheck source=test/integration/gc_lib.sh disable=SC1091
+source "$root/test/integration/gc_lib.sh"
+# shellcheck source=test/slices/slices_lib.sh disable=SC1091
+source "$root/test/slices/slices_lib.sh"
+
+cluster_start || suite_die "cluster starts"
+gc_init || suite_die "binaries and namespaces"
+slices_init || suite_die "RBAC for the slice controller"
+CHECK_DIR=$WORK
+CHECK_ONLY=${SLICES_ONLY:-}
+CHECK_TIME=s
+CHECK_TAIL=40
+
+NA=$RUN-node-a
+NB=$RUN-node-b
+NC=$RUN-node-c
+
+t_start() {
+  mk_node "$NA" && mk_node "$NB" || return 1
+  start_gc s "$NA" --slice-interval=300ms --repair-interval=1h --log-level=debug || return 1
+  wait_for 30 is_leader s || { echo "allot-gc never led"; gc_log s | tail; return 1; }
+}
+
+# Whereabouts' objects: name = network_name, spec from the NAD, every Node a slice, the NAD
+# (in the pool namespace) the controller owner.
+NET1=$RUN-blue
+IPAM1='{"range":"10.71.0.0/16","node_slice_size":"/24","network_name":"'$NET1'"}'
+t_assign() {
+  mk_slice_nad "$POOLNS" blue "$IPAM1" || return 1
+  wait_for 10 has_slice "$NET1" "$NA" || { echo "no slice for $NA"; nsp_json "$NET1"; gc_log s | tail; return 1; }
+  wait_for 5 has_slice "$NET1" "$NB" || { echo "no slice for $NB"; return 1; }
+  local j
+  j=$(nsp_json "$NET1")
+  expect_eq spec.range "$(jq -r .spec.range <<<"$j")" 10.71.0.0/16 || return 1
+  expect_eq spec.sliceSize "$(jq -r .spec.sliceSize <<<"$j")" /24 || return 1
+  expect_eq "slices listed" "$(jq '.status.allocations | length' <<<"$j")" 256 || return 1
+  expect_eq "Nodes without a slice" "$(unassigned_nodes "$NET1" | wc -l)" 0 || return 1
+  expect_eq "slices given twice" "$(jq '[.status.allocations[] | select(.nodeName != "") | .sliceRange] | (length - (unique | length))' <<<"$j")" 0 || return 1
+  local uid
+  uid=$(kubectl get network-attachment-definitions -n "$POOLNS" blue -o jsonpath='{.metadata.uid}')
+  expect_eq ownerReferences "$(jq -c '.metadata.ownerReferences' <<<"$j")" \
+    "[{\"apiVersion\":\"k8s.cni.cncf.io/v1\",\"blockOwnerDeletion\":true,\"controller\":true,\"kind\":\"NetworkAttachmentDefinition\",\"name\":\"blue\",\"uid\":\"$uid\"}]" || return 1
+  note "$NA: $(slice_of "$NET1" "$NA"), $NB: $(slice_of "$NET1" "$NB")"
+}
+
+# The plugin in slice mode on node a: an address inside a's slice, in a's own pool.
+t_plugin() {
+  local ip slice pool
+  ip=$(slice_add "$NA" p1 "$IPAM1") || return 1
+  slice=$(slice_of "$NET1" "$NA")
+  in_cidr "$ip" "$slice" || { echo "$ip is not in $NA's slice $slice"; return 1; }
+  pool=$(pool_name "$slice" "$NET1" "$NA")
+  expect_eq "allocations in $pool" "$(pool_count "$pool")" 1 || return 1
+  note "$NA got $ip from $pool"
+}
+
+# A node without a slice: ADD fails with CNI code 11 naming the NodeSlicePool and the node.
+t_no_slice() {
+  cni ADD "$RUN-ghost" ctr-ghost ghost uid-ghost "$(slice_conf "$RUN-ghost" "$IPAM1")"
+  [[ "$CNI_RC" != 0 ]] || { echo "ADD on a node with no slice succeeded: $CNI_OUT"; return 1; }
+  expect_eq "CNI code" "$(jq -r .code <<<"$CNI_OUT")" 11 || return 1
+  local msg
+  msg=$(jq -r '.msg + " " + (.details // "")' <<<"$CNI_OUT")
+  [[ "$msg" == *"NodeSlicePool $NET1"* && "$msg" == *"$RUN-ghost"* ]] || { echo "message: $msg"; return 1; }
+  note "$(jq -r .msg <<<"$CNI_OUT")"
+}
+
+# A removed Node keeps its slice while its pool holds an address; freed once it is empty.
+t_node_removed() {
+  local slice pool
+  slice_add "$NB" q1 "$IPAM1" >/dev/null || return 1
+  slice=$(slice_of "$NET1" "$NB")
+  pool=$(pool_name "$slice" "$NET1" "$NB")
+  kubectl delete node "$NB" >/dev/null || return 1
+  never_for 3 not has_slice "$NET1" "$NB" || { echo "slice of $NB freed while $pool holds an address"; return 1; }
+  slice_del "$NB" q1 "$IPAM1" || return 1
+  expect_eq "allocations in $pool" "$(pool_count "$pool")" 0 || return 1
+  wait_for 10 not has_slice "$NET1" "$NB" || { echo "slice of $NB not freed after its pool emptied"; return 1; }
+  expect_eq "slice $slice after" "$(nsp_json "$NET1" | jq -r --arg s "$slice" '.status.allocations[] | select(.sliceRange == $s) | .nodeName')" "" || return 1
+  # A new Node takes the lowest free slice.
+  mk_node "$NC" || return 1
+  wait_for 10 has_slice "$NET1" "$NC" || { echo "no slice for new node $NC"; return 1; }
+  note "$NB's $slice freed; $NC got $(slice_of "$NET1" "$NC")"
+}
+
+# A smaller slice size: a's busy /24 stays, a new node gets a /25, a's moves once empty.
+IPAM1B='{"range":"10.71.0.0/16","node_slice_size":"/25","network_name":"'$NET1'"}'
+t_resize() {
+  local ipam=$IPAM1B old
+  old=$(slice_of "$NET1" "$NA")
+  mk_slice_nad "$POOLNS" blue "$ipam" || return 1
+  wait_for 10 nsp_field "$NET1" .spec.sliceSize /25 || { echo "spec.sliceSize not /25"; nsp_json "$NET1" | jq .spec; return 1; }
+  expect_eq "$NA's slice (busy) after the resize" "$(slice_of "$NET1" "$NA")" "$old" || return 1
+  local nd=$RUN-node-d
+  mk_node "$nd" || return 1
+  wait_for 10 has_slice "$NET1" "$nd" || { echo "no slice for $nd"; return 1; }
+  [[ "$(slice_of "$NET1" "$nd")" == */25 ]] || { echo "new node got $(slice_of "$NET1" "$nd")"; return 1; }
+  slice_del "$NA" p1 "$IPAM1" || return 1
+  wait_for 10 slice_is "$NET1" "$NA" '/25$' || { echo "$NA kept $(slice_of "$NET1" "$NA") after its pool emptied"; return 1; }
+  local ip
+  ip=$(slice_add "$NA" p2 "$ipam") || return 1
+  in_cidr "$ip" "$(slice_of "$NET1" "$NA")" || { echo "$ip outside $NA's new slice"; return 1; }
+  note "$NA: $old -> $(slice_of "$NET1" "$NA") (got $ip); $nd: $(slice_of "$NET1" "$nd")"
+}
+
+# IPv6 slices, and dual-stack: one NodeSlicePool per range, both families allocated.
+NET6=$RUN-six
+IPAM6='{"range":"fd00:71::/64","node_slice_size":"/76","network_name":"'$NET6'"}'
+t_ipv6() {
+  mk_slice_nad "$POOLNS" six "$IPAM6" || return 1
+  wait_for 10 has_slice "$NET6" "$NA" || { echo "no IPv6 slice for $NA"; nsp_json "$NET6"; return 1; }
+  expect_eq "IPv6 slices" "$(nsp_json "$NET6" | jq '.status.allocations | length')" 4096 || return 1
+  local ip
+  ip=$(slice_add "$NA" v6 "$IPAM6") || return 1
+  in_cidr "$ip" "$(slice_of "$NET6" "$NA")" || { echo "$ip outside $(slice_of "$NET6" "$NA")"; return 1; }
+  note "$NA: slice $(slice_of "$NET6" "$NA"), got $ip; NodeSlicePool $(nsp_json "$NET6" | jq -c . | wc -c) bytes as compact JSON"
+}
+
+NETD=$RUN-ds
+IPAMD='{"ipRanges":[{"range":"10.72.0.0/16"},{"range":"fd00:72::/64"}],"node_slice_size":"/24","network_name":"'$NETD'"}'
+t_dual_stack() {
+  mk_slice_nad "$POOLNS" ds "$IPAMD" || return 1
+  local v6name
+  v6name=$NETD-fd00-72---64
+  wait_for 10 has_slice "$NETD" "$NA" && wait_for 10 has_slice "$v6name" "$NA" ||
+    { echo "no dual-stack slices for $NA"; kubectl get nodeslicepools -n "$POOLNS"; return 1; }
+  expect_eq "IPv6 sliceSize" "$(nsp_json "$v6name" | jq -r .spec.sliceSize)" /72 || return 1
+  local conf out
+  conf=$(slice_conf "$NA" "$IPAMD")
+  cni ADD "$NA" ctr-ds ds uid-ds "$conf"
+  [[ "$CNI_RC" == 0 ]] || { echo "ADD failed: $CNI_OUT $CNI_ERR"; return 1; }
+  out=$(jq -r '.ips[].address | sub("/.*"; "")' <<<"$CNI_OUT")
+  in_cidr "$(sed -n 1p <<<"$out")" "$(slice_of "$NETD" "$NA")" || { echo "IPv4 $out"; return 1; }
+  in_cidr "$(sed -n 2p <<<"$out")" "$(slice_of "$v6name" "$NA")" || { echo "IPv6 $out"; return 1; }
+  note "$NA got $(tr '\n' ' ' <<<"$out")"
+}
+
+# More Nodes than slices: the Nodes left over are counted, and evented on Node and pool.
+NETX=$RUN-small
+t_exhausted() {
+  mk_slice_nad "$POOLNS" small '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'$NETX'"}' || return 1
+  wait_for 10 nsp_json "$NETX" >/dev/null || return 1
+  local nodes
+  nodes=$(kubectl get nodes -o name | wc -l)
+  (( nodes > 2 )) || { echo "only $nodes Nodes"; return 1; }
+  wait_for 10 metric_is s "allot_nodes_without_slice{namespace=\"$POOLNS\",pool=\"$NETX\"}" $(( nodes - 2 )) ||
+    { echo "allot_nodes_without_slice: $(gc_metric s "allot_nodes_without_slice{namespace=\"$POOLNS\",pool=\"$NETX\"}"), want $(( nodes - 2 ))"; return 1; }
+  expect_eq allot_node_slices_total "$(gc_metric s "allot_node_slices_total{namespace=\"$POOLNS\",pool=\"$NETX\"}")" 2 || return 1
+  expect_eq allot_node_slices_free "$(gc_metric s "allot_node_slices_free{namespace=\"$POOLNS\",pool=\"$NETX\"}")" 0 || return 1
+  local left
+  left=$(unassigned_nodes "$NETX" | head -1)
+  wait_for 10 node_event "$left" NodeSlicesExhausted || { echo "no Warning Event on Node $left"; return 1; }
+  wait_for 10 has_event NodeSlicesExhausted "no free slice for node $left" || { echo "no Event on the NodeSlicePool"; return 1; }
+  cni ADD "$left" ctr-x x uid-x "$(slice_conf "$left" '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'$NETX'"}')"
+  expect_eq "CNI code on $left" "$(jq -r .code <<<"$CNI_OUT")" 11 || return 1
+  note "$(( nodes - 2 )) of $nodes Nodes without a slice; e.g. $left"
+}
+
+# Two NADs on one network: the pool stays while one is left, and goes with the last.
+t_nad_removed() {
+  mk_slice_nad "$PODNS" blue-too "$IPAM1B" || return 1
+  sleep 1
+  kubectl delete network-attachment-definitions -n "$POOLNS" blue >/dev/null || return 1
+  never_for 2 not nsp_json "$NET1" || { echo "NodeSlicePool deleted while another NAD wants it"; return 1; }
+  expect_eq "owners once the NAD in its namespace is gone" "$(nsp_json "$NET1" | jq -c '.metadata.ownerReferences // []')" "[]" || return 1
+  kubectl delete network-attachment-definitions -n "$PODNS" blue-too >/dev/null || return 1
+  wait_for 10 not nsp_json "$NET1" || { echo "NodeSlicePool $NET1 left after its last NAD went"; return 1; }
+}
+
+# Whereabouts v0.9.4's plugin and allot's, at once, on the slices allot's controller assigned
+# (a NAD of type whereabouts): every ADD succeeds, no address twice, each in its node's slice.
+NETW=$RUN-mixed
+IPAMW='{"type":"whereabouts","range":"10.74.0.0/16","node_slice_size":"/24","network_name":"'$NETW'"}'
+t_whereabouts() {
+  local wa
+  wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
+  mk_slice_nad "$POOLNS" mixed "$IPAMW" || return 1
+  wait_for 10 has_slice "$NETW" "$NA" && wait_for 10 has_slice "$NETW" "$NC" || { echo "no slices"; return 1; }
+  wa_setup || return 1
+  local out
+  out=$(WA=$wa NETW=$NETW IPAMW=$IPAMW PLUGIN=$PLUGIN both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
+  note "$out"
+}
+
+check "allot-gc leads" t_start
+check "a NAD with node_slice_size gets Whereabouts' NodeSlicePool, every Node a slice" t_assign
+check "the plugin allocates in slice mode from the controller's slice" t_plugin
+check "ADD on a node without a slice fails with code 11 naming the pool and node" t_no_slice
+check "a removed Node's slice is freed only once its pool is empty" t_node_removed
+check "a slice size change renumbers no live pod; new nodes get the new size" t_resize
+check "IPv6 slices" t_ipv6
+check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_stack
+check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
+check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
+check "the NodeSlicePool goes with its last NAD" t_nad_removed
+suite_summary
+(( failed == 0 ))

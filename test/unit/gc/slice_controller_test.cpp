@@ -1,0 +1,215 @@
+// The node-slice controller against an in-memory SliceCluster (the real API server runs it in
+// test/slices/slices_test.sh).
+#include "gc-sidecar/slice_controller.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "fake_cluster.h"
+
+using namespace allot;
+using gc::NodeSlicePoolObject;
+
+namespace {
+
+class FakeSlices : public gc::SliceCluster {
+  public:
+    std::vector<gc::NadObject> nadList;
+    std::vector<std::string> nodeList;
+    std::map<std::string, NodeSlicePoolObject> stored;  // "ns/name"
+    std::map<std::string, bool> busyPools;              // "ns/pool"
+    int writes = 0, version = 0;
+
+    core::Result<std::vector<gc::NadObject>> nads() override { return nadList; }
+    core::Result<std::vector<std::string>> nodes() override { return nodeList; }
+    core::Result<std::vector<NodeSlicePoolObject>> slicePools() override {
+        std::vector<NodeSlicePoolObject> out;
+        for (const auto& [k, p] : stored) out.push_back(p);
+        return out;
+    }
+    core::Result<void> create(const NodeSlicePoolObject& p) override {
+        if (stored.count(key(p))) return core::makeError(core::Errc::AlreadyExists, key(p));
+        return put(p);
+    }
+    core::Result<void> update(const NodeSlicePoolObject& p) override {
+        auto it = stored.find(key(p));
+        if (it == stored.end()) return core::makeError(core::Errc::NotFound, key(p));
+        if (it->second.resourceVersion != p.resourceVersion)
+            return core::makeError(core::Errc::Conflict, key(p));
+        return put(p);
+    }
+    core::Result<void> remove(const NodeSlicePoolObject& p) override {
+        if (!stored.erase(key(p))) return core::makeError(core::Errc::NotFound, key(p));
+        return {};
+    }
+    core::Result<bool> poolHoldsAddresses(const std::string& ns, const std::string& pool) override {
+        return busyPools[ns + "/" + pool];
+    }
+    const NodeSlicePoolObject& get(const std::string& k) { return stored.at(k); }
+
+  private:
+    static std::string key(const NodeSlicePoolObject& p) { return p.ns + "/" + p.name; }
+    core::Result<void> put(const NodeSlicePoolObject& p) {
+        ++writes;
+        auto copy = p;
+        copy.resourceVersion = std::to_string(++version);
+        stored[key(p)] = copy;
+        return {};
+    }
+};
+
+gc::NadObject nad(const std::string& ns, const std::string& name, const std::string& ipam) {
+    return {ns, name, "uid-" + ns + "-" + name,
+            R"({"cniVersion":"1.0.0","name":")" + name +
+                R"(","type":"macvlan","ipam":{"type":"allot",)" + ipam + "}}"};
+}
+
+struct Fixture {
+    FakeSlices api;
+    test::EventLog events;
+    gc::Metrics metrics;
+    gc::StopSignal stop;
+    gc::SliceController ctl{gc::SliceOptions{}, api, events, metrics, stop};
+    Fixture() { ctl.setLeading(true); }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "slice controller: a NAD with node_slice_size gets a NodeSlicePool owned as Whereabouts owns "
+    "it") {
+    Fixture f;
+    f.api.nadList = {nad("kube-system", "blue", R"("range":"10.1.0.0/22","node_slice_size":"/24")"),
+                     nad("kube-system", "plain", R"("range":"10.2.0.0/24")")};
+    f.api.nodeList = {"n2", "n1"};
+    auto rep = f.ctl.pass();
+    REQUIRE_MESSAGE(rep.ok, rep.error);
+    CHECK(rep.created == 1);
+    const auto& p = f.api.get("kube-system/blue");
+    CHECK(p.range == "10.1.0.0/22");
+    CHECK(p.sliceSize == "/24");
+    CHECK(p.allocations == std::vector<core::SliceAllocation>{{"n1", "10.1.0.0/24"},
+                                                              {"n2", "10.1.1.0/24"},
+                                                              {"", "10.1.2.0/24"},
+                                                              {"", "10.1.3.0/24"}});
+    REQUIRE(p.owners.size() == 1);
+    CHECK(p.owners[0] == gc::OwnerRef{"k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "blue",
+                                      "uid-kube-system-blue", true, true});
+    CHECK(f.metrics.render().find(
+              "allot_node_slices_free{namespace=\"kube-system\",pool=\"blue\"} 2") !=
+          std::string::npos);
+    // A second pass writes nothing.
+    const int writes = f.api.writes;
+    CHECK(f.ctl.pass().ok);
+    CHECK(f.api.writes == writes);
+}
+
+TEST_CASE("slice controller: NADs in other namespaces share a pool without owner references") {
+    Fixture f;
+    const std::string ipam = R"("range":"10.1.0.0/22","node_slice_size":"24","network_name":"net")";
+    f.api.nadList = {nad("app-a", "x", ipam), nad("kube-system", "y", ipam)};
+    f.api.nodeList = {"n1"};
+    REQUIRE(f.ctl.pass().ok);
+    const auto& p = f.api.get("kube-system/net");
+    REQUIRE(p.owners.size() == 1);
+    CHECK(p.owners[0].name == "y");
+    CHECK(p.managed);
+    // The last NAD goes: the pool goes.
+    f.api.nadList = {nad("app-a", "x", ipam)};
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.stored.count("kube-system/net") == 1);
+    CHECK(f.api.get("kube-system/net").owners.empty());
+    f.api.nadList = {};
+    auto rep = f.ctl.pass();
+    CHECK(rep.deleted == 1);
+    CHECK(f.api.stored.empty());
+}
+
+TEST_CASE("slice controller: a gone node's slice is freed once its node pool is empty") {
+    Fixture f;
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nodeList = {"n1", "n2"};
+    REQUIRE(f.ctl.pass().ok);
+    f.api.nodeList = {"n2"};
+    f.api.busyPools["kube-system/n1-10.1.0.0-24"] = true;
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
+    f.api.busyPools["kube-system/n1-10.1.0.0-24"] = false;
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "");
+}
+
+TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each on Node and pool") {
+    Fixture f;
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nodeList = {"n1", "n2", "n3"};
+    auto rep = f.ctl.pass();
+    CHECK(rep.nodesWithout == 1);
+    REQUIRE(f.ctl.pass().ok);
+    auto evs = f.events.all();
+    REQUIRE(evs.size() == 2);
+    CHECK(evs[0].reason == "NodeSlicesExhausted");
+    CHECK(evs[0].warning);
+    CHECK(evs[0].object.kind == "Node");
+    CHECK(evs[0].object.name == "n3");
+    CHECK(evs[1].object.kind == "NodeSlicePool");
+    CHECK(evs[0].message.find("kube-system/blue") != std::string::npos);
+    CHECK(f.metrics.render().find(
+              "allot_nodes_without_slice{namespace=\"kube-system\",pool=\"blue\"} 1") !=
+          std::string::npos);
+}
+
+TEST_CASE("slice controller: dual-stack gives each range its own NodeSlicePool, IPv6 included") {
+    Fixture f;
+    f.api.nadList = {nad(
+        "kube-system", "ds",
+        R"("ipRanges":[{"range":"10.3.0.0/16"},{"range":"fd00:3::/64"}],"node_slice_size":"/24")")};
+    f.api.nodeList = {"n1"};
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/ds").allocations.size() == 256);
+    const auto& v6 = f.api.get("kube-system/ds-fd00-3---64");
+    CHECK(v6.range == "fd00:3::/64");
+    CHECK(v6.sliceSize == "/72");
+    CHECK(v6.allocations[0] == core::SliceAllocation{"n1", "fd00:3::/72"});
+}
+
+TEST_CASE("slice controller: a NAD it cannot read keeps its pool") {
+    Fixture f;
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nodeList = {"n1"};
+    REQUIRE(f.ctl.pass().ok);
+    f.api.nadList[0].config = "{not json";
+    auto rep = f.ctl.pass();
+    CHECK(rep.ok);
+    CHECK(rep.deleted == 0);
+    CHECK(f.api.stored.count("kube-system/blue") == 1);
+}
+
+TEST_CASE(
+    "slice controller: a slice size too fine for one object is refused with an Event on the NAD") {
+    Fixture f;
+    f.api.nadList = {nad("kube-system", "huge", R"("range":"10.0.0.0/8","node_slice_size":"/28")")};
+    f.api.nodeList = {"n1"};
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.stored.empty());
+    REQUIRE(f.ctl.pass().ok);
+    auto evs = f.events.all();
+    REQUIRE(evs.size() == 1);
+    CHECK(evs[0].reason == "NodeSlicesInvalid");
+    CHECK(evs[0].object.kind == "NetworkAttachmentDefinition");
+    CHECK(evs[0].message.find("8192") != std::string::npos);
+}
+
+TEST_CASE("slice controller: a controller that does not lead writes nothing") {
+    Fixture f;
+    f.api.nadList = {
+        nad("kube-system", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")")};
+    f.api.nodeList = {"n1"};
+    f.ctl.setLeading(false);
+    CHECK_FALSE(f.ctl.pass().ok);
+    CHECK(f.api.writes == 0);
+}
