@@ -1,11 +1,11 @@
-#include "gc-sidecar/k8s_cluster.h"
+#include "cluster/k8s_cluster.h"
 
 #include "core/ownership.h"
-#include "gc-sidecar/nad.h"
+#include "cluster/nad.h"
 #include "k8s/timestamp.h"
 #include "k8s/resources.h"
 
-namespace allot::gc {
+namespace allot::cluster {
 
 using k8s::parseTime;
 
@@ -100,4 +100,4 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
 }
 
 
-}  // namespace allot::gc
+}  // namespace allot::cluster
