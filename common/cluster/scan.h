@@ -31,7 +31,7 @@ struct ScanOptions {
 };
 
 struct PoolUse {
-    std::string pool;
+    std::string pool, range;
     uint64_t size = 0, used = 0;  // as core::PoolUsage
 };
 
