@@ -58,10 +58,12 @@ void addLeaks(const core::Findings& f, const std::map<std::string, std::string>&
 void addNadFindings(const std::vector<NadConfig>& nads, json::Value& out) {
     for (const auto& nad : nads) {
         auto parsed = cluster::parseNadConfig(nad.config, {"allot", "whereabouts"}, {});
-        if (parsed) continue;
+        std::string why = parsed ? "" : parsed.error().message;
+        for (const auto& n : parsed ? *parsed : std::vector<cluster::NetworkIpam>{})
+            if (n.config.addError) why = n.config.addError->message;  // every ADD fails
+        if (why.empty()) continue;
         out.push(finding("bad_nad_config", "", "", "", "",
-                         "NetworkAttachmentDefinition " + nad.ns + "/" + nad.name + ": " +
-                             parsed.error().message));
+                         "NetworkAttachmentDefinition " + nad.ns + "/" + nad.name + ": " + why));
     }
 }
 

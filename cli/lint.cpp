@@ -89,7 +89,10 @@ json::Value Linter::lintConfig(const std::string& config) {
     } else if (nets->empty()) {
         problem(problems, "error", "no plugin with an \"ipam\" of type allot or whereabouts");
     }
+    const size_t errorsBefore = errors;
     for (const auto& n : nets ? *nets : std::vector<cluster::NetworkIpam>{}) {
+        // Accepted for DEL, but every ADD fails with it (an unreadable exclude).
+        if (n.config.addError) problem(problems, "error", n.config.addError->message);
         json::Value nv = json::Value::object(), ranges = json::Value::array();
         nv.set("name", str(n.networkName));
         nv.set("networkName", str(n.config.raw.networkName));
@@ -98,7 +101,7 @@ json::Value Linter::lintConfig(const std::string& config) {
         nv.set("ranges", std::move(ranges));
         networks.push(std::move(nv));
     }
-    out.set("valid", json::Value::boolean(nets.ok() && !nets->empty()));
+    out.set("valid", json::Value::boolean(errors == errorsBefore && nets.ok() && !nets->empty()));
     out.set("networks", std::move(networks));
     out.set("problems", std::move(problems));
     return out;
