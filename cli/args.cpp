@@ -10,7 +10,8 @@ using core::makeError;
 
 namespace {
 
-const char* kOverview = R"(kubectl-allot: see, check and fix allot's (and Whereabouts') address pools.
+const char* kOverview =
+    R"(kubectl-allot: see, check and fix allot's (and Whereabouts') address pools.
 
 Usage: kubectl allot COMMAND [ARGS] [FLAGS]
 
@@ -111,20 +112,30 @@ Result<std::chrono::milliseconds> parseDuration(const std::string& flag, const s
         {"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"h", 3600000}};
     auto u = scale.find(unit);
     if (end == 0 || ec != std::errc() || u == scale.end() || n > 100000000)
-        return makeError(Errc::InvalidConfig, flag + " \"" + v + "\" is not a duration (30s, 5m, 1h)");
+        return makeError(Errc::InvalidConfig,
+                         flag + " \"" + v + "\" is not a duration (30s, 5m, 1h)");
     return std::chrono::milliseconds(n * u->second);
 }
 
 Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) {
-    if (flag == "--kubeconfig") o.kubeconfig = v;
-    else if (flag == "--context") o.context = v;
-    else if (flag == "-n" || flag == "--namespace") o.ns = v;
-    else if (flag == "--pool") o.pool = v;
+    if (flag == "--kubeconfig")
+        o.kubeconfig = v;
+    else if (flag == "--context")
+        o.context = v;
+    else if (flag == "-n" || flag == "--namespace")
+        o.ns = v;
+    else if (flag == "--pool")
+        o.pool = v;
     else if (flag == "-o" || flag == "--output") {
-        if (v == "table" || v == "wide") o.output = Format::Table;
-        else if (v == "json") o.output = Format::Json;
-        else if (v == "yaml") o.output = Format::Yaml;
-        else return makeError(Errc::InvalidConfig, "--output \"" + v + "\": want table, json or yaml");
+        if (v == "table" || v == "wide")
+            o.output = Format::Table;
+        else if (v == "json")
+            o.output = Format::Json;
+        else if (v == "yaml")
+            o.output = Format::Yaml;
+        else
+            return makeError(Errc::InvalidConfig,
+                             "--output \"" + v + "\": want table, json or yaml");
     } else if (flag == "--leak-grace" || flag == "--request-timeout") {
         auto d = parseDuration(flag, v);
         if (!d) return d.error();
@@ -136,8 +147,9 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
 }
 
 bool takesValue(const std::string& f) {
-    static const char* kValued[] = {"--kubeconfig", "--context", "-n", "--namespace", "-o",
-                                    "--output", "--pool", "--leak-grace", "--request-timeout"};
+    static const char* kValued[] = {"--kubeconfig", "--context",    "-n",
+                                    "--namespace",  "-o",           "--output",
+                                    "--pool",       "--leak-grace", "--request-timeout"};
     for (const char* k : kValued)
         if (f == k) return true;
     return false;
@@ -156,14 +168,28 @@ Result<Options> parseArgs(const std::vector<std::string>& argv) {
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
         if (positionalOnly || a == "-" || a.empty() || a[0] != '-') {
-            if (o.command.empty()) o.command = a;
-            else o.args.push_back(a);
+            if (o.command.empty())
+                o.command = a;
+            else
+                o.args.push_back(a);
             continue;
         }
-        if (a == "--") { positionalOnly = true; continue; }
-        if (a == "-h" || a == "--help") { o.help = true; continue; }
-        if (a == "--force") { o.force = true; continue; }
-        if (a == "--offline") { o.offline = true; continue; }
+        if (a == "--") {
+            positionalOnly = true;
+            continue;
+        }
+        if (a == "-h" || a == "--help") {
+            o.help = true;
+            continue;
+        }
+        if (a == "--force") {
+            o.force = true;
+            continue;
+        }
+        if (a == "--offline") {
+            o.offline = true;
+            continue;
+        }
         std::string flag = a, value;
         bool hasValue = false;
         if (auto eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
@@ -173,7 +199,8 @@ Result<Options> parseArgs(const std::vector<std::string>& argv) {
         }
         if (!takesValue(flag)) return makeError(Errc::InvalidConfig, "unknown flag " + flag);
         if (!hasValue) {
-            if (i + 1 >= argv.size()) return makeError(Errc::InvalidConfig, flag + " needs a value");
+            if (i + 1 >= argv.size())
+                return makeError(Errc::InvalidConfig, flag + " needs a value");
             value = argv[++i];
         }
         if (auto r = setFlag(o, flag, value); !r) return r.error();

@@ -96,8 +96,8 @@ int runCheck(Env& env) {
     json::Value findings = json::Value::array();
     addLeaks(f, ranges, env.ns, findings);
     for (const auto& a : f.anomalies)
-        findings.push(finding(std::string(core::name(a.kind)), "", a.pool, a.reservation, "",
-                              a.message));
+        findings.push(
+            finding(std::string(core::name(a.kind)), "", a.pool, a.reservation, "", a.message));
     addNadFindings(*nads, findings);
 
     std::map<std::string, uint64_t> counts;

@@ -35,9 +35,9 @@ struct Options {
     std::string kubeconfig, context, ns;  // ns: the pools' namespace
     Format output = Format::Table;
     bool help = false;
-    bool force = false;          // release
-    std::string pool;            // release: which pool, when an IP is held in several
-    bool offline = false;        // lint: no API server (no overlap check)
+    bool force = false;    // release
+    std::string pool;      // release: which pool, when an IP is held in several
+    bool offline = false;  // lint: no API server (no overlap check)
     std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};  // check
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };

@@ -68,8 +68,9 @@ json::Value Linter::rangeJson(const cluster::NetworkIpam& n, const core::IpRange
         problem(problems, "warning", "overlaps not checked: pools of " + ns + ": " + failure);
     for (const auto& p : pools ? *pools : std::vector<ExistingPool>{}) {
         if (p.name == pool && !(p.cidr == r.cidr()))
-            problem(problems, "error", "IPPool " + ns + "/" + pool + " exists with range " +
-                                           p.cidr.str() + ", not " + r.cidr().str());
+            problem(problems, "error",
+                    "IPPool " + ns + "/" + pool + " exists with range " + p.cidr.str() + ", not " +
+                        r.cidr().str());
         if (p.name == pool || !p.cidr.overlaps(r.cidr())) continue;
         json::Value o = json::Value::object();
         o.set("pool", str(p.name));
@@ -119,9 +120,12 @@ Result<std::pair<std::string, std::string>> configOf(const json::Value& doc, std
         if (!cfg) return cfg.error();
         return std::make_pair(std::string("NetworkAttachmentDefinition"), *cfg);
     }
-    if (kind) return core::makeError(core::Errc::Decode, "kind " + kind->dump() + " is not a NetworkAttachmentDefinition");
+    if (kind)
+        return core::makeError(core::Errc::Decode,
+                               "kind " + kind->dump() + " is not a NetworkAttachmentDefinition");
     name = text(doc, "name");
-    return std::make_pair(std::string(doc.find("plugins") ? "CNI conflist" : "CNI config"), doc.dump());
+    return std::make_pair(std::string(doc.find("plugins") ? "CNI conflist" : "CNI config"),
+                          doc.dump());
 }
 
 void lintTable(std::ostream& out, const json::Value& doc) {
@@ -134,7 +138,8 @@ void lintTable(std::ostream& out, const json::Value& doc) {
                     << (flag(r, "nodeSlice") ? "node-slice pools" : "IPPool " + text(r, "pool"))
                     << " in " << text(r, "namespace") << "\n";
                 for (const auto& o : list(r, "overlaps"))
-                    out << "    overlaps IPPool " << text(o, "pool") << " (" << text(o, "range") << ")\n";
+                    out << "    overlaps IPPool " << text(o, "pool") << " (" << text(o, "range")
+                        << ")\n";
             }
         for (const auto& p : list(c, "problems"))
             out << "  " << text(p, "severity") << ": " << text(p, "message") << "\n";

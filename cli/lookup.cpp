@@ -65,7 +65,8 @@ Result<json::Value> reservationJson(cluster::Cluster& c, const std::string& ns, 
         out.set("containerID", str(r->containerId));
         return out;
     }
-    out.set("name", str(core::reservationName(h.ip, h.networkNames.empty() ? "" : h.networkNames[0])));
+    out.set("name",
+            str(core::reservationName(h.ip, h.networkNames.empty() ? "" : h.networkNames[0])));
     out.set("exists", json::Value::boolean(false));
     out.set("agrees", json::Value::boolean(false));
     out.set("podRef", str(""));

@@ -132,7 +132,11 @@ const json::Value::Array& list(const json::Value& obj, std::string_view key) {
     return v && v->isArray() ? v->items() : kEmpty;
 }
 
-json::Value str(const std::string& s) { return json::Value::string(s); }
-json::Value num(uint64_t n) { return json::Value::numberText(std::to_string(n)); }
+json::Value str(const std::string& s) {
+    return json::Value::string(s);
+}
+json::Value num(uint64_t n) {
+    return json::Value::numberText(std::to_string(n));
+}
 
 }  // namespace allot::cli

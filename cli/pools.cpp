@@ -28,7 +28,8 @@ std::string percent(uint64_t used, uint64_t size) {
 }
 
 // Which pools (by name) and NodeSlicePools each NAD's IPAM config maps to in namespace `ns`.
-void mapNetworks(Env& env, const std::vector<NadConfig>& nads, std::map<std::string, PoolRow>& pools,
+void mapNetworks(Env& env, const std::vector<NadConfig>& nads,
+                 std::map<std::string, PoolRow>& pools,
                  std::map<std::string, std::set<std::string>>& sliceNets) {
     for (const auto& nad : nads) {
         auto nets = cluster::parseNadConfig(nad.config, kOwnedTypes, {});
@@ -38,8 +39,8 @@ void mapNetworks(Env& env, const std::vector<NadConfig>& nads, std::map<std::str
             if (!cfg.raw.poolNamespace.empty() && cfg.raw.poolNamespace != env.ns) continue;
             const std::string who = nad.ns + "/" + nad.name;
             if (cfg.sliceSize) {
-                sliceNets[cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName]
-                    .insert(who);
+                sliceNets[cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName].insert(
+                    who);
                 continue;
             }
             for (const auto& r : cfg.ranges) {
@@ -83,7 +84,8 @@ const PoolRow* slicePool(const std::map<std::string, PoolRow>& pools, const Slic
 }
 
 json::Value slicePoolJson(const SlicePool& sp, const std::map<std::string, PoolRow>& pools,
-                          const std::set<std::string>& nets, std::map<std::string, std::string>& nodeOf) {
+                          const std::set<std::string>& nets,
+                          std::map<std::string, std::string>& nodeOf) {
     json::Value v = json::Value::object(), slices = json::Value::array();
     v.set("name", str(sp.name));
     v.set("range", str(sp.range));
@@ -150,7 +152,8 @@ int runPools(Env& env) {
     json::Value doc = json::Value::object(), poolList = json::Value::array(),
                 sliceList = json::Value::array();
     std::map<std::string, std::string> nodeOf;
-    for (const auto& sp : *slices) sliceList.push(slicePoolJson(sp, pools, sliceNets[sp.name], nodeOf));
+    for (const auto& sp : *slices)
+        sliceList.push(slicePoolJson(sp, pools, sliceNets[sp.name], nodeOf));
     for (const auto& [name, row] : pools) poolList.push(poolJson(row, nodeOf[name]));
     doc.set("namespace", str(env.ns));
     doc.set("pools", std::move(poolList));

@@ -1,7 +1,8 @@
 // kubectl allot release IP [--force] [--pool NAME]: allot-gc's release path, by hand.
+#include "cluster/release.h"
+
 #include "cli/lookup.h"
 #include "cli/output.h"
-#include "cluster/release.h"
 #include "core/anomaly.h"
 
 namespace allot::cli {
@@ -20,8 +21,9 @@ Result<std::optional<Holding>> pickHolding(Env& env, const core::IpAddress& ip) 
     if (hs.size() > 1) {
         std::string pools;
         for (const auto& h : hs) pools += " " + h.pool;
-        return core::makeError(core::Errc::Conflict, ip.str() + " is held in several pools (" +
-                                                         pools.substr(1) + "): pick one with --pool");
+        return core::makeError(
+            core::Errc::Conflict,
+            ip.str() + " is held in several pools (" + pools.substr(1) + "): pick one with --pool");
     }
     if (hs.empty()) return std::optional<Holding>();
     return std::optional<Holding>(std::move(hs[0]));
@@ -48,8 +50,9 @@ Result<bool> releaseHolding(Env& env, const Holding& h, bool& reservationKept) {
         auto d = cluster::dropReservation(env.cluster, r);
         if (!d) {
             reservationKept = true;
-            env.err << "warning: reservation of " << r.ip.str() << " not deleted: "
-                    << d.error().message << " (allot-gc's repair loop deletes it)\n";
+            env.err << "warning: reservation of " << r.ip.str()
+                    << " not deleted: " << d.error().message
+                    << " (allot-gc's repair loop deletes it)\n";
         }
     }
     return !rel->empty();

@@ -80,7 +80,8 @@ class K8sInventory : public Inventory {
 
     std::string identity() const override {
         const char* user = std::getenv("USER");
-        return client_.config().identity + (user && *user ? " (local user " + std::string(user) + ")" : "");
+        return client_.config().identity +
+               (user && *user ? " (local user " + std::string(user) + ")" : "");
     }
 
   private:
@@ -152,9 +153,9 @@ int run(const Options& opts, std::ostream& out, std::ostream& err) {
         err << "error: " << client.error().message << "\n";
         return kExitError;
     }
-    const std::string ns = !opts.ns.empty()             ? opts.ns
+    const std::string ns = !opts.ns.empty()           ? opts.ns
                            : !cfg->namespace_.empty() ? cfg->namespace_
-                                                        : "kube-system";
+                                                      : "kube-system";
     cluster::K8sCluster cl(std::move(*client), nullptr);
     K8sInventory inv(cl.client());
     Env env{cl, inv, opts, ns, out, err};

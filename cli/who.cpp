@@ -22,16 +22,18 @@ Result<json::Value> describe(Env& env, const Holding& h) {
 }
 
 void whoTable(std::ostream& out, const json::Value& doc) {
-    Table t{{"IP", "POOL", "POD", "STATE", "INTERFACE", "NODE", "CONTAINER", "POD UID",
-             "RESERVATION"},
-            {}};
+    Table t{
+        {"IP", "POOL", "POD", "STATE", "INTERFACE", "NODE", "CONTAINER", "POD UID", "RESERVATION"},
+        {}};
     for (const auto& r : list(doc, "results")) {
         if (!flag(r, "held")) {
             t.rows.push_back({text(r, "ip"), "(free)", "", "", "", "", "", "", ""});
             continue;
         }
         const json::Value* res = r.find("reservation");
-        std::string rs = !flag(*res, "exists") ? "missing" : flag(*res, "agrees") ? "ok" : "other holder";
+        std::string rs = !flag(*res, "exists")  ? "missing"
+                         : flag(*res, "agrees") ? "ok"
+                                                : "other holder";
         t.rows.push_back({text(r, "ip"), text(r, "pool"), text(r, "podRef"), text(r, "podState"),
                           text(r, "interface"), text(r, "node"),
                           text(r, "containerID").substr(0, 12), text(r, "podUID"), rs});

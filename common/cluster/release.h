@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/allocator.h"
 #include "cluster/cluster.h"
+#include "core/allocator.h"
 
 namespace allot::cluster {
 

@@ -18,7 +18,9 @@ std::optional<std::string> stringMember(const json::Value& v, const char* key) {
     return std::nullopt;
 }
 
-bool stopped(const ScanOptions& o) { return o.stopped && o.stopped(); }
+bool stopped(const ScanOptions& o) {
+    return o.stopped && o.stopped();
+}
 
 Result<void> scanNodes(Cluster& c, const ScanOptions& o, core::NodeIndex& nodes) {
     auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
@@ -60,9 +62,9 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
             ++s.podsListed;
             std::string ref = ns2 + "/" + name;
             if (s.analysis->wantsPod(ref))
-                s.pods.insert_or_assign(
-                    std::move(ref), core::PodState{std::move(p.uid), std::move(p.mirrorOf),
-                                                   p.terminal(), s.nodes.lost(p.nodeName)});
+                s.pods.insert_or_assign(std::move(ref),
+                                        core::PodState{std::move(p.uid), std::move(p.mirrorOf),
+                                                       p.terminal(), s.nodes.lost(p.nodeName)});
             return !stopped(o);
         });
         if (!pr) return context("list pods of " + pns, pr.error());
@@ -78,8 +80,9 @@ core::ReservationEntry reservationEntry(store::Reservation& r) {
 }
 
 core::PoolEntries poolEntries(const store::Pool& p) {
-    core::PoolEntries out{p.name, p.range, &p.allocations, {},
-                          [&p](const core::Owner& o) { return networkNamesFor(p, o); }};
+    core::PoolEntries out{p.name, p.range, &p.allocations, {}, [&p](const core::Owner& o) {
+                              return networkNamesFor(p, o);
+                          }};
     for (const auto& [key, u] : p.undecoded)
         out.undecoded.push_back(
             {key, u.reason, stringMember(u.value, "id"), stringMember(u.value, "podref")});

@@ -38,7 +38,7 @@ struct PoolUse {
 struct Scan {
     core::NodeIndex nodes;
     std::optional<core::PassAnalysis> analysis;
-    std::vector<PoolUse> usage;                              // per decodable pool
+    std::vector<PoolUse> usage;                            // per decodable pool
     std::unordered_map<std::string, core::PodState> pods;  // those the pools name
     size_t podsListed = 0, pools = 0, allocations = 0, reservations = 0;
 };

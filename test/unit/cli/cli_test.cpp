@@ -1,10 +1,11 @@
 // kubectl-allot's commands over the in-memory Cluster (test/unit/gc/fake_cluster.h).
+#include "cli/cli.h"
+
 #include <doctest/doctest.h>
 
 #include <sstream>
 
 #include "../gc/fake_cluster.h"
-#include "cli/cli.h"
 #include "cli/output.h"
 
 using namespace allot;
@@ -78,9 +79,8 @@ struct Fixture {
 std::vector<std::string> kinds(const json::Value& checkDoc) {
     std::vector<std::string> out;
     for (const auto& f : cli::list(checkDoc, "findings"))
-        out.push_back(cli::text(f, "kind") + (cli::text(f, "reason").empty()
-                                                  ? ""
-                                                  : "/" + cli::text(f, "reason")));
+        out.push_back(cli::text(f, "kind") +
+                      (cli::text(f, "reason").empty() ? "" : "/" + cli::text(f, "reason")));
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -110,7 +110,8 @@ TEST_CASE("kubectl-allot reads global flags before and after the command and ref
     CHECK(cli::helpText("release").find("--force") != std::string::npos);
 }
 
-TEST_CASE("who names the pool, pod, state and reservation of an address, and exits 4 for a free one") {
+TEST_CASE(
+    "who names the pool, pod, state and reservation of an address, and exits 4 for a free one") {
     Fixture f;
     f.fake.putPod("app", "web", "uid-web");
     f.allocate(5, own("c-web", "web", "uid-web"));
@@ -173,17 +174,17 @@ TEST_CASE("check finds each seeded anomaly once, and nothing else") {
     f.fake.putPool(kNs, {"10.1.0.0-25", "10.1.0.0/25", {}, {}, {}});
     f.fake.putPool(kNs, {"10.9.0.0-30", "10.9.0.0/30", {}, {}, {}});
     f.fake.putPod("app", "ok", "uid-ok");
-    f.allocate(2, own("c-ok", "ok", "uid-ok"));             // healthy
-    f.allocate(3, own("c-gone", "gone", "uid-gone"));       // leaked/no_pod
+    f.allocate(2, own("c-ok", "ok", "uid-ok"));        // healthy
+    f.allocate(3, own("c-gone", "gone", "uid-gone"));  // leaked/no_pod
     f.fake.putPod("app", "again", "uid-new");
-    f.allocate(4, own("c-again", "again", "uid-old"));      // leaked/other_uid
+    f.allocate(4, own("c-again", "again", "uid-old"));  // leaked/other_uid
     f.fake.putPod("app", "done", "uid-done", "Succeeded");
-    f.allocate(5, own("c-done", "done", "uid-done"));       // leaked/terminal
+    f.allocate(5, own("c-done", "done", "uid-done"));  // leaked/terminal
     f.fake.putPod("app", "dup", "uid-dup");
     f.allocate(6, own("c-dup", "dup", "uid-dup"));
     f.allocate(6, own("c-dup2", "dup", "uid-dup"), "10.1.0.0-25", false);  // duplicate_ip
     f.fake.putPod("app", "far", "uid-far");
-    f.allocate(9, own("c-far", "far", "uid-far"), "10.9.0.0-30", false);   // out_of_range
+    f.allocate(9, own("c-far", "far", "uid-far"), "10.9.0.0-30", false);  // out_of_range
     f.fake.putPod("app", "nores", "uid-nores");
     f.allocate(7, own("c-nores", "nores", "uid-nores"), kPool, false);  // allocation_without_res.
     f.fake.putReservation(kNs, {"10.1.0.99", "c-orphan", "app/orphan", "net1", ""});  // orphan
@@ -191,10 +192,10 @@ TEST_CASE("check finds each seeded anomaly once, and nothing else") {
         "type":"macvlan","ipam":{"type":"whereabouts","range":"10.5.0.0/33"}})"});
     CHECK(f.run({"check"}) == cli::kExitFindings);
     auto d = f.doc();
-    CHECK(kinds(d) == std::vector<std::string>{
-                          "allocation_without_reservation", "bad_nad_config", "duplicate_ip",
-                          "leaked/no_pod", "leaked/other_uid", "leaked/terminal", "out_of_range",
-                          "reservation_without_allocation"});
+    CHECK(kinds(d) == std::vector<std::string>{"allocation_without_reservation", "bad_nad_config",
+                                               "duplicate_ip", "leaked/no_pod", "leaked/other_uid",
+                                               "leaked/terminal", "out_of_range",
+                                               "reservation_without_allocation"});
     for (const auto& x : cli::list(d, "findings"))
         if (cli::text(x, "kind") == "leaked" && cli::text(x, "reason") == "no_pod")
             CHECK(cli::text(x, "ip") == "10.1.0.3");
