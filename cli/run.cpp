@@ -148,8 +148,11 @@ int run(const Options& opts, std::ostream& out, std::ostream& err) {
     co.deadline = std::chrono::steady_clock::now() + opts.timeout;
     auto client = cfg ? k8s::Client::fromConfig(*cfg, co) : Result<k8s::Client>(cfg.error());
     if (!client) {
-        if (input && opts.command == "lint")  // lint works without a cluster
+        if (input && opts.command == "lint") {  // lint works without a cluster
+            if (!opts.offline)
+                err << "warning: " << client.error().message << ": overlaps not checked\n";
             return runLint(nullptr, opts, opts.args[0], *input, out, err);
+        }
         err << "error: " << client.error().message << "\n";
         return kExitError;
     }

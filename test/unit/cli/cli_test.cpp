@@ -264,3 +264,46 @@ TEST_CASE("the YAML and table printers quote every string and fill empty cells")
     cli::printTable(t, {{"A", "BB"}, {{"1", ""}}});
     CHECK(t.str() == "A   BB\n1   -\n");
 }
+
+TEST_CASE("lint reports the parser's error, an unreadable exclude and ignored values, per document") {
+    const std::string input = R"(kind: NetworkAttachmentDefinition
+metadata: {name: good, namespace: n}
+spec:
+  config: '{"cniVersion":"1.0.0","name":"g","type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/24","range_start":"10.2.0.1"}}'
+---
+kind: NetworkAttachmentDefinition
+metadata: {name: bad}
+spec:
+  config: '{"cniVersion":"1.0.0","name":"b","type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/33"}}'
+---
+{"cniVersion":"1.0.0","name":"x","plugins":[{"type":"bridge","ipam":{"type":"whereabouts","range":"10.3.0.0/24","exclude":["10.3.0.300"]}}]}
+---
+kind: ConfigMap
+)";
+    cli::Options opts;
+    opts.output = cli::Format::Json;
+    std::ostringstream out, err;
+    CHECK(cli::runLint(nullptr, opts, "f.yaml", input, out, err) == cli::kExitFindings);
+    auto d = json::parse(out.str());
+    REQUIRE(d.ok());
+    CHECK(cli::text(*d, "errors") == "3");
+    CHECK(cli::text(*d, "warnings") == "1");
+    const auto& c = cli::list(*d, "configs");
+    REQUIRE(c.size() == 4);
+    CHECK(cli::flag(c[0], "valid"));
+    CHECK(cli::text(c[0], "name") == "n/good");
+    CHECK(cli::text(cli::list(c[0], "problems")[0], "message").find("range_start") !=
+          std::string::npos);
+    CHECK(cli::text(cli::list(c[0], "networks")[0], "name") == "g");
+    CHECK(!cli::flag(c[1], "valid"));
+    CHECK(cli::text(cli::list(c[1], "problems")[0], "message").find("\"range\"") !=
+          std::string::npos);
+    CHECK(cli::text(c[2], "kind") == "CNI conflist");
+    CHECK(!cli::flag(c[2], "valid"));
+    CHECK(cli::text(cli::list(c[2], "problems")[0], "message").find("exclude") !=
+          std::string::npos);
+    CHECK(!cli::flag(c[3], "valid"));
+
+    std::ostringstream out2;
+    CHECK(cli::runLint(nullptr, opts, "-", "a: [\n", out2, err) == cli::kExitError);
+}
