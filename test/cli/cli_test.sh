@@ -124,6 +124,26 @@ EOF
   kubectl delete ippool -n "$POOLNS" 10.142.0.0-24 >/dev/null
 }
 
+# A pool the Whereabouts binary itself wrote (bench/build-whereabouts; cached by the diff suite).
+t_whereabouts_binary() {
+  local wa=$1 kc=$WORK/wa.kubeconfig conf ip
+  cp "$KUBECONFIG" "$kc" && kubectl --kubeconfig "$kc" config set-context --current --namespace "$POOLNS" >/dev/null || return 1
+  echo '{"datastore":"kubernetes"}' >"$WORK/wa.conf"
+  conf=$(jq -cn --arg kc "$kc" --arg flat "$WORK/wa.conf" '{cniVersion: "0.3.1", name: "wanet", type: "macvlan",
+    ipam: {type: "whereabouts", range: "10.143.0.0/24", kubernetes: {kubeconfig: $kc}, configuration_path: $flat}}')
+  make_pods node-w wa1 >>"$WORK/pods" || return 1
+  ip=$(printf '%s' "$conf" | env CNI_COMMAND=ADD CNI_CONTAINERID=wa-ctr CNI_NETNS=/var/run/netns/none CNI_IFNAME=net1 \
+    CNI_PATH=/opt/cni/bin "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=$PODNS;K8S_POD_NAME=wa1" "$wa" 2>"$WORK/wa.err" |
+    jq -r '.ips[0].address | sub("/.*"; "")') || return 1
+  [[ "$ip" == 10.143.0.* ]] || { echo "Whereabouts ADD: $ip"; cat "$WORK/wa.err"; return 1; }
+  expect_eq "who rc" "$(rc_of ka who "$ip" -o json)" 0 || return 1
+  expect_json "who" ".results[0] | .pool == \"10.143.0.0-24\" and .containerID == \"wa-ctr\" and .podRef == \"$PODNS/wa1\" and .podState == \"pending\" and .reservation.exists and .reservation.agrees" || return 1
+  expect_eq "pools rc" "$(rc_of ka pools -o json)" 0 || return 1
+  expect_json "pools" ".pools[] | select(.name == \"10.143.0.0-24\") | .used == 1" || return 1
+  kubectl delete ippool -n "$POOLNS" 10.143.0.0-24 >/dev/null
+  kubectl delete overlappingrangeipreservation -n "$POOLNS" "$ip" >/dev/null
+}
+
 # Through kubectl's plugin mechanism: kubectl-allot on PATH is `kubectl allot`.
 t_kubectl_plugin() {
   PATH=$WORK/bin:$PATH kubectl allot -n "$POOLNS" who "$IP1" -o json >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
@@ -135,6 +155,11 @@ check "pools: size, use, networks (table, JSON, YAML)" t_pools
 check "who: pool, pod, state and reservation; exit 4 for a free address" t_who
 check "pod: every address of a pod" t_pod
 check "who and pools read a pool written in Whereabouts' form" t_whereabouts_pool
+if wa_bin=$("$root/bench/build-whereabouts" --print 2>/dev/null); then
+  check "who and pools read a pool the Whereabouts binary wrote" t_whereabouts_binary "$wa_bin"
+else
+  skip "who and pools on a pool the Whereabouts binary wrote (no cached build: bench/build-whereabouts)"
+fi
 check "kubectl allot works as a kubectl plugin" t_kubectl_plugin
 
 # ---------------------------------------------------------------- check --
