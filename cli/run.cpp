@@ -160,6 +160,7 @@ int run(const Options& opts, std::ostream& out, std::ostream& err) {
                            : !cfg->namespace_.empty() ? cfg->namespace_
                                                       : "kube-system";
     cluster::K8sCluster cl(std::move(*client), nullptr);
+    cl.setPageSize(1000);
     K8sInventory inv(cl.client());
     Env env{cl, inv, opts, ns, out, err};
     if (input) return runLint(opts.offline ? nullptr : &env, opts, opts.args[0], *input, out, err);
