@@ -154,6 +154,11 @@ int runPools(Env& env) {
     std::map<std::string, std::string> nodeOf;
     for (const auto& sp : *slices)
         sliceList.push(slicePoolJson(sp, pools, sliceNets[sp.name], nodeOf));
+    for (const auto& sp : *slices)  // a slice's pool serves its NodeSlicePool's networks
+        for (const auto& a : sp.slices)
+            if (const PoolRow* p = slicePool(pools, sp, a))
+                pools[p->use.pool].networks.insert(sliceNets[sp.name].begin(),
+                                                   sliceNets[sp.name].end());
     for (const auto& [name, row] : pools) poolList.push(poolJson(row, nodeOf[name]));
     doc.set("namespace", str(env.ns));
     doc.set("pools", std::move(poolList));

@@ -265,7 +265,8 @@ TEST_CASE("the YAML and table printers quote every string and fill empty cells")
     CHECK(t.str() == "A   BB\n1   -\n");
 }
 
-TEST_CASE("lint reports the parser's error, an unreadable exclude and ignored values, per document") {
+TEST_CASE(
+    "lint reports the parser's error, an unreadable exclude and ignored values, per document") {
     const std::string input = R"(kind: NetworkAttachmentDefinition
 metadata: {name: good, namespace: n}
 spec:
@@ -306,4 +307,33 @@ kind: ConfigMap
 
     std::ostringstream out2;
     CHECK(cli::runLint(nullptr, opts, "-", "a: [\n", out2, err) == cli::kExitError);
+}
+
+TEST_CASE("pools shows each NodeSlicePool's slices with the use of their node's pool") {
+    Fixture f;
+    const std::string slicePool = "macnet-node-a-10.5.0.0-28";
+    f.fake.putPool(kNs, {slicePool, "10.5.0.0/28", {}, {}, {}});
+    f.allocate(1, own("c-a", "a", "uid-a"), slicePool.c_str());
+    f.inv.slices.push_back(
+        {"macnet", "10.5.0.0/24", "/28", {{"node-a", "10.5.0.0/28"}, {"node-b", "10.5.0.16/28"}}});
+    f.inv.nadList.push_back({"app", "sliced", R"({"cniVersion":"1.0.0","name":"macnet",
+        "type":"macvlan","ipam":{"type":"allot","range":"10.5.0.0/24","node_slice_size":"/28"}})"});
+    CHECK(f.run({"pools"}) == cli::kExitOk);
+    auto d = f.doc();
+    const auto& sps = cli::list(d, "nodeSlicePools");
+    REQUIRE(sps.size() == 1);
+    CHECK(cli::list(sps[0], "networks")[0].asString() == "app/sliced");
+    const auto& slices = cli::list(sps[0], "slices");
+    REQUIRE(slices.size() == 2);
+    CHECK(cli::text(slices[0], "pool") == slicePool);
+    CHECK(cli::text(slices[0], "size") == "14");
+    CHECK(cli::text(slices[0], "used") == "1");
+    CHECK(cli::text(slices[1], "pool") == "");
+    bool found = false;
+    for (const auto& p : cli::list(d, "pools"))
+        if (cli::text(p, "name") == slicePool) found = cli::text(p, "node") == "node-a";
+    CHECK(found);
+    for (const auto& p : cli::list(d, "pools"))
+        if (cli::text(p, "name") == slicePool)
+            CHECK(cli::list(p, "networks")[0].asString() == "app/sliced");
 }
