@@ -31,6 +31,9 @@ BIG=${CLI_BIG:-5000}
 # The check's namespace: BIG pods and the pools of the check (gc_cleanup empties BIGNS).
 BIGNS=$RUN-check
 kubectl create namespace "$BIGNS" >/dev/null || suite_die "namespace $BIGNS"
+# One collection delete per kind (gc_cleanup, which runs after this, deletes one by one).
+on_exit "kpy 'for r in (\"ippools\", \"overlappingrangeipreservations\"):
+    api(\"DELETE\", \"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/%s\" % (sys.argv[1], r))' '$BIGNS' >/dev/null 2>&1"
 
 # ka ARGS...: kubectl-allot as the admin (KUBECONFIG), on the suite's pool namespace.
 ka() { "$CLI" -n "$POOLNS" "$@"; }
