@@ -123,7 +123,7 @@ core::Result<void> RelayServer::bind() {
             return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + d.error().message);
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.data(), path.size());
-    node::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sys::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) return makeError(Errc::Internal, std::string("relay socket: ") + std::strerror(errno));
     ::unlink(path.c_str());  // a socket left by an earlier run
     // Created 0600 (umask) and chmod'ed again: only root may hand requests to our identity.
@@ -150,11 +150,12 @@ void RelayServer::serve() {
     std::thread prober;
     if (opts_.health)
         prober = std::thread([this] {
+            std::unique_lock lock(stopMu_);
             while (!stopping_.load()) {
+                lock.unlock();
                 probe();
-                for (auto slept = std::chrono::milliseconds(0); slept < opts_.probeInterval && !stopping_.load();
-                     slept += std::chrono::milliseconds(50))
-                    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                lock.lock();
+                stopCv_.wait_for(lock, opts_.probeInterval, [this] { return stopping_.load(); });
             }
         });
     serveLoop();
@@ -165,22 +166,19 @@ void RelayServer::serveLoop() {
     while (!stopping_.load()) {
         pollfd p{listenFd_.get(), POLLIN, 0};
         if (::poll(&p, 1, 500) <= 0) continue;
-        int fd = ::accept4(listenFd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        if (active_.load() >= opts_.maxConnections) {
-            ::close(fd);  // the plugin goes direct
-            continue;
-        }
+        sys::Fd conn(::accept4(listenFd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (!conn) continue;
+        if (active_.load() >= opts_.maxConnections) continue;  // closed: the plugin goes direct
         {
             std::lock_guard lock(connsMu_);
-            conns_.push_back(fd);
+            conns_.push_back(conn.get());
         }
         ++active_;
-        std::thread([this, fd] {
-            handle(fd);
+        std::thread([this, conn = std::move(conn)]() mutable {
+            handle(conn.get());
             std::lock_guard lock(connsMu_);
-            std::erase(conns_, fd);
-            ::close(fd);
+            std::erase(conns_, conn.get());
+            conn.reset();
             --active_;
             connsDone_.notify_all();  // under the lock: serve() cannot return before this ends
         }).detach();
@@ -192,7 +190,11 @@ void RelayServer::serveLoop() {
 }
 
 void RelayServer::stop() {
-    stopping_.store(true);
+    {
+        std::lock_guard lock(stopMu_);
+        stopping_.store(true);
+    }
+    stopCv_.notify_all();
     ::unlink(opts_.socketPath.c_str());
 }
 

@@ -14,7 +14,7 @@
 #include "core/result.h"
 #include "k8s/client.h"
 #include "k8s/relay.h"
-#include "node/fd.h"
+#include "sys/fd.h"
 
 namespace allot::gc {
 
@@ -82,8 +82,10 @@ private:
 
     RelayServerOptions opts_;
     RelayForward forward_;
-    node::Fd listenFd_;
+    sys::Fd listenFd_;
     std::atomic<bool> stopping_{false};
+    std::mutex stopMu_;  // with stopCv_: wakes the prober at stop()
+    std::condition_variable stopCv_;
     std::atomic<size_t> active_{0};
     // Open client connections: serve() shuts them down on stop and waits until every handler
     // thread has finished, so none outlives the server.

@@ -8,7 +8,6 @@ namespace allot::gc {
 
 using cluster::dropReservation;
 using cluster::networkNamesFor;
-using cluster::ownsReservation;
 using cluster::Released;
 using cluster::releaseFromPool;
 using cluster::Selector;

@@ -13,6 +13,8 @@
 #include <thread>
 #include <utility>
 
+#include "sys/fd.h"
+
 namespace allot::gc {
 
 using core::Errc;
@@ -95,14 +97,14 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
     if (::stat((procDir + "/self/ns/net").c_str(), &self) != 0)
         return makeError(Errc::Internal, "cannot stat " + procDir + "/self/ns/net: " + std::strerror(errno));
     std::set<std::pair<dev_t, ino_t>> seen{{self.st_dev, self.st_ino}};
-    std::vector<int> fds;
+    std::vector<sys::Fd> fds;
     for (const auto& p : paths) {
         struct stat st {};
         if (::stat(p.c_str(), &st) != 0) continue;  // a process that just ended
         if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
-        int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
-        fds.push_back(fd);
+        sys::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) continue;
+        fds.push_back(std::move(fd));
         if (fds.size() >= kMaxNamespaces) break;
     }
 
@@ -110,8 +112,8 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
     ProbeReport rep;
     std::string failure;
     std::thread t([&] {
-        for (int fd : fds) {
-            if (::setns(fd, CLONE_NEWNET) != 0) {
+        for (const auto& fd : fds) {
+            if (::setns(fd.get(), CLONE_NEWNET) != 0) {
                 failure = std::string("setns: ") + std::strerror(errno) +
                           " (reading the node's network namespaces needs CAP_SYS_ADMIN)";
                 return;
@@ -124,7 +126,6 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
         }
     });
     t.join();
-    for (int fd : fds) ::close(fd);
     if (!failure.empty()) return makeError(Errc::Internal, failure);
     return rep;
 }

@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "node/fd.h"
+#include "sys/fd.h"
 
 namespace allot::plugin {
 
@@ -31,9 +31,9 @@ struct Sock {
 core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const std::string& ifName,
                                            const std::vector<IpResult>& ips) {
     // Our own namespace, to return to: held until the end of the call.
-    node::Fd self(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
+    sys::Fd self(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
     {
-        node::Fd fd(::open(netnsPath.c_str(), O_RDONLY | O_CLOEXEC));
+        sys::Fd fd(::open(netnsPath.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd)
             return makeError(Errc::NotFound, "network namespace " + netnsPath + ": " + std::strerror(errno));
         if (::setns(fd.get(), CLONE_NEWNET) != 0) {

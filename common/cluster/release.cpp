@@ -67,10 +67,6 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
     return out;
 }
 
-bool ownsReservation(const store::Reservation& r, const core::Owner& owner) {
-    return store::reservedFor(r, owner);
-}
-
 Result<void> dropReservation(Cluster& c, const Released& r) {
     std::vector<std::string> names;
     for (const auto& net : r.networkNames) names.push_back(core::reservationName(r.ip, net));

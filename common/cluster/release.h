@@ -34,11 +34,6 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
 // pool's name, which is [network_name-][node-]range (Whereabouts' naming).
 std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Owner& owner);
 
-// True when reservation `r` was made for `owner` (core::heldBy): a reservation that names a
-// container belongs to that container only, so a re-created pod's claim (same podref, new
-// container) is never taken for the old one's.
-bool ownsReservation(const store::Reservation& r, const core::Owner& owner);
-
 // Deletes the OverlappingRangeIPReservation of a released address when it still belongs to
 // the released owner (never another's), guarded by the resourceVersion read. Absent: success.
 Result<void> dropReservation(Cluster& c, const Released& r);

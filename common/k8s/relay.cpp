@@ -208,19 +208,6 @@ core::Result<std::string> readFrame(int fd, size_t maxBytes, Clock::time_point d
     return out;
 }
 
-RelayClient& RelayClient::operator=(RelayClient&& o) noexcept {
-    if (this != &o) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = o.fd_;
-        o.fd_ = -1;
-    }
-    return *this;
-}
-
-RelayClient::~RelayClient() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
 std::optional<RelayClient> RelayClient::connect(const std::string& path) {
     sockaddr_un addr{};
     if (path.empty() || path.size() >= sizeof addr.sun_path) return std::nullopt;
@@ -228,13 +215,10 @@ std::optional<RelayClient> RelayClient::connect(const std::string& path) {
     std::memcpy(addr.sun_path, path.data(), path.size());
     // Non-blocking: a relay that stopped accepting fills its backlog, and then a blocking
     // connect would wait for it without limit (EAGAIN here: go direct).
-    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return std::nullopt;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return std::nullopt;
-    }
-    return RelayClient(fd);
+    sys::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) return std::nullopt;
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
+    return RelayClient(std::move(fd));
 }
 
 core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono::milliseconds timeout,
@@ -246,9 +230,9 @@ core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono
     RelayRequest withAck = r;
     withAck.wantAck = true;
     // A relay that does not even take the frame within the acknowledgement wait is hung.
-    if (auto w = writeFrame(fd_, encodeRelayRequest(withAck), ackDeadline); !w) return w.error();
+    if (auto w = writeFrame(fd_.get(), encodeRelayRequest(withAck), ackDeadline); !w) return w.error();
     // The first frame is the acknowledgement (or, from a relay that predates them, the answer).
-    auto first = readFrame(fd_, kMaxRelayFrame, ackDeadline);
+    auto first = readFrame(fd_.get(), kMaxRelayFrame, ackDeadline);
     if (!first) {
         // Nothing acknowledged: the relay never started on it (hung, or closed on us).
         return makeError(Errc::Transient, "node relay: no acknowledgement within " +
@@ -258,7 +242,7 @@ core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono
     auto resp = decodeRelayResponse(*first);
     if (!resp) return makeError(Errc::Transient, "node relay: unreadable answer");
     if (resp->kind != RelayResponse::Kind::Accepted) return *resp;
-    auto frame = readFrame(fd_, kMaxRelayFrame, deadline);
+    auto frame = readFrame(fd_.get(), kMaxRelayFrame, deadline);
     if (!frame) return makeError(Errc::Transient, frame.error().message);
     resp = decodeRelayResponse(*frame);
     if (!resp || resp->kind == RelayResponse::Kind::Accepted)

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "sys/fd.h"
 
 namespace allot::k8s {
 
@@ -73,11 +74,8 @@ public:
     // nullopt when nothing listens at `path` (no relay on this node), or when its backlog is
     // full (the connect would block): the caller goes direct.
     static std::optional<RelayClient> connect(const std::string& path);
-    RelayClient(RelayClient&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    RelayClient& operator=(RelayClient&& o) noexcept;
-    RelayClient(const RelayClient&) = delete;
-    RelayClient& operator=(const RelayClient&) = delete;
-    ~RelayClient();
+    RelayClient(RelayClient&& o) noexcept = default;
+    RelayClient& operator=(RelayClient&& o) noexcept = default;
 
     // Sends with wantAck. Errors are Transient. `sent` is false when the relay did not take
     // the request (nothing acknowledged within `ackTimeout`: the caller goes direct), true when
@@ -86,8 +84,8 @@ public:
                                      bool& sent, std::chrono::milliseconds ackTimeout = kRelayAckTimeout);
 
 private:
-    explicit RelayClient(int fd) : fd_(fd) {}
-    int fd_ = -1;
+    explicit RelayClient(sys::Fd fd) : fd_(std::move(fd)) {}
+    sys::Fd fd_;
 };
 
 }  // namespace allot::k8s

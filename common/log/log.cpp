@@ -7,6 +7,8 @@
 #include <chrono>
 #include <ctime>
 
+#include "sys/fd.h"
+
 namespace allot::logging {
 
 Level parseCniLevel(const std::string& s) {
@@ -36,18 +38,13 @@ Logger::~Logger() {
 bool Logger::open(const std::string& path) {
     // Never through a symlink, never a FIFO or device (O_NONBLOCK: opening a FIFO does not
     // wait for a reader): only a regular file.
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-    if (fd < 0) return false;
+    sys::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+    if (!fd) return false;
     struct stat st{};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        return false;
-    }
-    FILE* f = ::fdopen(fd, "a");
-    if (!f) {
-        ::close(fd);
-        return false;
-    }
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    FILE* f = ::fdopen(fd.get(), "a");
+    if (!f) return false;
+    fd.release();  // the FILE owns it now
     std::lock_guard lock(mutex_);
     if (file_) std::fclose(file_);
     file_ = f;

@@ -14,10 +14,12 @@
 #include <random>
 
 #include "json/json.h"
-#include "node/fd.h"
+#include "sys/fd.h"
 #include "node/files.h"
 
 namespace allot::node {
+
+using sys::Fd;
 
 using core::Errc;
 using core::makeError;

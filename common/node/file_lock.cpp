@@ -8,10 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
-#include "node/fd.h"
+#include "sys/fd.h"
 #include "node/files.h"
 
 namespace allot::node {
+
+using sys::Fd;
 
 using core::Errc;
 using core::makeError;

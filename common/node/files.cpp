@@ -9,20 +9,18 @@
 #include <cstring>
 #include <random>
 
-#include "node/fd.h"
+#include "sys/fd.h"
 
 namespace allot::node {
+
+using sys::Fd;
 
 using core::Errc;
 using core::makeError;
 
-namespace {
-
 core::Error ioError(const std::string& what) {
     return makeError(Errc::Internal, what + ": " + std::strerror(errno));
 }
-
-}  // namespace
 
 core::Result<void> makeDirs(const std::string& dir, unsigned mode) {
     if (dir.empty()) return makeError(Errc::InvalidConfig, "empty directory path");

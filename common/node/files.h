@@ -8,6 +8,9 @@
 
 namespace allot::node {
 
+// An Internal error "WHAT: strerror(errno)" for a failed system call.
+core::Error ioError(const std::string& what);
+
 // Creates `dir` and its parents with `mode` if missing.
 core::Result<void> makeDirs(const std::string& dir, unsigned mode);
 

@@ -19,13 +19,6 @@ namespace allot::node {
 using core::Errc;
 using core::makeError;
 
-namespace {
-
-core::Error ioError(const std::string& what) {
-    return makeError(Errc::Internal, what + ": " + std::strerror(errno));
-}
-
-}  // namespace
 
 core::Result<void> Journal::append(const JournalEntry& r) {
     if (auto d = makeDirs(dir_, 0700); !d) return d;

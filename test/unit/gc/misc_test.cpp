@@ -83,16 +83,6 @@ TEST_CASE("Events name the object, the reason and the message, as core/v1 Events
     CHECK(v.find("firstTimestamp")->asString() == "1970-01-01T01:00:00Z");
 }
 
-TEST_CASE("reservation ownership is strict about container IDs") {
-    core::Owner o{"c1", "ns/p", "net1", "n", "u", ""};
-    CHECK(gc::ownsReservation({"x", "c1", "ns/p", "net1", ""}, o));
-    CHECK(
-        gc::ownsReservation({"x", "", "ns/p", "net1", ""}, o));  // Whereabouts writes no container
-    CHECK_FALSE(gc::ownsReservation({"x", "c2", "ns/p", "net1", ""}, o));  // the re-created pod's
-    CHECK_FALSE(gc::ownsReservation({"x", "c1", "ns/p", "net2", ""}, o));
-    CHECK_FALSE(gc::ownsReservation({"x", "", "ns/q", "net1", ""}, o));
-}
-
 TEST_CASE(
     "reservation names are derived from the pool name: network_name and node-slice prefixes") {
     core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};

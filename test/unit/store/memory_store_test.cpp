@@ -24,3 +24,15 @@ TEST_CASE("injected faults surface as their codes") {
     s.setUnreachable(true);
     CHECK(s.ping().code() == core::Errc::Transient);
 }
+
+TEST_CASE("a reservation belongs to its owner only, strict about container IDs") {
+    core::Owner o{"c1", "ns/p", "net1", "n", "u", ""};
+    auto res = [](std::string ctr, std::string pod, std::string ifn) {
+        return store::Reservation{"x", std::move(ctr), std::move(pod), std::move(ifn), "", {}};
+    };
+    CHECK(store::reservedFor(res("c1", "ns/p", "net1"), o));
+    CHECK(store::reservedFor(res("", "ns/p", "net1"), o));  // Whereabouts writes no container
+    CHECK_FALSE(store::reservedFor(res("c2", "ns/p", "net1"), o));  // the re-created pod's
+    CHECK_FALSE(store::reservedFor(res("c1", "ns/p", "net2"), o));
+    CHECK_FALSE(store::reservedFor(res("", "ns/q", "net1"), o));
+}

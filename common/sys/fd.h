@@ -1,10 +1,12 @@
 #pragma once
+// Thin owners of operating-system handles (header-only, no library).
+//
 // The one owner of a file descriptor: closes it when dropped, moves but never copies, so an
 // early return cannot leak it and nothing closes it twice.
 
 #include <unistd.h>
 
-namespace allot::node {
+namespace allot::sys {
 
 class Fd {
 public:
@@ -36,4 +38,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace allot::node
+}  // namespace allot::sys
