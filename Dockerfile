@@ -24,12 +24,13 @@ COPY meson.build meson_options.txt ./
 COPY common common
 COPY plugin plugin
 COPY gc-sidecar gc-sidecar
+COPY cli cli
 COPY test test
 # -O2, not meson's release -O3: g++ 12 raises false -Wrestrict errors in <string> at -O3
 # (as scripts/build).
 RUN meson setup /build --buildtype=release -Doptimization=2 -Db_ndebug=false -Dstatic_curl=/opt/curl-static \
-    && ninja -C /build plugin/allot gc-sidecar/allot-gc \
-    && strip /build/plugin/allot /build/gc-sidecar/allot-gc
+    && ninja -C /build plugin/allot gc-sidecar/allot-gc cli/kubectl-allot \
+    && strip /build/plugin/allot /build/gc-sidecar/allot-gc /build/cli/kubectl-allot
 
 FROM ${BASE}
 ARG DEBIAN_FRONTEND=noninteractive
@@ -37,7 +38,7 @@ ARG DEBIAN_FRONTEND=noninteractive
 # through it OpenSSL).
 RUN apt-get update && apt-get install -y --no-install-recommends libcurl4 libcpp-httplib0.11 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /build/plugin/allot /build/gc-sidecar/allot-gc /usr/local/bin/
+COPY --from=build /build/plugin/allot /build/gc-sidecar/allot-gc /build/cli/kubectl-allot /usr/local/bin/
 COPY deploy/install-cni.sh /usr/local/bin/install-cni.sh
 USER 0
 ENTRYPOINT ["/usr/local/bin/allot-gc"]

@@ -1,60 +1,14 @@
 #pragma once
-// What allot-gc reads and writes in the cluster: pools and reservations through common/store,
-// pods, Nodes and NADs here. K8sCluster is the
-// real one (k8s_cluster.h); unit tests use an in-memory fake. One instance serves one thread.
+// allot-gc's view of the cluster is common/cluster's (cluster/cluster.h), shared with
+// kubectl-allot.
 
-#include <chrono>
-#include <functional>
-#include <optional>
-#include <string>
-
-#include "core/result.h"
-#include "store/pool_store.h"
+#include "cluster/cluster.h"
 
 namespace allot::gc {
 
 using core::Result;
-
-struct PodInfo {
-    std::string uid;
-    std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
-    // A mirror pod's kubernetes.io/config.mirror annotation: its static pod's own UID.
-    std::string mirrorOf;
-    std::string nodeName;   // spec.nodeName; empty while unscheduled
-    bool nodeLost = false;  // set by the repair pass: its Node is gone, or NotReady past the grace
-    // A pod in a terminal phase never runs again: its addresses are no longer in use.
-    bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
-};
-
-// A Node as the repair loop needs it: Ready, or since when it is not.
-struct NodeInfo {
-    bool ready = false;
-    std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
-};
-
-class Cluster {
-  public:
-    virtual ~Cluster() = default;
-
-    // The pools and reservations of namespace `ns`: common/store, the layer the plugin uses
-    // too. Every pool write goes through the engine (release.h); valid while this lives.
-    virtual store::PoolStore& pools(const std::string& ns) = 0;
-
-    // nullopt when the pod does not exist.
-    virtual Result<std::optional<PodInfo>> getPod(const std::string& ns,
-                                                  const std::string& name) = 0;
-    // Every pod of namespace `ns` ("" = the whole cluster), paginated.
-    virtual Result<void> eachPod(
-        const std::string& ns,
-        const std::function<bool(const std::string& ns, const std::string& name, PodInfo&)>&
-            fn) = 0;
-
-    // Every Node, paginated.
-    virtual Result<void> eachNode(
-        const std::function<bool(const std::string& name, NodeInfo&)>& fn) = 0;
-
-    // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.
-    virtual Result<std::string> getNadConfig(const std::string& ns, const std::string& name) = 0;
-};
+using cluster::Cluster;
+using cluster::NodeInfo;
+using cluster::PodInfo;
 
 }  // namespace allot::gc

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "cluster/event.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
@@ -14,35 +15,18 @@
 
 namespace allot::gc {
 
-struct ObjectRef {
-    std::string kind;        // "Pod", "IPPool", ...
-    std::string apiVersion;  // "v1", "whereabouts.cni.cncf.io/v1alpha1"
-    std::string ns, name, uid;  // ns empty: cluster-scoped
-};
-
-struct EventSpec {
-    bool warning = false;
-    std::string reason;   // AddressReleased, ReleaseFailed, PoolAnomaly, MalformedNetworkStatus
-    std::string message;  // names the IP and the network
-    ObjectRef object;
-};
-
-// Where an Event about `o` is stored: its namespace; "default" for a cluster-scoped object
-// (a Node), as the kubelet does.
-std::string eventNamespace(const ObjectRef& o);
-
-ObjectRef podRef(const std::string& ns, const std::string& name, const std::string& uid);
-ObjectRef poolRef(const std::string& ns, const std::string& name);
+using cluster::EventSpec;
+using cluster::ObjectRef;
+using cluster::eventNamespace;
+using cluster::eventObject;
+using cluster::podRef;
+using cluster::poolRef;
 
 class EventSink {
   public:
     virtual ~EventSink() = default;
     virtual void emit(EventSpec e) = 0;
 };
-
-// The Event object for `e` (metadata.generateName from the object's name).
-json::Value eventObject(const EventSpec& e, const std::string& node, const std::string& identity,
-                        std::chrono::system_clock::time_point now);
 
 class EventRecorder : public EventSink {
   public:

@@ -24,21 +24,7 @@ Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod) {
     return Liveness::OtherUid;
 }
 
-const char* leakReasonName(LeakReason r) {
-    switch (r) {
-        case LeakReason::None:
-            return "none";
-        case LeakReason::NoPod:
-            return "no_pod";
-        case LeakReason::OtherUid:
-            return "other_uid";
-        case LeakReason::Terminal:
-            return "terminal";
-        case LeakReason::NodeLost:
-            return "node_lost";
-    }
-    return "none";
-}
+const char* leakReasonName(LeakReason r) { return core::name(r).data(); }
 
 LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
     if (!pod) return core::classifyLeak(e, nullptr);

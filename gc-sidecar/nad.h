@@ -1,34 +1,13 @@
 #pragma once
-// NetworkAttachmentDefinitions: which IPAM configurations (and so which pools) a network uses.
-// The IPAM section is decoded and validated exactly as the plugin does (cni/net_config.h).
+// NetworkAttachmentDefinition decoding lives in common/cluster (shared with kubectl-allot).
 
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "core/config.h"
-#include "core/result.h"
-#include "json/json.h"
+#include "cluster/nad.h"
 
 namespace allot::gc {
 
-struct NetworkIpam {
-    std::string networkName;       // the CNI network "name" (the conflist's for a list)
-    core::ValidatedConfig config;  // the IPAM section as the plugin sees it
-};
-
-inline constexpr size_t kMaxNadConfigBytes = 1u << 20;
-
-// Decodes spec.config (a single CNI config with "ipam", or a conflist with "plugins") and
-// returns the IPAM configurations whose "type" is in `ownedTypes` (none: empty). Errors:
-// Decode for malformed JSON or shape; InvalidConfig (naming the key) when an owned IPAM
-// section is invalid. `flatFiles` as for cni::parseNetConf.
-core::Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
-                                                      const std::vector<std::string>& ownedTypes,
-                                                      const std::vector<std::string>& flatFiles);
-
-// spec.config of a NetworkAttachmentDefinition object. NotFound when it has none (Multus then
-// reads a file on the node, which allot-gc cannot see).
-core::Result<std::string> nadSpecConfig(const json::Value& nad);
+using cluster::kMaxNadConfigBytes;
+using cluster::NetworkIpam;
+using cluster::nadSpecConfig;
+using cluster::parseNadConfig;
 
 }  // namespace allot::gc

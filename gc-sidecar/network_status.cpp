@@ -32,25 +32,6 @@ bool dnsSubdomain(std::string_view s) {
 
 }  // namespace
 
-std::string printable(std::string_view s, size_t max) {
-    std::string out;
-    for (unsigned char c : s) {
-        if (out.size() >= max) {
-            out += "...";
-            break;
-        }
-        if (c < 0x20 || c == 0x7f) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 0xf];
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out;
-}
-
 Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view text) {
     if (text.size() > kMaxNetworkStatusBytes)
         return makeError(Errc::Decode, "network-status is larger than " +

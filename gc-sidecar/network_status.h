@@ -7,6 +7,7 @@
 
 #include "core/ip.h"
 #include "core/result.h"
+#include "cluster/nad.h"
 
 namespace allot::gc {
 
@@ -38,8 +39,6 @@ core::Result<std::vector<NetworkStatus>> parseNetworkStatus(std::string_view tex
 core::Result<std::pair<std::string, std::string>> nadOf(const NetworkStatus& s,
                                                         const std::string& podNamespace);
 
-// `s` cut to `max` bytes (then "..."), with control characters written as \xNN: safe to log
-// and to put in an Event whatever a user wrote.
-std::string printable(std::string_view s, size_t max);
+using cluster::printable;  // cluster/nad.h
 
 }  // namespace allot::gc

@@ -12,6 +12,7 @@
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/release.h"
+#include "cluster/scan.h"
 #include "store/pool_codec.h"
 
 namespace allot::gc {
@@ -25,30 +26,6 @@ ObjectRef objectFor(const core::Owner& o, const std::string& poolNs, const std::
     if (slash != std::string::npos && slash > 0 && slash + 1 < o.podRef.size())
         return podRef(o.podRef.substr(0, slash), o.podRef.substr(slash + 1), o.podUid);
     return poolRef(poolNs, pool);
-}
-
-core::Error context(const std::string& what, const core::Error& e) {
-    return core::makeError(e.code, what + ": " + e.message);
-}
-
-core::ReservationEntry reservationEntry(store::Reservation& r) {
-    return {std::move(r.name),   std::move(r.containerId),     std::move(r.podRef),
-            std::move(r.ifName), std::move(r.resourceVersion), r.created};
-}
-
-std::optional<std::string> stringMember(const json::Value& v, const char* key) {
-    const json::Value* m = v.isObject() ? v.find(key) : nullptr;
-    if (m && m->isString()) return m->asString();
-    return std::nullopt;
-}
-
-core::PoolEntries poolEntries(const store::Pool& p) {
-    core::PoolEntries out{p.name, p.range, &p.allocations, {},
-                          [&p](const core::Owner& o) { return networkNamesFor(p, o); }};
-    for (const auto& [key, u] : p.undecoded)
-        out.undecoded.push_back(
-            {key, u.reason, stringMember(u.value, "id"), stringMember(u.value, "podref")});
-    return out;
 }
 
 std::string releaseWhy(LeakReason reason) {
@@ -65,14 +42,6 @@ std::string releaseWhy(LeakReason reason) {
 }
 
 }  // namespace
-
-// What a pass read, as compact indexes.
-struct RepairLoop::PassScan {
-    core::NodeIndex nodes;
-    std::optional<core::PassAnalysis> analysis;
-    std::vector<PoolGauge> gauges;
-    std::unordered_map<std::string, core::PodState> pods;  // those the pools name
-};
 
 // What the decide step found due, as indexes into the findings.
 struct RepairLoop::Due {
@@ -139,17 +108,28 @@ PassReport RepairLoop::pass() {
     if (opts_.scanLock) scanLock = std::unique_lock(*opts_.scanLock);
     const auto t0 = Clock::now();
     PassReport rep;
-    PassScan scan;
-    if (auto r = scanCluster(*clusters_[0], scan, rep); !r) {
+    cluster::Scan scan;
+    const cluster::ScanOptions scanOpts{opts_.poolNamespace, opts_.leakGrace, &nodesSeen_,
+                                        [this] { return stop_.stopped(); }};
+    auto scanned = cluster::scan(*clusters_[0], scanOpts, scan);
+    rep.pods = scan.podsListed;
+    rep.pools = scan.pools;
+    rep.allocations = scan.allocations;
+    rep.reservations = scan.reservations;
+    if (!scanned) {
         rep.ok = false;
-        rep.error = r.error().message;
+        rep.error = scanned.error().message;
         return rep;
     }
     core::Findings found = scan.analysis->finish(scan.pods);
     scan.pods.clear();
     const size_t anomalies = found.anomalies.size();
     reportAnomalies(found.anomalies, rep);
-    metrics_.setPools(std::move(scan.gauges));
+    std::vector<PoolGauge> gauges;
+    for (const auto& u : scan.usage)
+        gauges.push_back({opts_.poolNamespace, u.pool, u.size, u.used,
+                          u.size > u.used ? u.size - u.used : 0});
+    metrics_.setPools(std::move(gauges));
     const auto& reservations = scan.analysis->reservations();
     const Due due = decide(found, reservations, rep);
     applyReleases(found.candidates, due.releaseByPool, scan.nodes, rep);
@@ -171,73 +151,6 @@ PassReport RepairLoop::pass() {
             std::to_string(rep.released) + " released, " + std::to_string(anomalies) +
             " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
     return rep;
-}
-
-// Scan: Nodes (a pod on a lost one is a leak candidate), reservations, pools a page at a
-// time, then the pods those pools name.
-Result<void> RepairLoop::scanCluster(Cluster& c, PassScan& scan, PassReport& rep) {
-    if (auto r = scanNodes(c, scan.nodes); !r) return r;
-    std::vector<core::ReservationEntry> res;
-    auto rr = c.pools(opts_.poolNamespace).eachReservation([&](store::Reservation& r) {
-        res.push_back(reservationEntry(r));
-        return !stop_.stopped();
-    });
-    if (!rr) return context("list reservations", rr.error());
-    rep.reservations = res.size();
-    scan.analysis.emplace(opts_.poolNamespace, std::move(res));
-    if (auto r = scanPools(c, scan, rep); !r) return r;
-    if (stop_.stopped()) return core::makeError(Errc::Transient, "pass: stopped");
-    return scanPods(c, scan, rep);
-}
-
-Result<void> RepairLoop::scanNodes(Cluster& c, core::NodeIndex& nodes) {
-    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
-        nodes.nodes.emplace(name, core::NodeState{n.ready, n.notReadySince});
-        return !stop_.stopped();
-    });
-    if (!nr) return context("list nodes", nr.error());
-    nodes.listedAt = std::chrono::system_clock::now();
-    nodes.grace = opts_.leakGrace;
-    nodes.everListed = &nodesSeen_;
-    for (const auto& [name, n] : nodes.nodes)
-        if (nodesSeen_.size() < 100000) nodesSeen_.insert(name);
-    return {};
-}
-
-Result<void> RepairLoop::scanPools(Cluster& c, PassScan& scan, PassReport& rep) {
-    const std::string& ns = opts_.poolNamespace;
-    auto pl = c.pools(ns).eachPool(
-        [&](store::Pool& p) {
-            ++rep.pools;
-            if (auto use = scan.analysis->addPool(poolEntries(p)))
-                scan.gauges.push_back({ns, p.name, use->size, use->used,
-                                       use->size > use->used ? use->size - use->used : 0});
-            return !stop_.stopped();
-        },
-        [&](const std::string& name, const std::string& why) {
-            scan.analysis->addUndecodablePool(name, why);
-        });
-    rep.allocations = scan.analysis->allocations();
-    if (!pl) return context("list pools", pl.error());
-    return {};
-}
-
-// Only the namespaces that allocations point to are listed, keeping only the pods named,
-// so that a pass costs in allocations, not in pods.
-Result<void> RepairLoop::scanPods(Cluster& c, PassScan& scan, PassReport& rep) {
-    for (const auto& pns : scan.analysis->podNamespaces()) {
-        auto pr = c.eachPod(pns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
-            ++rep.pods;
-            std::string ref = ns2 + "/" + name;
-            if (scan.analysis->wantsPod(ref))
-                scan.pods.insert_or_assign(
-                    std::move(ref), core::PodState{std::move(p.uid), std::move(p.mirrorOf),
-                                                   p.terminal(), scan.nodes.lost(p.nodeName)});
-            return !stop_.stopped();
-        });
-        if (!pr) return context("list pods of " + pns, pr.error());
-    }
-    return {};
 }
 
 // Report anomalies once each while they last, once confirmed on consecutive passes.

@@ -76,14 +76,10 @@ class RepairLoop {
     PassReport pass();
 
   private:
-    struct PassScan;
     struct Due;
 
-    // The steps of a pass: scan, then (after core::PassAnalysis) report, decide, apply.
-    Result<void> scanCluster(Cluster& c, PassScan& scan, PassReport& rep);
-    Result<void> scanNodes(Cluster& c, core::NodeIndex& nodes);
-    Result<void> scanPools(Cluster& c, PassScan& scan, PassReport& rep);
-    Result<void> scanPods(Cluster& c, PassScan& scan, PassReport& rep);
+    // The steps of a pass: scan (cluster/scan.h), then (after core::PassAnalysis) report,
+    // decide, apply.
     void reportAnomalies(const std::vector<core::Anomaly>& anomalies, PassReport& rep);
     Due decide(const core::Findings& f, const std::vector<core::ReservationEntry>& res,
                PassReport& rep);

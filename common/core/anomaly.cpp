@@ -48,6 +48,22 @@ std::string_view name(AnomalyKind kind) {
     return "unknown";
 }
 
+std::string_view name(LeakReason reason) {
+    switch (reason) {
+        case LeakReason::None:
+            return "none";
+        case LeakReason::NoPod:
+            return "no_pod";
+        case LeakReason::OtherUid:
+            return "other_uid";
+        case LeakReason::Terminal:
+            return "terminal";
+        case LeakReason::NodeLost:
+            return "node_lost";
+    }
+    return "none";
+}
+
 LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
     if (entry.podRef.empty()) return LeakReason::None;
     if (!pod) return LeakReason::NoPod;

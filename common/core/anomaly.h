@@ -55,6 +55,8 @@ struct Anomaly {
 
 // Why an allocation looks leaked.
 enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeLost };
+// The metric label: "none", "no_pod", "other_uid", "terminal", "node_lost".
+std::string_view name(LeakReason reason);
 
 // A pod as the analysis needs it (nullptr where it does not exist).
 struct PodState {

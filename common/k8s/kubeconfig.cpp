@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 namespace allot::k8s {
@@ -351,6 +352,56 @@ Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir) {
         cfg.namespace_ = trimmed(std::move(*ns));
     cfg.identity = "serviceaccount token from " + cfg.tokenFile;
     return cfg;
+}
+
+namespace {
+
+bool plainNumber(const std::string& s) {
+    static const std::regex kNumber(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)");
+    return std::regex_match(s, kNumber);
+}
+
+json::Value jsonOf(const YAML::Node& n, int depth) {
+    using json::Value;
+    if (depth > 64) throw YAML::Exception(n.Mark(), "nested deeper than 64");
+    switch (n.Type()) {
+        case YAML::NodeType::Map: {
+            Value o = Value::object();
+            for (const auto& kv : n) o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1));
+            return o;
+        }
+        case YAML::NodeType::Sequence: {
+            Value a = Value::array();
+            for (const auto& item : n) a.push(jsonOf(item, depth + 1));
+            return a;
+        }
+        case YAML::NodeType::Scalar: {
+            const std::string& s = n.Scalar();
+            if (n.Tag() == "!") return Value::string(s);  // quoted
+            if (s == "null" || s == "~" || s == "Null" || s == "NULL") return Value::null();
+            if (s == "true" || s == "True" || s == "TRUE") return Value::boolean(true);
+            if (s == "false" || s == "False" || s == "FALSE") return Value::boolean(false);
+            if (plainNumber(s)) return Value::numberText(s);
+            return Value::string(s);
+        }
+        default:
+            return Value::null();
+    }
+}
+
+}  // namespace
+
+Result<std::vector<json::Value>> yamlDocuments(std::string_view text, size_t maxBytes) {
+    if (text.size() > maxBytes)
+        return makeError(Errc::Decode, "input is larger than " + std::to_string(maxBytes) + " bytes");
+    try {
+        std::vector<json::Value> out;
+        for (const YAML::Node& doc : YAML::LoadAll(std::string(text)))
+            if (doc.IsDefined() && !doc.IsNull()) out.push_back(jsonOf(doc, 0));
+        return out;
+    } catch (const YAML::Exception& e) {
+        return makeError(Errc::Decode, "line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
 }
 
 }  // namespace allot::k8s

@@ -1,10 +1,13 @@
 #pragma once
 // Where the API server is and who we are: from a kubeconfig file or from the in-cluster
-// ServiceAccount. kubeconfig.cpp is the only user of yaml-cpp.
+// ServiceAccount. kubeconfig.cpp is the only user of yaml-cpp (hence yamlDocuments here too).
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/result.h"
+#include "json/json.h"
 
 namespace allot::k8s {
 
@@ -40,5 +43,12 @@ core::Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir
 
 // Reads a whole small file (tokens, certificates). Errors: InvalidConfig naming the file.
 core::Result<std::string> readSmallFile(const std::string& path, const std::string& what);
+
+// Every document of a YAML (or JSON) text, as JSON values: kubectl-allot lint reads
+// NetworkAttachmentDefinition manifests with it. Quoted scalars are strings; plain ones are
+// null, booleans, numbers or strings as YAML 1.2's core schema reads them. At most
+// `maxBytes` of input. Errors: Decode with the line and what is wrong.
+core::Result<std::vector<json::Value>> yamlDocuments(std::string_view text,
+                                                     size_t maxBytes = 4u << 20);
 
 }  // namespace allot::k8s

@@ -1,4 +1,4 @@
-#include "gc-sidecar/release.h"
+#include "cluster/release.h"
 
 #include <optional>
 
@@ -8,7 +8,7 @@
 #include "core/naming.h"
 #include "core/ownership.h"
 
-namespace allot::gc {
+namespace allot::cluster {
 
 using core::Errc;
 using core::makeError;
@@ -73,4 +73,4 @@ Result<void> dropReservation(Cluster& c, const Released& r) {
     return engine::unreserve(c.pools(r.ns), names, r.owner);
 }
 
-}  // namespace allot::gc
+}  // namespace allot::cluster

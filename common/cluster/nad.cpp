@@ -1,11 +1,10 @@
-#include "gc-sidecar/nad.h"
+#include "cluster/nad.h"
 
 #include <algorithm>
 
-#include "gc-sidecar/network_status.h"
 #include "cni/net_config.h"
 
-namespace allot::gc {
+namespace allot::cluster {
 
 using core::Errc;
 using core::makeError;
@@ -45,6 +44,25 @@ Result<NetworkIpam> decodeOne(const json::Value& plugin, const std::string& name
 }
 
 }  // namespace
+
+std::string printable(std::string_view s, size_t max) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (out.size() >= max) {
+            out += "...";
+            break;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
 
 Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
                                                 const std::vector<std::string>& ownedTypes,
@@ -95,4 +113,4 @@ Result<std::string> nadSpecConfig(const json::Value& nad) {
     return cfg->asString();
 }
 
-}  // namespace allot::gc
+}  // namespace allot::cluster

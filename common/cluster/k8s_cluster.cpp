@@ -1,11 +1,11 @@
-#include "gc-sidecar/k8s_cluster.h"
+#include "cluster/k8s_cluster.h"
 
 #include "core/ownership.h"
-#include "gc-sidecar/nad.h"
+#include "cluster/nad.h"
 #include "k8s/timestamp.h"
 #include "k8s/resources.h"
 
-namespace allot::gc {
+namespace allot::cluster {
 
 using k8s::parseTime;
 
@@ -61,7 +61,7 @@ Result<void> K8sCluster::eachPod(
     const std::string& ns,
     const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) {
     k8s::ListOptions o;
-    o.limit = kPodPageSize;
+    o.limit = pageSize_;
     auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kPod, ns), o, [&](json::Value& item) {
         PodInfo p = podInfoOf(item);
         return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
@@ -75,7 +75,7 @@ Result<void> K8sCluster::eachNode(
     const std::function<bool(const std::string&, NodeInfo&)>& fn) {
     static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
     k8s::ListOptions o;
-    o.limit = kPodPageSize;
+    o.limit = pageSize_;
     auto rv = seen(client_.listEach(k8s::collectionPath(kNode, ""), o, [&](json::Value& item) {
         NodeInfo n;
         const json::Value* st = item.find("status");
@@ -100,4 +100,4 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
 }
 
 
-}  // namespace allot::gc
+}  // namespace allot::cluster

@@ -1,0 +1,170 @@
+// Connecting the way kubectl does, and running a command.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "cluster/k8s_cluster.h"
+#include "cluster/nad.h"
+#include "k8s/resources.h"
+
+namespace allot::cli {
+
+using core::Errc;
+
+namespace {
+
+// --kubeconfig, else the first file of $KUBECONFIG that exists (kubectl merges them; allot
+// reads one), else ~/.kube/config, else "" (the in-cluster ServiceAccount).
+std::string kubeconfigPath(const Options& o) {
+    if (!o.kubeconfig.empty()) return o.kubeconfig;
+    if (const char* env = std::getenv("KUBECONFIG"); env && *env) {
+        std::stringstream ss(env);
+        std::string first, p;
+        while (std::getline(ss, p, ':')) {
+            if (p.empty()) continue;
+            if (first.empty()) first = p;
+            if (std::filesystem::exists(p)) return p;
+        }
+        if (!first.empty()) return first;
+    }
+    if (const char* home = std::getenv("HOME"); home && *home) {
+        const std::string p = std::string(home) + "/.kube/config";
+        if (std::filesystem::exists(p)) return p;
+    }
+    return "";
+}
+
+class K8sInventory : public Inventory {
+  public:
+    explicit K8sInventory(k8s::Client& client) : client_(client) {}
+
+    Result<std::vector<NadConfig>> nads() override {
+        std::vector<NadConfig> out;
+        auto r = client_.listEach(
+            k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), {}, [&](json::Value& item) {
+                const json::Value* md = item.find("metadata");
+                auto cfg = cluster::nadSpecConfig(item);
+                out.push_back({md ? field(*md, "namespace") : "", md ? field(*md, "name") : "",
+                               cfg ? *cfg : ""});
+                return true;
+            });
+        if (!r && r.code() != Errc::NotFound) return r.error();  // NotFound: no NAD CRD
+        return out;
+    }
+
+    Result<std::vector<SlicePool>> slicePools(const std::string& ns) override {
+        std::vector<SlicePool> out;
+        auto r = client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), {},
+                                  [&](json::Value& item) {
+                                      out.push_back(slicePoolOf(item));
+                                      return true;
+                                  });
+        if (!r && r.code() != Errc::NotFound) return r.error();
+        return out;
+    }
+
+    Result<void> recordEvent(const cluster::EventSpec& e) override {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        auto body = cluster::eventObject(e, host, identity(), std::chrono::system_clock::now(),
+                                         "kubectl-allot");
+        auto r = client_.create(k8s::collectionPath(k8s::kEvent, e.object.ns), body);
+        if (!r) return r.error();
+        return {};
+    }
+
+    std::string identity() const override {
+        const char* user = std::getenv("USER");
+        return client_.config().identity +
+               (user && *user ? " (local user " + std::string(user) + ")" : "");
+    }
+
+  private:
+    static std::string field(const json::Value& obj, const char* key) {
+        const json::Value* v = obj.isObject() ? obj.find(key) : nullptr;
+        return v && v->isString() ? v->asString() : "";
+    }
+
+    static SlicePool slicePoolOf(const json::Value& item) {
+        SlicePool sp;
+        if (const json::Value* md = item.find("metadata")) sp.name = field(*md, "name");
+        if (const json::Value* spec = item.find("spec")) {
+            sp.range = field(*spec, "range");
+            sp.sliceSize = field(*spec, "sliceSize");
+        }
+        const json::Value* st = item.find("status");
+        const json::Value* allocs = st && st->isObject() ? st->find("allocations") : nullptr;
+        if (allocs && allocs->isArray())
+            for (const auto& a : allocs->items())
+                sp.slices.push_back({field(a, "nodeName"), field(a, "sliceRange")});
+        return sp;
+    }
+
+    k8s::Client& client_;
+};
+
+Result<std::string> readInput(const std::string& arg) {
+    std::stringstream ss;
+    if (arg == "-") {
+        ss << std::cin.rdbuf();
+        return ss.str();
+    }
+    std::ifstream f(arg, std::ios::binary);
+    if (!f) return core::makeError(Errc::InvalidConfig, "cannot read " + arg);
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+int dispatch(Env& env) {
+    const std::string& c = env.opts.command;
+    if (c == "pools") return runPools(env);
+    if (c == "who") return runWho(env);
+    if (c == "pod") return runPod(env);
+    if (c == "check") return runCheck(env);
+    return runRelease(env);
+}
+
+}  // namespace
+
+int run(const Options& opts, std::ostream& out, std::ostream& err) {
+    std::optional<std::string> input;
+    if (opts.command == "lint") {
+        auto in = readInput(opts.args[0]);
+        if (!in) {
+            err << "error: " << in.error().message << "\n";
+            return kExitError;
+        }
+        input = std::move(*in);
+    }
+    const std::string path = kubeconfigPath(opts);
+    auto cfg = path.empty() ? k8s::inClusterConfig() : k8s::loadKubeconfig(path, opts.context);
+    k8s::Client::Options co;
+    co.userAgent = "kubectl-allot";
+    co.deadline = std::chrono::steady_clock::now() + opts.timeout;
+    auto client = cfg ? k8s::Client::fromConfig(*cfg, co) : Result<k8s::Client>(cfg.error());
+    if (!client) {
+        if (input && opts.command == "lint") {  // lint works without a cluster
+            if (!opts.offline)
+                err << "warning: " << client.error().message << ": overlaps not checked\n";
+            return runLint(nullptr, opts, opts.args[0], *input, out, err);
+        }
+        err << "error: " << client.error().message << "\n";
+        return kExitError;
+    }
+    const std::string ns = !opts.ns.empty()           ? opts.ns
+                           : !cfg->namespace_.empty() ? cfg->namespace_
+                                                      : "kube-system";
+    cluster::K8sCluster cl(std::move(*client), nullptr);
+    cl.setPageSize(1000);
+    K8sInventory inv(cl.client());
+    Env env{cl, inv, opts, ns, out, err};
+    if (input) return runLint(opts.offline ? nullptr : &env, opts, opts.args[0], *input, out, err);
+    return dispatch(env);
+}
+
+}  // namespace allot::cli

@@ -1,0 +1,50 @@
+#pragma once
+// Cluster over the Kubernetes API (one k8s::Client: one request at a time).
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "cluster/cluster.h"
+#include "k8s/client.h"
+#include "store/k8s_store.h"
+
+namespace allot::cluster {
+
+// Page size of pod lists: pods can be large objects; a page is all that is held in memory.
+inline constexpr int64_t kPodPageSize = 100;
+
+class K8sCluster : public Cluster {
+  public:
+    // `onError` sees every failed request except the expected outcomes NotFound, Conflict and
+    // AlreadyExists (for the API error metric).
+    K8sCluster(k8s::Client client, std::function<void(const core::Error&)> onError)
+        : client_(std::move(client)), onError_(std::move(onError)), pageSize_(kPodPageSize) {}
+    // The per-namespace stores borrow client_: never moved.
+    K8sCluster(const K8sCluster&) = delete;
+    K8sCluster& operator=(const K8sCluster&) = delete;
+
+    store::PoolStore& pools(const std::string& ns) override;
+    Result<std::optional<PodInfo>> getPod(const std::string& ns, const std::string& name) override;
+    Result<void> eachPod(
+        const std::string& ns,
+        const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) override;
+    Result<void> eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) override;
+    Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override;
+
+    k8s::Client& client() { return client_; }
+    // Pods and Nodes per list page (default kPodPageSize): allot-gc keeps pages small for its
+    // memory, a one-shot CLI trades memory for fewer round trips.
+    void setPageSize(int64_t n) { pageSize_ = n; }
+
+  private:
+    template <typename T>
+    Result<T> seen(Result<T> r);
+
+    k8s::Client client_;
+    std::function<void(const core::Error&)> onError_;
+    std::map<std::string, std::unique_ptr<store::K8sStore>> stores_;  // on client_, by namespace
+    int64_t pageSize_;
+};
+
+}  // namespace allot::cluster

@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# kubectl-allot (issue 19) against a real kube-apiserver and etcd (e2e/cluster), in pools the
+# real plugin (build/plugin/allot) wrote, plus pools and reservations written through the API
+# in Whereabouts' form and as seeded anomalies: each command's output, JSON shape and exit
+# codes; `check` on 5,000 healthy allocations with one of each anomaly kind seeded (every one
+# found, nothing else, timed); `release` through allot-gc's path with its Event; `lint`; and
+# `kubectl allot` found on PATH as a kubectl plugin.
+#
+#   test/cli/cli_test.sh [KUBECTL_ALLOT]     default build/cli/kubectl-allot
+#   CLI_BIG=N                                healthy allocations for the check (default 5000)
+#
+# Uses the cluster named by ALLOT_CLUSTER_DIR when it is up, else starts a private one.
+# Prints `ok - NAME` / `not ok - NAME` per check, then `cli: N passed, N failed`.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=test/lib.sh disable=SC1091
+source "$root/test/lib.sh"
+SUITE_NAME=cli
+# shellcheck source=test/integration/gc_lib.sh disable=SC1091
+source "$root/test/integration/gc_lib.sh"
+
+cluster_start || suite_die "cluster starts"
+gc_init || suite_die "plugin binary present"
+CHECK_DIR=$WORK
+CHECK_TIME=ms
+mkdir -p "$WORK/bin"
+cp "${1:-$root/build/cli/kubectl-allot}" "$WORK/bin/kubectl-allot" || suite_die "kubectl-allot binary present"
+CLI=$WORK/bin/kubectl-allot
+BIG=${CLI_BIG:-5000}
+# The check's namespace: BIG pods and the pools of the check (gc_cleanup empties BIGNS).
+BIGNS=$RUN-check
+kubectl create namespace "$BIGNS" >/dev/null || suite_die "namespace $BIGNS"
+# One collection delete per kind (gc_cleanup, which runs after this, deletes one by one).
+on_exit "kpy 'for r in (\"ippools\", \"overlappingrangeipreservations\"):
+    api(\"DELETE\", \"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/%s\" % (sys.argv[1], r))' '$BIGNS' >/dev/null 2>&1"
+
+# ka ARGS...: kubectl-allot as the admin (KUBECONFIG), on the suite's pool namespace.
+ka() { "$CLI" -n "$POOLNS" "$@"; }
+# rc_of CMD...: the exit status, output to $WORK/out (stdout) and $WORK/err.
+rc_of() { "$@" >"$WORK/out" 2>"$WORK/err"; echo $?; }
+expect_json() {  # expect_json WHAT JQ-BOOLEAN (over $WORK/out)
+  jq -e "$2" "$WORK/out" >/dev/null 2>&1 && return 0
+  echo "$1: output does not satisfy $2:"; head -c 3000 "$WORK/out"; echo; cat "$WORK/err"
+  return 1
+}
+set_phase() {  # set_phase POD PHASE (no kubelet runs: the status is written by hand)
+  kubectl patch pod -n "$PODNS" "$1" --subresource=status --type=merge \
+    -p "{\"status\":{\"phase\":\"$2\"}}" >/dev/null
+}
+uid_of() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/pods"; }
+
+# ---------------------------------------------------------------- setup --
+
+R=10.141.0.0/24
+NET=$RUN-a
+mk_nad "$NET" "{\"range\":\"$R\"}" || suite_die "NAD $NET"
+make_pods node-a a1 a2 a3 >"$WORK/pods" || suite_die "pods"
+CONF=$(netconf "$NET" "{\"range\":\"$R\"}" node-a)
+IP1=$(add node-a ctr-a1 a1 "$(uid_of a1)" "$CONF") || suite_die "ADD a1"
+IP2=$(add node-a ctr-a2 a2 "$(uid_of a2)" "$CONF") || suite_die "ADD a2"
+IP3=$(add node-a ctr-a3 a3 "$(uid_of a3)" "$CONF") || suite_die "ADD a3"
+POOL=$(pool_name "$R")
+set_phase a1 Running
+
+# ------------------------------------------------------------- commands --
+
+t_help_and_usage() {
+  local c
+  for c in pools who pod check release lint; do
+    "$CLI" "$c" --help | grep -q "Usage: kubectl allot $c" || { echo "$c --help"; return 1; }
+  done
+  expect_eq "no command" "$(rc_of "$CLI")" 2 || return 1
+  expect_eq "unknown flag" "$(rc_of "$CLI" pools --bogus)" 2 || return 1
+  grep -q 'unknown flag --bogus' "$WORK/err" || return 1
+  expect_eq "bad output" "$(rc_of "$CLI" pools -o xml)" 2 || return 1
+  expect_eq "missing kubeconfig" "$(rc_of "$CLI" --kubeconfig "$WORK/none" pools)" 3 || return 1
+  grep -q "$WORK/none" "$WORK/err" || { cat "$WORK/err"; return 1; }
+  [[ ! -s "$WORK/out" ]] || { echo "stdout on error:"; cat "$WORK/out"; return 1; }
+}
+
+t_pools() {
+  expect_eq "pools rc" "$(rc_of ka pools -o json)" 0 || return 1
+  expect_json "pool" "(.namespace == \"$POOLNS\") and ([.pools[] | select(.name == \"$POOL\")] | length == 1)" || return 1
+  expect_json "use" ".pools[] | select(.name == \"$POOL\") | .range == \"$R\" and .size == 254 and .used == 3 and .free == 251 and .percentUsed == 1.2 and .node == \"\"" || return 1
+  expect_json "networks" ".pools[] | select(.name == \"$POOL\") | .networks == [\"$PODNS/$NET\"]" || return 1
+  expect_eq "table rc" "$(rc_of ka pools)" 0 || return 1
+  grep -Eq "^POOL +RANGE +SIZE +USED +FREE +USED% +NODE +NETWORKS$" "$WORK/out" || { cat "$WORK/out"; return 1; }
+  grep -Eq "^$POOL +$R +254 +3 +251 +1.2 +- +$PODNS/$NET$" "$WORK/out" || { cat "$WORK/out"; return 1; }
+  expect_eq "yaml rc" "$(rc_of ka pools -o yaml)" 0 || return 1
+  grep -q "\"name\": \"$POOL\"" "$WORK/out" || { cat "$WORK/out"; return 1; }
+}
+
+t_who() {
+  expect_eq "who rc" "$(rc_of ka who "$IP1" "$IP2" -o json)" 0 || return 1
+  expect_json "who a1" ".results[0] | .ip == \"$IP1\" and .held and .pool == \"$POOL\" and .podRef == \"$PODNS/a1\" and .containerID == \"ctr-a1\" and .interface == \"net1\" and .node == \"node-a\" and .podUID == \"$(uid_of a1)\" and .podState == \"running\" and .network == \"$NET\"" || return 1
+  expect_json "reservation" ".results[0].reservation | .exists and .agrees and .name == \"$(res_name "$IP1")\" and .podRef == \"$PODNS/a1\"" || return 1
+  expect_json "who a2" ".results[1] | .podRef == \"$PODNS/a2\" and .podState == \"pending\"" || return 1
+  expect_eq "free rc" "$(rc_of ka who 10.141.0.250 -o json)" 4 || return 1
+  expect_json "free" ".results == [{\"ip\": \"10.141.0.250\", \"held\": false}]" || return 1
+  expect_eq "not an IP" "$(rc_of ka who 10.141.0.999)" 2 || return 1
+  expect_eq "table rc" "$(rc_of ka who "$IP1")" 0 || return 1
+  grep -Eq "^$IP1 +$POOL +$PODNS/a1 +running +net1 +node-a +ctr-a1 " "$WORK/out" || { cat "$WORK/out"; return 1; }
+}
+
+t_pod() {
+  expect_eq "pod rc" "$(rc_of ka pod "$PODNS/a3" -o json)" 0 || return 1
+  expect_json "pod" ".pod == \"$PODNS/a3\" and .podUID == \"$(uid_of a3)\" and .podState == \"pending\" and ([.addresses[].ip] == [\"$IP3\"])" || return 1
+  expect_eq "none rc" "$(rc_of ka pod "$PODNS/nobody")" 4 || return 1
+}
+
+# A pool as Whereabouts writes it (no node, poduid or network on the entries).
+t_whereabouts_pool() {
+  kubectl apply -f - >/dev/null <<EOF || return 1
+apiVersion: whereabouts.cni.cncf.io/v1alpha1
+kind: IPPool
+metadata: {name: 10.142.0.0-24, namespace: $POOLNS}
+spec:
+  range: 10.142.0.0/24
+  allocations:
+    "5": {id: wb-ctr, podref: $PODNS/wb-pod, ifname: net1}
+EOF
+  expect_eq "who rc" "$(rc_of ka who 10.142.0.5 -o json)" 0 || return 1
+  expect_json "who" ".results[0] | .pool == \"10.142.0.0-24\" and .containerID == \"wb-ctr\" and .podRef == \"$PODNS/wb-pod\" and .podUID == \"\" and .node == \"\" and .podState == \"gone\" and (.reservation.exists | not)" || return 1
+  expect_eq "pools rc" "$(rc_of ka pools -o json)" 0 || return 1
+  expect_json "pools" ".pools[] | select(.name == \"10.142.0.0-24\") | .used == 1 and .size == 254" || return 1
+  kubectl delete ippool -n "$POOLNS" 10.142.0.0-24 >/dev/null
+}
+
+# A pool the Whereabouts binary itself wrote (bench/build-whereabouts; cached by the diff suite).
+t_whereabouts_binary() {
+  local wa=$1 kc=$WORK/wa.kubeconfig conf ip
+  cp "$KUBECONFIG" "$kc" && kubectl --kubeconfig "$kc" config set-context --current --namespace "$POOLNS" >/dev/null || return 1
+  echo '{"datastore":"kubernetes"}' >"$WORK/wa.conf"
+  conf=$(jq -cn --arg kc "$kc" --arg flat "$WORK/wa.conf" '{cniVersion: "0.3.1", name: "wanet", type: "macvlan",
+    ipam: {type: "whereabouts", range: "10.143.0.0/24", kubernetes: {kubeconfig: $kc}, configuration_path: $flat}}')
+  make_pods node-w wa1 >>"$WORK/pods" || return 1
+  ip=$(printf '%s' "$conf" | env CNI_COMMAND=ADD CNI_CONTAINERID=wa-ctr CNI_NETNS=/var/run/netns/none CNI_IFNAME=net1 \
+    CNI_PATH=/opt/cni/bin "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=$PODNS;K8S_POD_NAME=wa1" "$wa" 2>"$WORK/wa.err" |
+    jq -r '.ips[0].address | sub("/.*"; "")') || return 1
+  [[ "$ip" == 10.143.0.* ]] || { echo "Whereabouts ADD: $ip"; cat "$WORK/wa.err"; return 1; }
+  expect_eq "who rc" "$(rc_of ka who "$ip" -o json)" 0 || return 1
+  expect_json "who" ".results[0] | .pool == \"10.143.0.0-24\" and .containerID == \"wa-ctr\" and .podRef == \"$PODNS/wa1\" and .podState == \"pending\" and .reservation.exists and .reservation.agrees" || return 1
+  expect_eq "pools rc" "$(rc_of ka pools -o json)" 0 || return 1
+  expect_json "pools" ".pools[] | select(.name == \"10.143.0.0-24\") | .used == 1" || return 1
+  kubectl delete ippool -n "$POOLNS" 10.143.0.0-24 >/dev/null
+  kubectl delete overlappingrangeipreservation -n "$POOLNS" "$ip" >/dev/null
+}
+
+# Through kubectl's plugin mechanism: kubectl-allot on PATH is `kubectl allot`.
+t_kubectl_plugin() {
+  PATH=$WORK/bin:$PATH kubectl allot -n "$POOLNS" who "$IP1" -o json >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
+  expect_json "kubectl allot who" ".results[0].podRef == \"$PODNS/a1\"" || return 1
+}
+
+check "help, usage errors and exit codes" t_help_and_usage
+check "pools: size, use, networks (table, JSON, YAML)" t_pools
+check "who: pool, pod, state and reservation; exit 4 for a free address" t_who
+check "pod: every address of a pod" t_pod
+check "who and pools read a pool written in Whereabouts' form" t_whereabouts_pool
+if wa_bin=$("$root/bench/build-whereabouts" --print 2>/dev/null); then
+  check "who and pools read a pool the Whereabouts binary wrote" t_whereabouts_binary "$wa_bin"
+else
+  skip "who and pools on a pool the Whereabouts binary wrote (no cached build: bench/build-whereabouts)"
+fi
+check "kubectl allot works as a kubectl plugin" t_kubectl_plugin
+
+# ---------------------------------------------------------------- check --
+
+# BIG pods in BIGNS, one IPPool (a /19) with an entry for each, each entry with its reservation:
+# written through the API (the plugin would need BIG execs of a growing pool).
+seed_big() {
+  kpy '
+ns, n = sys.argv[1], int(sys.argv[2])
+def mk(i):
+    st, o = api("POST", "/api/v1/namespaces/%s/pods" % ns, {"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "b-%d" % i, "namespace": ns},
+        "spec": {"nodeName": "node-b", "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}})
+    if st != 201: raise SystemExit("pod %d: %s %s" % (i, st, o))
+    return o["metadata"]["uid"]
+uids = pmap(mk, list(range(n)), 16)
+def ip(k): return "10.160.%d.%d" % ((k + 1) // 256, (k + 1) % 256)
+entries = {str(k + 1): {"id": "ctr-b-%d" % k, "podref": "%s/b-%d" % (ns, k), "ifname": "net1",
+                        "poduid": uids[k], "node": "node-b", "network": "bignet"} for k in range(n)}
+st, o = api("POST", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/ippools" % ns,
+            {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "IPPool",
+             "metadata": {"name": "10.160.0.0-19", "namespace": ns},
+             "spec": {"range": "10.160.0.0/19", "allocations": entries}})
+if st != 201: raise SystemExit("pool: %s %s" % (st, o))
+def res(k):
+    st, o = api("POST", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/overlappingrangeipreservations" % ns,
+                {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "OverlappingRangeIPReservation",
+                 "metadata": {"name": ip(k), "namespace": ns},
+                 "spec": {"containerid": "ctr-b-%d" % k, "podref": "%s/b-%d" % (ns, k), "ifname": "net1"}})
+    if st != 201: raise SystemExit("reservation %s: %s" % (ip(k), st))
+pmap(res, list(range(n)), 16)
+' "$BIGNS" "$BIG"
+}
+
+# The check's findings, "kind[/reason]" sorted, leaving out other runs' broken NADs (NADs are
+# cluster-wide; a shared cluster may hold some).
+findings() {
+  jq -r --arg run "$RUN" '.findings[] | select(.kind != "bad_nad_config" or (.message | contains($run)))
+    | .kind + (if .reason != "" then "/" + .reason else "" end)' "$WORK/out" | sort
+}
+# timed_check: check -o json on BIGNS, its rc in CHECK_RC and wall time (ms) in CHECK_MS.
+timed_check() {
+  local t0=$EPOCHREALTIME
+  "$CLI" -n "$BIGNS" check -o json >"$WORK/out" 2>"$WORK/err"
+  CHECK_RC=$?
+  CHECK_MS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+}
+
+t_check_healthy() {
+  local t0=$SECONDS i worst=0 all=""
+  seed_big || return 1
+  note "seeded $BIG pods, $BIG allocations and $BIG reservations through the API in $(( SECONDS - t0 )) s"
+  for i in 1 2 3; do
+    timed_check
+    # rc 1 only for other runs' broken NADs (findings leaves them out).
+    expect_eq "check rc" "$CHECK_RC" "$(jq -r 'if .findings == [] then 0 else 1 end' "$WORK/out")" || { cat "$WORK/err"; return 1; }
+    all+=" $CHECK_MS"
+    (( CHECK_MS > worst )) && worst=$CHECK_MS
+  done
+  expect_eq "findings" "$(findings)" "" || return 1
+  expect_json "counted" ".allocations == $BIG and .reservations == $BIG" || return 1
+  note "check of $BIG healthy allocations: wall ms per run:$all (target < 2000)"
+  (( worst < 2000 )) || { echo "check took $worst ms"; return 1; }
+}
+
+# One of each anomaly kind, made through the plugin and the API, beside the healthy pool.
+seed_anomalies() {
+  local conf ip uid
+  conf=$(netconf "$RUN-s" '{"range":"10.170.0.0/24","namespace":"'"$BIGNS"'"}' node-s)
+  make_pods node-s s-ok s-gone s-again s-done s-nores s-dup s-far >>"$WORK/pods" || return 1
+  for p in s-ok s-gone s-again s-done s-nores; do
+    ip=$(add node-s "ctr-$p" "$p" "$(uid_of "$p")" "$conf") || return 1
+    printf -v "SEED_${p//-/_}" '%s' "$ip"
+  done
+  del_pods s-gone s-again >/dev/null || return 1                      # leaked/no_pod
+  make_pods node-s s-again >/dev/null || return 1                      # leaked/other_uid
+  set_phase s-done Succeeded || return 1                               # leaked/terminal
+  kubectl delete overlappingrangeipreservation -n "$BIGNS" "$(res_name "$SEED_s_nores")" >/dev/null || return 1
+  uid=$(pod_uid s-dup)                                                 # duplicate_ip
+  kubectl apply -f - >/dev/null <<EOF || return 1
+apiVersion: whereabouts.cni.cncf.io/v1alpha1
+kind: IPPool
+metadata: {name: 10.170.0.0-25, namespace: $BIGNS}
+spec:
+  range: 10.170.0.0/25
+  allocations:
+    "${SEED_s_ok##*.}": {id: ctr-dup, podref: $PODNS/s-dup, ifname: net1, poduid: "$uid"}
+---
+apiVersion: whereabouts.cni.cncf.io/v1alpha1
+kind: IPPool
+metadata: {name: 10.171.0.0-30, namespace: $BIGNS}
+spec:
+  range: 10.171.0.0/30
+  allocations:
+    "9": {id: ctr-far, podref: $PODNS/s-far, ifname: net1, poduid: "$(pod_uid s-far)"}
+---
+apiVersion: whereabouts.cni.cncf.io/v1alpha1
+kind: OverlappingRangeIPReservation
+metadata: {name: 10.170.0.200, namespace: $BIGNS}
+spec: {containerid: ctr-orphan, podref: $PODNS/orphan, ifname: net1}
+EOF
+  mk_nad "$RUN-bad" '{"range":"10.172.0.0/33"}'                      # bad_nad_config
+}
+
+t_check_seeded() {
+  seed_anomalies || return 1
+  timed_check
+  expect_eq "check rc" "$CHECK_RC" 1 || { cat "$WORK/err"; return 1; }
+  expect_eq "findings" "$(findings | tr '\n' ' ')" \
+    "allocation_without_reservation bad_nad_config duplicate_ip leaked/no_pod leaked/other_uid leaked/terminal out_of_range reservation_without_allocation " || return 1
+  expect_json "leak ip" "[.findings[] | select(.reason == \"no_pod\") | .ip] == [\"$SEED_s_gone\"]" || return 1
+  expect_json "bad NAD message" ".findings[] | select(.kind == \"bad_nad_config\" and (.message | contains(\"$RUN-bad\"))) | .message | contains(\"range\")" || return 1
+  note "check of $BIG healthy + 8 seeded anomalies: $CHECK_MS ms wall, $(jq -r .seconds "$WORK/out") s inside"
+  (( CHECK_MS < 2000 )) || { echo "check took $CHECK_MS ms"; return 1; }
+  "$CLI" -n "$BIGNS" check >"$WORK/table" 2>&1
+  grep -q '^leaked +no_pod' "$WORK/table" -E || { cat "$WORK/table"; return 1; }
+  # Read-only: the leaked entry is still there.
+  expect_eq "still held" "$(rc_of "$CLI" -n "$BIGNS" who "$SEED_s_gone")" 0
+}
+
+check "check: $BIG healthy allocations, no finding, under 2 s" t_check_healthy
+check "check: each seeded anomaly kind found once, nothing else" t_check_seeded
+
+# -------------------------------------------------------------- release --
+
+t_release() {
+  expect_eq "alive rc" "$(rc_of ka release "$IP1")" 5 || return 1
+  grep -q -- '--force' "$WORK/err" || { cat "$WORK/err"; return 1; }
+  pool_has_podref "$POOL" a1 || { echo "a1 lost its address on a refused release"; return 1; }
+  del_pods a2 >/dev/null || return 1
+  expect_eq "gone rc" "$(rc_of ka release "$IP2" -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "released" ".released and .podState == \"gone\" and .podRef == \"$PODNS/a2\" and .eventRecorded and .reservationCleared" || return 1
+  ! pool_has_podref "$POOL" a2 || { echo "a2 still holds"; return 1; }
+  ! res_exists "$(res_name "$IP2")" || { echo "reservation of $IP2 left"; return 1; }
+  wait_for 5 has_event AddressReleased "$IP2" || { echo "no AddressReleased Event"; events AddressReleased; return 1; }
+  events AddressReleased | grep "$IP2" | grep -q 'kubectl-allot' || return 1
+  expect_eq "forced rc" "$(rc_of ka release "$IP1" --force)" 0 || { cat "$WORK/err"; return 1; }
+  ! pool_has_podref "$POOL" a1 || { echo "a1 still holds after --force"; return 1; }
+  expect_eq "free rc" "$(rc_of ka release "$IP1")" 4 || return 1
+  pool_has_podref "$POOL" a3 || { echo "a3 lost its address"; return 1; }
+}
+check "release: refused while the pod lives, frees a gone pod's address with its reservation and an Event, --force" t_release
+
+# ----------------------------------------------------------------- lint --
+
+t_lint() {
+  cat >"$WORK/nads.yaml" <<EOF
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: good, namespace: default}
+spec:
+  config: '{"cniVersion":"1.0.0","name":"g","type":"macvlan","ipam":{"type":"allot","range":"10.141.0.0/25","network_name":"other"}}'
+EOF
+  expect_eq "good rc" "$(rc_of ka lint "$WORK/nads.yaml" -o json)" 0 || return 1
+  expect_json "overlap" ".errors == 0 and .configs[0].valid and .configs[0].networks[0].ranges[0].pool == \"other-10.141.0.0-25\" and .configs[0].networks[0].ranges[0].overlaps == [{\"pool\": \"$POOL\", \"range\": \"$R\"}]" || return 1
+  cat >>"$WORK/nads.yaml" <<EOF
+---
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: bad}
+spec:
+  config: '{"cniVersion":"1.0.0","name":"b","type":"macvlan","ipam":{"type":"whereabouts","range":"10.9.0.0/24","exclude":["10.9.0.300"]}}'
+EOF
+  expect_eq "bad rc" "$(rc_of ka lint "$WORK/nads.yaml" -o json)" 1 || return 1
+  expect_json "bad" ".errors == 1 and (.configs[1].valid | not) and (.configs[1].problems[0].message | contains(\"exclude\"))" || return 1
+  expect_eq "stdin rc" "$(echo '{"cniVersion":"1.0.0","name":"c","plugins":[{"type":"bridge","ipam":{"type":"allot","range":"10.9.9.0/24","range_start":"10.9.8.1"}}]}' | rc_of ka lint - --offline -o json)" 0 || return 1
+  expect_json "stdin" ".configs[0].kind == \"CNI conflist\" and .warnings == 1" || return 1
+  expect_eq "bad yaml rc" "$(printf 'a: [\n' | rc_of ka lint -)" 3 || return 1
+}
+check "lint: the plugin's parser, overlaps with existing pools, stdin" t_lint
+
+suite_summary
+(( failed == 0 ))

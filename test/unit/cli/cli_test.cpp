@@ -1,0 +1,339 @@
+// kubectl-allot's commands over the in-memory Cluster (test/unit/gc/fake_cluster.h).
+#include "cli/cli.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "../gc/fake_cluster.h"
+#include "cli/output.h"
+
+using namespace allot;
+
+namespace {
+
+constexpr const char* kNs = "pools";
+constexpr const char* kPool = "10.1.0.0-24";
+
+class FakeInventory : public cli::Inventory {
+  public:
+    std::vector<cli::NadConfig> nadList;
+    std::vector<cli::SlicePool> slices;
+    std::vector<cluster::EventSpec> events;
+
+    gc::Result<std::vector<cli::NadConfig>> nads() override { return nadList; }
+    gc::Result<std::vector<cli::SlicePool>> slicePools(const std::string&) override {
+        return slices;
+    }
+    gc::Result<void> recordEvent(const cluster::EventSpec& e) override {
+        events.push_back(e);
+        return {};
+    }
+    std::string identity() const override { return "user tester"; }
+};
+
+core::Owner own(const std::string& ctr, const std::string& pod, const std::string& uid) {
+    return core::Owner{ctr, std::string("app/") + pod, "net1", "node-a", uid, "macnet"};
+}
+
+struct Fixture {
+    test::FakeCluster fake;
+    FakeInventory inv;
+    std::ostringstream out, err;
+
+    Fixture() { fake.putPool(kNs, {kPool, "10.1.0.0/24", {}, {}, {}}); }
+
+    // An entry at `off` of `pool` for `o`, with its reservation unless told otherwise.
+    void allocate(core::u128 off, const core::Owner& o, const char* pool = kPool,
+                  bool reserve = true) {
+        auto p = *fake.pool(kNs, pool);
+        p.allocations[off] = o;
+        fake.putPool(kNs, p);
+        if (reserve) {
+            auto ip = core::Cidr::parse(p.range)->at(off);
+            fake.putReservation(kNs, {ip.str(), o.containerId, o.podRef, o.ifName, ""});
+        }
+    }
+
+    int run(std::vector<std::string> argv) {
+        out.str("");
+        err.str("");
+        argv.insert(argv.end(), {"-o", "json"});
+        auto opts = cli::parseArgs(argv);
+        REQUIRE(opts.ok());
+        cli::Env env{fake, inv, *opts, kNs, out, err};
+        const std::string& c = opts->command;
+        if (c == "pools") return cli::runPools(env);
+        if (c == "who") return cli::runWho(env);
+        if (c == "pod") return cli::runPod(env);
+        if (c == "check") return cli::runCheck(env);
+        return cli::runRelease(env);
+    }
+    json::Value doc() {
+        auto d = json::parse(out.str());
+        REQUIRE_MESSAGE(d.ok(), out.str());
+        return *d;
+    }
+};
+
+std::vector<std::string> kinds(const json::Value& checkDoc) {
+    std::vector<std::string> out;
+    for (const auto& f : cli::list(checkDoc, "findings"))
+        out.push_back(cli::text(f, "kind") +
+                      (cli::text(f, "reason").empty() ? "" : "/" + cli::text(f, "reason")));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("kubectl-allot reads global flags before and after the command and refuses bad ones") {
+    auto o = cli::parseArgs({"-n", "x", "who", "10.0.0.1", "--output=yaml", "--context", "c"});
+    REQUIRE(o.ok());
+    CHECK(o->command == "who");
+    CHECK(o->args == std::vector<std::string>{"10.0.0.1"});
+    CHECK(o->ns == "x");
+    CHECK(o->context == "c");
+    CHECK(o->output == cli::Format::Yaml);
+    CHECK(!cli::parseArgs({"who"}).ok());
+    CHECK(!cli::parseArgs({"pools", "extra"}).ok());
+    CHECK(!cli::parseArgs({"pools", "-o", "xml"}).ok());
+    CHECK(!cli::parseArgs({"pools", "--bogus"}).ok());
+    CHECK(!cli::parseArgs({"frobnicate"}).ok());
+    CHECK(!cli::parseArgs({"check", "--leak-grace", "soon"}).ok());
+    auto g = cli::parseArgs({"check", "--leak-grace", "2m"});
+    REQUIRE(g.ok());
+    CHECK(g->leakGrace == std::chrono::minutes(2));
+    auto h = cli::parseArgs({"release", "--help"});
+    REQUIRE(h.ok());
+    CHECK(h->help);
+    CHECK(cli::helpText("release").find("--force") != std::string::npos);
+}
+
+TEST_CASE(
+    "who names the pool, pod, state and reservation of an address, and exits 4 for a free one") {
+    Fixture f;
+    f.fake.putPod("app", "web", "uid-web");
+    f.allocate(5, own("c-web", "web", "uid-web"));
+    CHECK(f.run({"who", "10.1.0.5"}) == cli::kExitOk);
+    auto r = cli::list(f.doc(), "results");
+    REQUIRE(r.size() == 1);
+    CHECK(cli::text(r[0], "pool") == kPool);
+    CHECK(cli::text(r[0], "podRef") == "app/web");
+    CHECK(cli::text(r[0], "containerID") == "c-web");
+    CHECK(cli::text(r[0], "interface") == "net1");
+    CHECK(cli::text(r[0], "node") == "node-a");
+    CHECK(cli::text(r[0], "podUID") == "uid-web");
+    CHECK(cli::text(r[0], "podState") == "running");
+    CHECK(cli::flag(*r[0].find("reservation"), "agrees"));
+
+    f.fake.removePod("app", "web");
+    CHECK(f.run({"who", "10.1.0.5", "10.1.0.6"}) == cli::kExitNotFound);
+    r = cli::list(f.doc(), "results");
+    REQUIRE(r.size() == 2);
+    CHECK(cli::text(r[0], "podState") == "gone");
+    CHECK(!cli::flag(r[1], "held"));
+    CHECK(f.run({"who", "not-an-ip"}) == cli::kExitUsage);
+}
+
+TEST_CASE("pod lists every address a pod holds across pools") {
+    Fixture f;
+    f.fake.putPool(kNs, {"10.2.0.0-24", "10.2.0.0/24", {}, {}, {}});
+    f.fake.putPod("app", "db", "uid-db");
+    f.allocate(7, own("c-db", "db", "uid-db"));
+    f.allocate(9, own("c-db", "db", "uid-db"), "10.2.0.0-24");
+    f.allocate(8, own("c-x", "other", "uid-x"));
+    CHECK(f.run({"pod", "app/db"}) == cli::kExitOk);
+    auto d = f.doc();
+    CHECK(cli::text(d, "podState") == "running");
+    std::vector<std::string> ips;
+    for (const auto& a : cli::list(d, "addresses")) ips.push_back(cli::text(a, "ip"));
+    std::sort(ips.begin(), ips.end());
+    CHECK(ips == std::vector<std::string>{"10.1.0.7", "10.2.0.9"});
+    CHECK(f.run({"pod", "app/nobody"}) == cli::kExitNotFound);
+    CHECK(f.run({"pod", "no-slash"}) == cli::kExitUsage);
+}
+
+TEST_CASE("check finds nothing on a healthy pool and exits 0") {
+    Fixture f;
+    for (int i = 2; i < 40; ++i) {
+        const std::string n = "p" + std::to_string(i);
+        f.fake.putPod("app", n, "uid-" + n);
+        f.allocate(i, own("c-" + n, n, "uid-" + n));
+    }
+    f.inv.nadList.push_back({"app", "good", R"({"cniVersion":"1.0.0","name":"macnet",
+        "type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/24"}})"});
+    CHECK(f.run({"check"}) == cli::kExitOk);
+    auto d = f.doc();
+    CHECK(cli::list(d, "findings").empty());
+    CHECK(cli::text(d, "allocations") == "38");
+}
+
+TEST_CASE("check finds each seeded anomaly once, and nothing else") {
+    Fixture f;
+    f.fake.putPool(kNs, {"10.1.0.0-25", "10.1.0.0/25", {}, {}, {}});
+    f.fake.putPool(kNs, {"10.9.0.0-30", "10.9.0.0/30", {}, {}, {}});
+    f.fake.putPod("app", "ok", "uid-ok");
+    f.allocate(2, own("c-ok", "ok", "uid-ok"));        // healthy
+    f.allocate(3, own("c-gone", "gone", "uid-gone"));  // leaked/no_pod
+    f.fake.putPod("app", "again", "uid-new");
+    f.allocate(4, own("c-again", "again", "uid-old"));  // leaked/other_uid
+    f.fake.putPod("app", "done", "uid-done", "Succeeded");
+    f.allocate(5, own("c-done", "done", "uid-done"));  // leaked/terminal
+    f.fake.putPod("app", "dup", "uid-dup");
+    f.allocate(6, own("c-dup", "dup", "uid-dup"));
+    f.allocate(6, own("c-dup2", "dup", "uid-dup"), "10.1.0.0-25", false);  // duplicate_ip
+    f.fake.putPod("app", "far", "uid-far");
+    f.allocate(9, own("c-far", "far", "uid-far"), "10.9.0.0-30", false);  // out_of_range
+    f.fake.putPod("app", "nores", "uid-nores");
+    f.allocate(7, own("c-nores", "nores", "uid-nores"), kPool, false);  // allocation_without_res.
+    f.fake.putReservation(kNs, {"10.1.0.99", "c-orphan", "app/orphan", "net1", ""});  // orphan
+    f.inv.nadList.push_back({"app", "broken", R"({"cniVersion":"1.0.0","name":"b",
+        "type":"macvlan","ipam":{"type":"whereabouts","range":"10.5.0.0/33"}})"});
+    CHECK(f.run({"check"}) == cli::kExitFindings);
+    auto d = f.doc();
+    CHECK(kinds(d) == std::vector<std::string>{"allocation_without_reservation", "bad_nad_config",
+                                               "duplicate_ip", "leaked/no_pod", "leaked/other_uid",
+                                               "leaked/terminal", "out_of_range",
+                                               "reservation_without_allocation"});
+    for (const auto& x : cli::list(d, "findings"))
+        if (cli::text(x, "kind") == "leaked" && cli::text(x, "reason") == "no_pod")
+            CHECK(cli::text(x, "ip") == "10.1.0.3");
+    CHECK(cli::text(*d.find("counts"), "leaked") == "3");
+    // Read-only: every entry and reservation is still there.
+    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 6);
+}
+
+TEST_CASE("release refuses while the pod runs, and otherwise releases through the engine") {
+    Fixture f;
+    f.fake.putPod("app", "web", "uid-web");
+    f.allocate(5, own("c-web", "web", "uid-web"));
+    CHECK(f.run({"release", "10.1.0.5"}) == cli::kExitRefused);
+    CHECK(f.err.str().find("--force") != std::string::npos);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(5) == 1);
+    CHECK(f.inv.events.empty());
+
+    f.fake.removePod("app", "web");
+    CHECK(f.run({"release", "10.1.0.5"}) == cli::kExitOk);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(5) == 0);
+    CHECK(!f.fake.pools(kNs).getReservation("10.1.0.5").ok());
+    REQUIRE(f.inv.events.size() == 1);
+    CHECK(f.inv.events[0].reason == "AddressReleased");
+    CHECK(f.inv.events[0].object.kind == "Pod");
+    CHECK(f.inv.events[0].message.find("10.1.0.5") != std::string::npos);
+    CHECK(f.inv.events[0].message.find("user tester") != std::string::npos);
+    CHECK(cli::flag(f.doc(), "released"));
+    CHECK(f.run({"release", "10.1.0.5"}) == cli::kExitNotFound);
+}
+
+TEST_CASE("release --force frees a running pod's address") {
+    Fixture f;
+    f.fake.putPod("app", "web", "uid-web");
+    f.allocate(5, own("c-web", "web", "uid-web"));
+    CHECK(f.run({"release", "10.1.0.5", "--force"}) == cli::kExitOk);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(5) == 0);
+    CHECK(cli::flag(f.doc(), "forced"));
+}
+
+TEST_CASE("pools shows size, use and the networks that map to each pool") {
+    Fixture f;
+    f.fake.putPod("app", "a", "uid-a");
+    f.allocate(2, own("c-a", "a", "uid-a"));
+    f.allocate(3, own("c-b", "b", "uid-b"));
+    f.inv.nadList.push_back({"app", "mac", R"({"cniVersion":"1.0.0","name":"macnet",
+        "type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/24"}})"});
+    CHECK(f.run({"pools"}) == cli::kExitOk);
+    auto pools = cli::list(f.doc(), "pools");
+    REQUIRE(pools.size() == 1);
+    CHECK(cli::text(pools[0], "name") == kPool);
+    CHECK(cli::text(pools[0], "size") == "254");
+    CHECK(cli::text(pools[0], "used") == "2");
+    CHECK(cli::text(pools[0], "free") == "252");
+    CHECK(cli::text(pools[0], "percentUsed") == "0.8");
+    REQUIRE(cli::list(pools[0], "networks").size() == 1);
+    CHECK(cli::list(pools[0], "networks")[0].asString() == "app/mac");
+}
+
+TEST_CASE("the YAML and table printers quote every string and fill empty cells") {
+    auto v = json::parse(R"({"a":"x: y","b":[1,{"c":"-"}],"d":{},"e":[]})");
+    REQUIRE(v.ok());
+    std::ostringstream y;
+    cli::printYaml(y, *v);
+    CHECK(y.str() == "\"a\": \"x: y\"\n\"b\":\n  - 1\n  - \"c\": \"-\"\n\"d\": {}\n\"e\": []\n");
+    std::ostringstream t;
+    cli::printTable(t, {{"A", "BB"}, {{"1", ""}}});
+    CHECK(t.str() == "A   BB\n1   -\n");
+}
+
+TEST_CASE(
+    "lint reports the parser's error, an unreadable exclude and ignored values, per document") {
+    const std::string input = R"(kind: NetworkAttachmentDefinition
+metadata: {name: good, namespace: n}
+spec:
+  config: '{"cniVersion":"1.0.0","name":"g","type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/24","range_start":"10.2.0.1"}}'
+---
+kind: NetworkAttachmentDefinition
+metadata: {name: bad}
+spec:
+  config: '{"cniVersion":"1.0.0","name":"b","type":"macvlan","ipam":{"type":"allot","range":"10.1.0.0/33"}}'
+---
+{"cniVersion":"1.0.0","name":"x","plugins":[{"type":"bridge","ipam":{"type":"whereabouts","range":"10.3.0.0/24","exclude":["10.3.0.300"]}}]}
+---
+kind: ConfigMap
+)";
+    cli::Options opts;
+    opts.output = cli::Format::Json;
+    std::ostringstream out, err;
+    CHECK(cli::runLint(nullptr, opts, "f.yaml", input, out, err) == cli::kExitFindings);
+    auto d = json::parse(out.str());
+    REQUIRE(d.ok());
+    CHECK(cli::text(*d, "errors") == "3");
+    CHECK(cli::text(*d, "warnings") == "1");
+    const auto& c = cli::list(*d, "configs");
+    REQUIRE(c.size() == 4);
+    CHECK(cli::flag(c[0], "valid"));
+    CHECK(cli::text(c[0], "name") == "n/good");
+    CHECK(cli::text(cli::list(c[0], "problems")[0], "message").find("range_start") !=
+          std::string::npos);
+    CHECK(cli::text(cli::list(c[0], "networks")[0], "name") == "g");
+    CHECK(!cli::flag(c[1], "valid"));
+    CHECK(cli::text(cli::list(c[1], "problems")[0], "message").find("\"range\"") !=
+          std::string::npos);
+    CHECK(cli::text(c[2], "kind") == "CNI conflist");
+    CHECK(!cli::flag(c[2], "valid"));
+    CHECK(cli::text(cli::list(c[2], "problems")[0], "message").find("exclude") !=
+          std::string::npos);
+    CHECK(!cli::flag(c[3], "valid"));
+
+    std::ostringstream out2;
+    CHECK(cli::runLint(nullptr, opts, "-", "a: [\n", out2, err) == cli::kExitError);
+}
+
+TEST_CASE("pools shows each NodeSlicePool's slices with the use of their node's pool") {
+    Fixture f;
+    const std::string slicePool = "macnet-node-a-10.5.0.0-28";
+    f.fake.putPool(kNs, {slicePool, "10.5.0.0/28", {}, {}, {}});
+    f.allocate(1, own("c-a", "a", "uid-a"), slicePool.c_str());
+    f.inv.slices.push_back(
+        {"macnet", "10.5.0.0/24", "/28", {{"node-a", "10.5.0.0/28"}, {"node-b", "10.5.0.16/28"}}});
+    f.inv.nadList.push_back({"app", "sliced", R"({"cniVersion":"1.0.0","name":"macnet",
+        "type":"macvlan","ipam":{"type":"allot","range":"10.5.0.0/24","node_slice_size":"/28"}})"});
+    CHECK(f.run({"pools"}) == cli::kExitOk);
+    auto d = f.doc();
+    const auto& sps = cli::list(d, "nodeSlicePools");
+    REQUIRE(sps.size() == 1);
+    CHECK(cli::list(sps[0], "networks")[0].asString() == "app/sliced");
+    const auto& slices = cli::list(sps[0], "slices");
+    REQUIRE(slices.size() == 2);
+    CHECK(cli::text(slices[0], "pool") == slicePool);
+    CHECK(cli::text(slices[0], "size") == "14");
+    CHECK(cli::text(slices[0], "used") == "1");
+    CHECK(cli::text(slices[1], "pool") == "");
+    bool found = false;
+    for (const auto& p : cli::list(d, "pools"))
+        if (cli::text(p, "name") == slicePool) found = cli::text(p, "node") == "node-a";
+    CHECK(found);
+    for (const auto& p : cli::list(d, "pools"))
+        if (cli::text(p, "name") == slicePool)
+            CHECK(cli::list(p, "networks")[0].asString() == "app/sliced");
+}
