@@ -6,9 +6,9 @@
 
 namespace allot::gc {
 
-using core::Result;
 using cluster::Cluster;
 using cluster::NodeInfo;
 using cluster::PodInfo;
+using core::Result;
 
 }  // namespace allot::gc

@@ -154,28 +154,28 @@ Result<void> setLogLevel(Config& c, const std::string& v, const std::string& wha
 // Whose addresses this process reclaims, and how it reaches the API server.
 std::vector<Flag> whoseFlags() {
     return {
-    {"node-name", "NODE_NAME", "NAME", "this node's name (required): whose pods are watched",
-     stringSetter(&Config::nodeName, true, false)},
-    {"identity", "POD_NAME", "ID",
-     "Lease holder identity, unique per process (the DaemonSet passes the pod's name; "
-     "default: the node name, a process ID and a random suffix)",
-     stringSetter(&Config::identity, false, false)},
-    {"namespace", "ALLOT_GC_NAMESPACE", "NS",
-     "namespace of the IPPools and reservations (default kube-system)",
-     stringSetter(&Config::poolNamespace, true, false)},
-    {"kubeconfig", "KUBECONFIG", "PATH",
-     "kubeconfig to use (default: in-cluster ServiceAccount)",
-     stringSetter(&Config::kubeconfig, false, true)},
-    {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
-     "comma-separated IPAM types whose addresses this sidecar reclaims (default "
-     "allot,whereabouts)",
-     setIpamTypes},
-    {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
-     "before freeing the address of a pod whose deletion did not show its containers "
-     "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
-     "namespace) and free it only when none holds it (default true; false: such addresses "
-     "wait for the kubelet's DEL or the repair loop)",
-     boolSetter(&Config::sandboxProbe)},
+        {"node-name", "NODE_NAME", "NAME", "this node's name (required): whose pods are watched",
+         stringSetter(&Config::nodeName, true, false)},
+        {"identity", "POD_NAME", "ID",
+         "Lease holder identity, unique per process (the DaemonSet passes the pod's name; "
+         "default: the node name, a process ID and a random suffix)",
+         stringSetter(&Config::identity, false, false)},
+        {"namespace", "ALLOT_GC_NAMESPACE", "NS",
+         "namespace of the IPPools and reservations (default kube-system)",
+         stringSetter(&Config::poolNamespace, true, false)},
+        {"kubeconfig", "KUBECONFIG", "PATH",
+         "kubeconfig to use (default: in-cluster ServiceAccount)",
+         stringSetter(&Config::kubeconfig, false, true)},
+        {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
+         "comma-separated IPAM types whose addresses this sidecar reclaims (default "
+         "allot,whereabouts)",
+         setIpamTypes},
+        {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
+         "before freeing the address of a pod whose deletion did not show its containers "
+         "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
+         "namespace) and free it only when none holds it (default true; false: such addresses "
+         "wait for the kubelet's DEL or the repair loop)",
+         boolSetter(&Config::sandboxProbe)},
     };
 }
 
@@ -185,28 +185,28 @@ std::vector<Flag> repairFlags() {
     using std::chrono::milliseconds;
     using std::chrono::seconds;
     return {
-    {"repair", "ALLOT_GC_REPAIR", "BOOL",
-     "take part in the cluster-wide repair loop's leader election (default true)",
-     boolSetter(&Config::repair), true},
-    {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION",
-     "time between repair passes (default 60s)",
-     durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
-    {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
-     "a leaked allocation is released only when first seen at least this long ago (default 5m)",
-     durationSetter(&Config::leakGrace, milliseconds(0), hours(24 * 7))},
-    {"leak-passes", "ALLOT_GC_LEAK_PASSES", "N",
-     "consecutive passes an allocation must be seen leaked before release (default 3)",
-     intSetter(&Config::leakPasses, 1, 100)},
-    {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N",
-     "releases per repair pass at most (default 500)",
-     intSetter(&Config::repairBatch, 1, 100000)},
-    {"node-slices", "ALLOT_GC_NODE_SLICES", "BOOL",
-     "the leader also runs the node-slice controller: a NodeSlicePool per network whose "
-     "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node (default true)",
-     boolSetter(&Config::nodeSlices)},
-    {"slice-interval", "ALLOT_GC_SLICE_INTERVAL", "DURATION",
-     "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again; default 5s)",
-     durationSetter(&Config::sliceInterval, milliseconds(100), hours(1))},
+        {"repair", "ALLOT_GC_REPAIR", "BOOL",
+         "take part in the cluster-wide repair loop's leader election (default true)",
+         boolSetter(&Config::repair), true},
+        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION",
+         "time between repair passes (default 60s)",
+         durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
+        {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
+         "a leaked allocation is released only when first seen at least this long ago (default 5m)",
+         durationSetter(&Config::leakGrace, milliseconds(0), hours(24 * 7))},
+        {"leak-passes", "ALLOT_GC_LEAK_PASSES", "N",
+         "consecutive passes an allocation must be seen leaked before release (default 3)",
+         intSetter(&Config::leakPasses, 1, 100)},
+        {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N",
+         "releases per repair pass at most (default 500)",
+         intSetter(&Config::repairBatch, 1, 100000)},
+        {"node-slices", "ALLOT_GC_NODE_SLICES", "BOOL",
+         "the leader also runs the node-slice controller: a NodeSlicePool per network whose "
+         "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node (default true)",
+         boolSetter(&Config::nodeSlices)},
+        {"slice-interval", "ALLOT_GC_SLICE_INTERVAL", "DURATION",
+         "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again; default 5s)",
+         durationSetter(&Config::sliceInterval, milliseconds(100), hours(1))},
     };
 }
 
@@ -216,35 +216,35 @@ std::vector<Flag> serviceFlags() {
     using std::chrono::milliseconds;
     using std::chrono::seconds;
     return {
-    {"listen", "ALLOT_GC_LISTEN", "HOST:PORT",
-     "address of /metrics, /healthz and /readyz (default 127.0.0.1:9847; port 0: off)",
-     setListen},
-    {"journal-dir", "ALLOT_GC_JOURNAL_DIR", "DIR",
-     "the plugin's DEL journal to replay (default /var/lib/allot/journal; empty: off)",
-     stringSetter(&Config::journalDir, false, true)},
-    {"relay-socket", "ALLOT_GC_RELAY_SOCKET", "PATH",
-     "Unix socket where the plugin's pool requests are relayed to the API server over this "
-     "process's connection; the plugin looks at /run/allot/api.sock unless its relay_socket "
-     "says otherwise (default: off)",
-     stringSetter(&Config::relaySocket, false, true)},
-    {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
-     "time between journal replays (default 30s)",
-     durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
-    {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
-     "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
-     stringSetter(&Config::nodeKubeconfig, false, true)},
-    {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
-     "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
-     "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
-     "(default: none, allot-gc's token)",
-     setPluginServiceAccount},
-    {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
-     "where the ServiceAccount token and ca.crt are mounted "
-     "(default /var/run/secrets/kubernetes.io/serviceaccount)",
-     stringSetter(&Config::serviceAccountDir, false, false)},
-    {"token-check-interval", "ALLOT_GC_TOKEN_CHECK_INTERVAL", "DURATION",
-     "how often the token is checked for rotation (default 30s)",
-     durationSetter(&Config::tokenCheckInterval, milliseconds(100), hours(1))},
+        {"listen", "ALLOT_GC_LISTEN", "HOST:PORT",
+         "address of /metrics, /healthz and /readyz (default 127.0.0.1:9847; port 0: off)",
+         setListen},
+        {"journal-dir", "ALLOT_GC_JOURNAL_DIR", "DIR",
+         "the plugin's DEL journal to replay (default /var/lib/allot/journal; empty: off)",
+         stringSetter(&Config::journalDir, false, true)},
+        {"relay-socket", "ALLOT_GC_RELAY_SOCKET", "PATH",
+         "Unix socket where the plugin's pool requests are relayed to the API server over this "
+         "process's connection; the plugin looks at /run/allot/api.sock unless its relay_socket "
+         "says otherwise (default: off)",
+         stringSetter(&Config::relaySocket, false, true)},
+        {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
+         "time between journal replays (default 30s)",
+         durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
+        {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
+         "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
+         stringSetter(&Config::nodeKubeconfig, false, true)},
+        {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
+         "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
+         "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
+         "(default: none, allot-gc's token)",
+         setPluginServiceAccount},
+        {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
+         "where the ServiceAccount token and ca.crt are mounted "
+         "(default /var/run/secrets/kubernetes.io/serviceaccount)",
+         stringSetter(&Config::serviceAccountDir, false, false)},
+        {"token-check-interval", "ALLOT_GC_TOKEN_CHECK_INTERVAL", "DURATION",
+         "how often the token is checked for rotation (default 30s)",
+         durationSetter(&Config::tokenCheckInterval, milliseconds(100), hours(1))},
     };
 }
 
@@ -255,36 +255,36 @@ std::vector<Flag> tuningFlags() {
     using std::chrono::minutes;
     using std::chrono::seconds;
     return {
-    {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME",
-     "Lease electing the repair leader (default allot-gc)",
-     stringSetter(&Config::leaseName, true, false)},
-    {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS",
-     "namespace of the Lease (default kube-system)",
-     stringSetter(&Config::leaseNamespace, true, false)},
-    {"lease-duration", "ALLOT_GC_LEASE_DURATION", "DURATION",
-     "how long a leader's claim lasts without renewal (default 15s)",
-     durationSetter(&Config::leaseDuration, seconds(1), minutes(10))},
-    {"lease-renew-interval", "ALLOT_GC_LEASE_RENEW_INTERVAL", "DURATION",
-     "how often the leader renews and a follower retries (default 5s; below half the duration)",
-     durationSetter(&Config::leaseRenewInterval, milliseconds(100), minutes(5))},
-    {"watch-timeout", "ALLOT_GC_WATCH_TIMEOUT", "DURATION",
-     "the API server ends each pod watch after this long; it is resumed (default 5m)",
-     durationSetter(&Config::watchTimeout, seconds(1), hours(1))},
-    {"health-threshold", "ALLOT_GC_HEALTH_THRESHOLD", "DURATION",
-     "/healthz fails when the watch or the repair loop made no progress for this long (default "
-     "5m)",
-     durationSetter(&Config::healthThreshold, seconds(1), hours(24))},
-    {"api-parallelism", "ALLOT_GC_API_PARALLELISM", "N",
-     "concurrent API requests when releasing a batch (default 4)",
-     intSetter(&Config::apiParallelism, 1, 32)},
-    {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION",
-     "timeout of one API request (default 10s)",
-     durationSetter(&Config::requestTimeout, milliseconds(100), minutes(5))},
-    {"release-retries", "ALLOT_GC_RELEASE_RETRIES", "N",
-     "attempts at a failing release before a ReleaseFailed Event (default 8)",
-     intSetter(&Config::releaseRetries, 1, 100)},
-    {"log-level", "ALLOT_GC_LOG_LEVEL", "LEVEL", "debug, info, warn or error (default info)",
-     setLogLevel},
+        {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME",
+         "Lease electing the repair leader (default allot-gc)",
+         stringSetter(&Config::leaseName, true, false)},
+        {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS",
+         "namespace of the Lease (default kube-system)",
+         stringSetter(&Config::leaseNamespace, true, false)},
+        {"lease-duration", "ALLOT_GC_LEASE_DURATION", "DURATION",
+         "how long a leader's claim lasts without renewal (default 15s)",
+         durationSetter(&Config::leaseDuration, seconds(1), minutes(10))},
+        {"lease-renew-interval", "ALLOT_GC_LEASE_RENEW_INTERVAL", "DURATION",
+         "how often the leader renews and a follower retries (default 5s; below half the duration)",
+         durationSetter(&Config::leaseRenewInterval, milliseconds(100), minutes(5))},
+        {"watch-timeout", "ALLOT_GC_WATCH_TIMEOUT", "DURATION",
+         "the API server ends each pod watch after this long; it is resumed (default 5m)",
+         durationSetter(&Config::watchTimeout, seconds(1), hours(1))},
+        {"health-threshold", "ALLOT_GC_HEALTH_THRESHOLD", "DURATION",
+         "/healthz fails when the watch or the repair loop made no progress for this long (default "
+         "5m)",
+         durationSetter(&Config::healthThreshold, seconds(1), hours(24))},
+        {"api-parallelism", "ALLOT_GC_API_PARALLELISM", "N",
+         "concurrent API requests when releasing a batch (default 4)",
+         intSetter(&Config::apiParallelism, 1, 32)},
+        {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION",
+         "timeout of one API request (default 10s)",
+         durationSetter(&Config::requestTimeout, milliseconds(100), minutes(5))},
+        {"release-retries", "ALLOT_GC_RELEASE_RETRIES", "N",
+         "attempts at a failing release before a ReleaseFailed Event (default 8)",
+         intSetter(&Config::releaseRetries, 1, 100)},
+        {"log-level", "ALLOT_GC_LOG_LEVEL", "LEVEL", "debug, info, warn or error (default info)",
+         setLogLevel},
     };
 }
 

@@ -27,14 +27,14 @@ struct Config {
     Millis repairInterval{std::chrono::seconds(60)};
     Millis leakGrace{std::chrono::minutes(5)};
     int leakPasses = 3;
-    int repairBatch = 500;                              // releases per pass at most
-    bool nodeSlices = true;                             // the leader runs the slice controller
+    int repairBatch = 500;   // releases per pass at most
+    bool nodeSlices = true;  // the leader runs the slice controller
     Millis sliceInterval{std::chrono::seconds(5)};
     std::string listenHost = "127.0.0.1";               // metrics and health
     int listenPort = 9847;                              // 0: no HTTP server
     std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay
     Millis journalInterval{std::chrono::seconds(30)};
-    std::string nodeKubeconfig;  // empty: not maintained
+    std::string nodeKubeconfig;        // empty: not maintained
     std::string pluginServiceAccount;  // "ns/name": the plugin's own identity; empty: allot-gc's
     std::string relaySocket;  // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";

@@ -13,23 +13,23 @@
 #include <random>
 #include <thread>
 
+#include "cni/net_config.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/http_server.h"
 #include "gc-sidecar/k8s_cluster.h"
 #include "gc-sidecar/lease.h"
-#include "log/log.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/node_kubeconfig.h"
-#include "gc-sidecar/relay_server.h"
-#include "gc-sidecar/sandbox_probe.h"
-#include "gc-sidecar/slice_controller.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/reclaimer.h"
+#include "gc-sidecar/relay_server.h"
 #include "gc-sidecar/repair.h"
+#include "gc-sidecar/sandbox_probe.h"
+#include "gc-sidecar/slice_controller.h"
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
-#include "cni/net_config.h"
+#include "log/log.h"
 
 namespace allot::gc {
 
@@ -73,10 +73,12 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
         std::chrono::steady_clock::time_point at{};
     };
     const auto slash = sa.find('/');
-    auto st = std::make_shared<State>(State{std::move(client),
-                                            "/api/v1/namespaces/" + sa.substr(0, slash) +
-                                                "/serviceaccounts/" + sa.substr(slash + 1) + "/token",
-                                            "", {}});
+    auto st =
+        std::make_shared<State>(State{std::move(client),
+                                      "/api/v1/namespaces/" + sa.substr(0, slash) +
+                                          "/serviceaccounts/" + sa.substr(slash + 1) + "/token",
+                                      "",
+                                      {}});
     return [st, sa]() -> core::Result<std::string> {
         constexpr auto kLifetime = std::chrono::hours(1);
         const auto now = std::chrono::steady_clock::now();
@@ -89,12 +91,14 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
         if (!r) {
             if (!st->token.empty() && now - st->at < kLifetime - std::chrono::minutes(5))
                 return st->token;  // the one we hold is still good
-            return core::makeError(r.code(), "token for ServiceAccount " + sa + ": " + r.error().message);
+            return core::makeError(r.code(),
+                                   "token for ServiceAccount " + sa + ": " + r.error().message);
         }
         const json::Value* s = r->find("status");
         const json::Value* t = s && s->isObject() ? s->find("token") : nullptr;
         if (!t || !t->isString() || t->asString().empty())
-            return core::makeError(core::Errc::Decode, "TokenRequest for " + sa + " returned no token");
+            return core::makeError(core::Errc::Decode,
+                                   "TokenRequest for " + sa + " returned no token");
         st->token = t->asString();
         st->at = now;
         return st->token;
@@ -175,8 +179,9 @@ bool Daemon::loadClusterConfig() {
         return false;
     }
     if (cluster->insecureSkipTlsVerify)
-        logging::logWarn("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
-                cfg_.kubeconfig + ")");
+        logging::logWarn(
+            "warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
+            cfg_.kubeconfig + ")");
     cluster_ = std::move(*cluster);
     copts_.requestTimeout = cfg_.requestTimeout;
     copts_.userAgent = "allot-gc/" + cfg_.nodeName;
@@ -331,8 +336,8 @@ bool Daemon::bindRelay() {
 
 bool Daemon::writeNodeKubeconfig() {
     if (cfg_.nodeKubeconfig.empty()) return true;
-    nodeKubeconfig_ = std::make_unique<NodeKubeconfig>(
-        cfg_.nodeKubeconfig, cfg_.serviceAccountDir, "", cfg_.poolNamespace);
+    nodeKubeconfig_ = std::make_unique<NodeKubeconfig>(cfg_.nodeKubeconfig, cfg_.serviceAccountDir,
+                                                       "", cfg_.poolNamespace);
     if (!cfg_.pluginServiceAccount.empty()) {
         // The plugin's own identity (only what ADD/DEL/CHECK/GC need), not allot-gc's.
         auto tokenClient = newClient();
@@ -350,8 +355,8 @@ bool Daemon::writeNodeKubeconfig() {
 
 void Daemon::spawnThreads() {
     logging::logInfo("allot-gc starting on node " + cfg_.nodeName + " (pool namespace " +
-            cfg_.poolNamespace + ", identity " + cfg_.identity +
-            (cfg_.repair ? ", repair candidate" : "") + ")");
+                     cfg_.poolNamespace + ", identity " + cfg_.identity +
+                     (cfg_.repair ? ", repair candidate" : "") + ")");
     std::thread([this] { watch_->run(); }).detach();
     joiner_.spawn([this] { recorder_->run(); });
     joiner_.spawn([this] { reclaimer_->run(); });
@@ -376,16 +381,18 @@ void Daemon::waitForSignal() {
             if (sig < 0) {
                 auto w = nodeKubeconfig_->refresh();
                 if (!w)
-                    logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message);
+                    logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " +
+                                     w.error().message);
                 else if (*w)
-                    logging::logInfo("rewrote node kubeconfig " + cfg_.nodeKubeconfig + " (token rotated)");
+                    logging::logInfo("rewrote node kubeconfig " + cfg_.nodeKubeconfig +
+                                     " (token rotated)");
                 continue;
             }
         } else if (sigwait(&sigs_, &sig) != 0) {
             continue;
         }
         logging::logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
-                ": shutting down");
+                         ": shutting down");
         return;
     }
 }

@@ -1,8 +1,8 @@
 #include "gc-sidecar/events.h"
 
+#include "k8s/resources.h"
 #include "k8s/timestamp.h"
 #include "log/log.h"
-#include "k8s/resources.h"
 
 namespace allot::gc {
 
@@ -48,8 +48,8 @@ void EventRecorder::run() {
         if (!r) {
             metrics_.addEventDropped();
             metrics_.addApiError();
-            logging::logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns + "/" +
-                    e.object.name + " not recorded: " + r.error().message);
+            logging::logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns +
+                             "/" + e.object.name + " not recorded: " + r.error().message);
         }
     }
 }

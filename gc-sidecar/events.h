@@ -15,10 +15,10 @@
 
 namespace allot::gc {
 
-using cluster::EventSpec;
-using cluster::ObjectRef;
 using cluster::eventNamespace;
 using cluster::eventObject;
+using cluster::EventSpec;
+using cluster::ObjectRef;
 using cluster::podRef;
 using cluster::poolRef;
 

@@ -2,8 +2,8 @@
 // release of the journaled container's entries, then its reservations; an entry is removed
 // once all of that succeeded.
 #include "engine/reservations.h"
-#include "log/log.h"
 #include "gc-sidecar/reclaimer_item.h"
+#include "log/log.h"
 #include "node/journal.h"
 
 namespace allot::gc {
@@ -72,13 +72,13 @@ std::optional<std::string> Reclaimer::releaseJournaled(Cluster& c, const std::st
                                                        const std::vector<std::string>& pools,
                                                        std::vector<Released>& released) {
     for (const auto& pool : pools) {
-        auto rel = releaseFromPool(
-            c, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
-                std::vector<core::u128> out;
-                for (const auto& [off, o] : p.allocations)
-                    if (core::heldBy(o, caller)) out.push_back(off);
-                return out;
-            });
+        auto rel = releaseFromPool(c, ns, pool,
+                                   [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+                                       std::vector<core::u128> out;
+                                       for (const auto& [off, o] : p.allocations)
+                                           if (core::heldBy(o, caller)) out.push_back(off);
+                                       return out;
+                                   });
         if (!rel) return "IPPool " + ns + "/" + pool + ": " + rel.error().message;
         for (auto& r : *rel) {
             r.networkNames.insert(r.networkNames.begin(), e.networkName);
@@ -110,8 +110,8 @@ void Reclaimer::reportJournalRelease(const node::JournalEntry& e,
     metrics_.addReleases("journal", released.size());
     std::string what;
     for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
-    logging::logInfo("journal: released " + what + " of container " + e.containerId + " (" + e.podRef +
-            ")");
+    logging::logInfo("journal: released " + what + " of container " + e.containerId + " (" +
+                     e.podRef + ")");
     auto [pns, pname] = splitPodRef(e.podRef);
     if (!pns.empty())
         events_.emit({false, "AddressReleased",

@@ -1,8 +1,8 @@
 #include "gc-sidecar/lease.h"
 
+#include "k8s/resources.h"
 #include "k8s/timestamp.h"
 #include "log/log.h"
-#include "k8s/resources.h"
 
 namespace allot::gc {
 
@@ -49,8 +49,8 @@ bool mayAcquire(const LeaseRecord& r, const std::string& me,
 
 void LeaderElector::setLeading(bool v) {
     if (leading_.exchange(v) == v) return;
-    logging::logInfo(std::string(v ? "became" : "is no longer") + " the repair leader (Lease " + opts_.ns +
-            "/" + opts_.name + ", identity " + opts_.identity + ")");
+    logging::logInfo(std::string(v ? "became" : "is no longer") + " the repair leader (Lease " +
+                     opts_.ns + "/" + opts_.name + ", identity " + opts_.identity + ")");
     if (onChange_) onChange_(v);
 }
 
@@ -84,7 +84,7 @@ bool LeaderElector::tryAcquireOrRenew() {
             if (made.code() != Errc::AlreadyExists) {
                 if (onApiError_) onApiError_();
                 logging::logWarn("creating Lease " + opts_.ns + "/" + opts_.name + ": " +
-                        made.error().message);
+                                 made.error().message);
             }
             return false;
         }
@@ -118,7 +118,8 @@ bool LeaderElector::tryAcquireOrRenew() {
     if (!put) {
         if (put.code() != Errc::Conflict) {
             if (onApiError_) onApiError_();
-            logging::logWarn("updating Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
+            logging::logWarn("updating Lease " + opts_.ns + "/" + opts_.name + ": " +
+                             put.error().message);
         }
         return false;
     }
@@ -143,7 +144,8 @@ void LeaderElector::release() {
     if (put)
         logging::logInfo("released Lease " + opts_.ns + "/" + opts_.name);
     else
-        logging::logWarn("releasing Lease " + opts_.ns + "/" + opts_.name + ": " + put.error().message);
+        logging::logWarn("releasing Lease " + opts_.ns + "/" + opts_.name + ": " +
+                         put.error().message);
     setLeading(false);
 }
 

@@ -24,7 +24,9 @@ Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod) {
     return Liveness::OtherUid;
 }
 
-const char* leakReasonName(LeakReason r) { return core::name(r).data(); }
+const char* leakReasonName(LeakReason r) {
+    return core::name(r).data();
+}
 
 LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
     if (!pod) return core::classifyLeak(e, nullptr);

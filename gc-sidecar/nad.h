@@ -6,8 +6,8 @@
 namespace allot::gc {
 
 using cluster::kMaxNadConfigBytes;
-using cluster::NetworkIpam;
 using cluster::nadSpecConfig;
+using cluster::NetworkIpam;
 using cluster::parseNadConfig;
 
 }  // namespace allot::gc

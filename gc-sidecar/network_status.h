@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/nad.h"
 #include "core/ip.h"
 #include "core/result.h"
-#include "cluster/nad.h"
 
 namespace allot::gc {
 

@@ -6,9 +6,9 @@
 
 #include "core/ownership.h"
 #include "engine/retry_policy.h"
-#include "log/log.h"
 #include "gc-sidecar/network_status.h"
 #include "k8s/resources.h"
+#include "log/log.h"
 
 namespace allot::gc {
 
@@ -23,7 +23,8 @@ bool sandboxStopped(const json::Value& pod) {
     }
     // Every container the kubelet reports, terminated; at least one reported.
     size_t seen = 0;
-    for (const char* list : {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"}) {
+    for (const char* list :
+         {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"}) {
         const json::Value* cs = st->find(list);
         if (!cs || !cs->isArray()) continue;
         for (const auto& c : cs->items()) {
@@ -49,7 +50,8 @@ std::optional<PodRecord> podRecordOf(const json::Value& pod) {
             r.hasNetworkStatus = true;
             r.networkStatus = s->asString();
         }
-        if (const json::Value* m = a->find(core::kConfigMirrorAnnotation.data()); m && m->isString())
+        if (const json::Value* m = a->find(core::kConfigMirrorAnnotation.data());
+            m && m->isString())
             r.mirrorOf = m->asString();
     }
     if (const json::Value* spec = pod.find("spec"); spec && spec->isObject())
@@ -85,7 +87,8 @@ bool PodWatch::relist(std::string& rv) {
     if (!listed) {
         metrics_.addWatchRestart();
         metrics_.addApiError();
-        logging::logWarn("listing the pods of node " + opts_.node + " failed: " + listed.error().message);
+        logging::logWarn("listing the pods of node " + opts_.node +
+                         " failed: " + listed.error().message);
         return false;
     }
     // Pods that disappeared while no watch was open: deleted.
@@ -98,7 +101,7 @@ bool PodWatch::relist(std::string& rv) {
     // Every relist, not only the first: a pod created and deleted in the gap (after a 410) was
     // never seen, and only a catch-up against the pools finds its entries.
     logging::logInfo("pod watch of node " + opts_.node + (synced_ ? " relisted: " : " synced: ") +
-            std::to_string(pods_.size()) + " pods");
+                     std::to_string(pods_.size()) + " pods");
     synced_ = true;
     std::vector<PodRecord> live;
     live.reserve(pods_.size());
@@ -133,7 +136,8 @@ bool PodWatch::watchFrom(std::string& rv) {
             case k8s::WatchEvent::Type::Deleted:
                 if (auto rec = podRecordOf(ev.object)) {
                     auto it = pods_.find(rec->uid);
-                    if (!rec->hasNetworkStatus && it != pods_.end() && it->second.hasNetworkStatus) {
+                    if (!rec->hasNetworkStatus && it != pods_.end() &&
+                        it->second.hasNetworkStatus) {
                         // The final object lost the annotation: keep the last one seen, and
                         // the final object's word on the sandbox.
                         rec->hasNetworkStatus = true;
@@ -161,7 +165,7 @@ bool PodWatch::watchFrom(std::string& rv) {
     }
     metrics_.addApiError();
     logging::logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message +
-            " (resuming from " + rv + ")");
+                     " (resuming from " + rv + ")");
     pause();
     return true;
 }

@@ -10,10 +10,10 @@
 #include "core/naming.h"
 #include "core/node_slices.h"
 #include "engine/retry_policy.h"
-#include "log/log.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/network_status.h"
 #include "gc-sidecar/reclaimer_item.h"
+#include "log/log.h"
 
 namespace allot::gc {
 
@@ -53,12 +53,14 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
 
 void Reclaimer::podDeleted(PodRecord pod) {
     if (pod.hostNetwork) {
-        logging::logDebug("pod " + pod.ns + "/" + pod.name + " ran on the host network: nothing to release");
+        logging::logDebug("pod " + pod.ns + "/" + pod.name +
+                          " ran on the host network: nothing to release");
         return;
     }
     if (!pod.mirrorOf.empty()) {
         // The static pod runs on until its manifest goes; the kubelet's DEL frees it then.
-        logging::logDebug("mirror pod " + pod.ns + "/" + pod.name + " deleted: its static pod keeps its addresses");
+        logging::logDebug("mirror pod " + pod.ns + "/" + pod.name +
+                          " deleted: its static pod keeps its addresses");
         return;
     }
     {
@@ -136,7 +138,7 @@ void Reclaimer::runOnce(Clock::time_point now) {
             const auto wait = retryBackoff().delay(catchUpFailures_++);
             catchUpAt_ = Clock::now() + wait;
             logging::logWarn("catch-up scan failed (retrying in " + std::to_string(wait.count()) +
-                    "ms): " + r.error().message);
+                             "ms): " + r.error().message);
             if (!catchUpRequest_) catchUpRequest_ = std::move(catchUpReq);
         }
     }
@@ -274,8 +276,9 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
     ++w.attempts;
     if (w.attempts >= opts_.releaseRetries) {
         metrics_.addReleaseFailure();
-        logging::logError("giving up releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
-                 " after " + std::to_string(w.attempts) + " attempts: " + error);
+        logging::logError("giving up releasing the addresses of pod " + w.pod.ns + "/" +
+                          w.pod.name + " after " + std::to_string(w.attempts) +
+                          " attempts: " + error);
         events_.emit({true, "ReleaseFailed",
                       "could not release the addresses of deleted pod " + w.pod.ns + "/" +
                           w.pod.name + " after " + std::to_string(w.attempts) +
@@ -284,8 +287,8 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
         return;
     }
     w.due = now + retryBackoff().delay(w.attempts - 1);
-    logging::logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name + " failed (attempt " +
-            std::to_string(w.attempts) + ", retrying): " + error);
+    logging::logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
+                     " failed (attempt " + std::to_string(w.attempts) + ", retrying): " + error);
     std::lock_guard l(m_);
     queue_.push_back(std::move(w));
 }
@@ -313,7 +316,8 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
                     if (o.node != opts_.node || o.podRef.empty()) continue;
                     if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
                         continue;
-                    const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
+                    const std::string key =
+                        o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
                     Work& w = found[key];
                     if (w.reason.empty()) {
                         auto [ns, name] = splitPodRef(o.podRef);
@@ -333,8 +337,8 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     ::malloc_trim(0);
     if (!r) return r.error();
     nodePools_ = std::move(nodePools);
-    logging::logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node + ", " +
-            std::to_string(found.size()) + " with allocations and no pod");
+    logging::logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node +
+                     ", " + std::to_string(found.size()) + " with allocations and no pod");
     std::vector<Work> batch;
     for (auto& [k, w] : found) batch.push_back(std::move(w));
     std::vector<Item> items;

@@ -8,11 +8,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <span>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -134,8 +134,9 @@ class Reclaimer {
     void reportMalformed(Item& it);
     void checkLiveness(std::vector<Item>& items, size_t from);
     Groups groupByPool(std::span<Item> items, Cluster& main);
-    void scanEveryPool(Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
-                       const std::function<void(const std::string&, const std::string&, size_t)>& found);
+    void scanEveryPool(
+        Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
+        const std::function<void(const std::string&, const std::string&, size_t)>& found);
     SandboxProof proveSandboxes(std::span<const Item> items, const Groups& groups);
     size_t writePools(std::span<Item> items, const Groups& groups, const SandboxProof& proof);
     PoolOutcome releaseGroup(Cluster& c, const std::string& ns, const std::string& poolName,
@@ -178,7 +179,7 @@ class Reclaimer {
     std::vector<Work> queue_;
     std::optional<std::vector<PodRecord>> catchUpRequest_;
     Clock::time_point catchUpAt_{};  // a failed catch-up is retried from then on
-    int catchUpFailures_ = 0;  // consecutive failed catch-up scans: the backoff's attempt
+    int catchUpFailures_ = 0;        // consecutive failed catch-up scans: the backoff's attempt
     bool caughtUp_ = false;
     bool stopping_ = false;
     Clock::time_point nextJournal_{};

@@ -3,9 +3,9 @@
 // reservations of what was released, report, and retry what failed.
 #include <span>
 
-#include "log/log.h"
 #include "gc-sidecar/network_status.h"
 #include "gc-sidecar/reclaimer_item.h"
+#include "log/log.h"
 
 namespace allot::gc {
 
@@ -18,8 +18,9 @@ std::string describe(const Released& r) {
 
 // Pods whose network-status names networks that cannot be resolved: one scan of every pool
 // namespace known to allot-gc finds the pools holding their entries on this node.
-void Reclaimer::scanEveryPool(Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
-                              const std::function<void(const std::string&, const std::string&, size_t)>& found) {
+void Reclaimer::scanEveryPool(
+    Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
+    const std::function<void(const std::string&, const std::string&, size_t)>& found) {
     std::vector<size_t> everywhere;
     for (size_t i : scanners)
         if (items[i].scanEveryPool) everywhere.push_back(i);
@@ -174,7 +175,9 @@ Reclaimer::Groups Reclaimer::groupByPool(std::span<Item> items, Cluster& main) {
     for (size_t i : scanners)
         for (const auto& k : nodePools_) join(k.ns, k.pool, k.networkName, i, true);
     scanEveryPool(main, items, scanners,
-                  [&](const std::string& ns, const std::string& pool, size_t i) { join(ns, pool, "", i, true); });
+                  [&](const std::string& ns, const std::string& pool, size_t i) {
+                      join(ns, pool, "", i, true);
+                  });
     return groups;
 }
 
@@ -344,8 +347,8 @@ void Reclaimer::reportItem(const Item& it) {
         for (const auto& r : it.released) what += (what.empty() ? "" : ", ") + describe(r);
         const char* why =
             it.w.reason == "catch_up" ? "deleted while allot-gc was not running" : "deleted";
-        logging::logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid + ", " +
-                why + ")");
+        logging::logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid +
+                         ", " + why + ")");
         events_.emit({false, "AddressReleased",
                       "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
                       podRef(it.gone.ns, it.gone.name, it.gone.uid)});
@@ -360,8 +363,9 @@ void Reclaimer::reportItem(const Item& it) {
         events_.emit({false, "AddressKept", msg, podRef(it.gone.ns, it.gone.name, it.gone.uid)});
     }
     if (it.released.empty() && !it.failure && it.live == Liveness::OtherUid) {
-        logging::logInfo("pod " + it.gone.ref() + " (uid " + it.gone.uid +
-                ") was re-created under the same name: its addresses are left to the new pod");
+        logging::logInfo(
+            "pod " + it.gone.ref() + " (uid " + it.gone.uid +
+            ") was re-created under the same name: its addresses are left to the new pod");
     }
 }
 

@@ -48,7 +48,8 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
         size_t made = 0;
     };
     auto pool = std::make_shared<Pool>();
-    return [pool, make = std::move(make), clients, health](const k8s::RelayRequest& r) -> k8s::RelayResponse {
+    return [pool, make = std::move(make), clients,
+            health](const k8s::RelayRequest& r) -> k8s::RelayResponse {
         using Kind = k8s::RelayResponse::Kind;
         std::unique_ptr<k8s::Client> c;
         {
@@ -83,15 +84,18 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
             giveBack();
             return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + health->why()};
         }
-        auto resp = c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
+        auto resp =
+            c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
         giveBack();
         if (health) {
-            if (resp) health->answered();
-            else health->failed(resp.error().message);
+            if (resp)
+                health->answered();
+            else
+                health->failed(resp.error().message);
         }
         if (!resp) return {Kind::Failed, 0, -1, resp.error().message};
-        return {Kind::Answered, static_cast<uint32_t>(resp->status), resp->retryAfterSeconds.value_or(-1),
-                std::move(resp->body)};
+        return {Kind::Answered, static_cast<uint32_t>(resp->status),
+                resp->retryAfterSeconds.value_or(-1), std::move(resp->body)};
     };
 }
 
@@ -116,11 +120,13 @@ core::Result<void> RelayServer::bind() {
     sockaddr_un addr{};
     const std::string& path = opts_.socketPath;
     if (path.empty() || path.size() >= sizeof addr.sun_path)
-        return makeError(Errc::InvalidConfig, "relay socket path \"" + path + "\" is empty or too long");
+        return makeError(Errc::InvalidConfig,
+                         "relay socket path \"" + path + "\" is empty or too long");
     auto slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0)
         if (auto d = node::makeDirs(path.substr(0, slash), 0700); !d)
-            return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + d.error().message);
+            return makeError(Errc::InvalidConfig,
+                             "relay socket " + path + ": " + d.error().message);
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.data(), path.size());
     sys::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -141,8 +147,13 @@ core::Result<void> RelayServer::bind() {
 void RelayServer::probe() {
     // Only while down: an answer to GET /version (public) says the server is back.
     if (!opts_.health || !opts_.health->down.load()) return;
-    k8s::RelayRequest r{opts_.server, "GET", kRelayProbePath, "", "",
-                        static_cast<uint32_t>(std::max<long long>(opts_.probeInterval.count(), 200))};
+    k8s::RelayRequest r{
+        opts_.server,
+        "GET",
+        kRelayProbePath,
+        "",
+        "",
+        static_cast<uint32_t>(std::max<long long>(opts_.probeInterval.count(), 200))};
     (void)forward_(r);
 }
 
@@ -213,7 +224,8 @@ void RelayServer::handle(int fd) {
             // busy relay for a hung one. Not if the plugin has given up meanwhile.
             if (req->wantAck) {
                 k8s::RelayResponse ack{k8s::RelayResponse::Kind::Accepted, 0, -1, ""};
-                if (!k8s::writeFrame(fd, k8s::encodeRelayResponse(ack), Clock::now() + std::chrono::seconds(1)))
+                if (!k8s::writeFrame(fd, k8s::encodeRelayResponse(ack),
+                                     Clock::now() + std::chrono::seconds(1)))
                     return;
             }
             resp = relayAnswer(opts_, *req, forward_);

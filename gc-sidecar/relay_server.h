@@ -28,7 +28,7 @@ struct RelayHealth {
     void answered() { down.store(false); }
     std::string why() const;
 
-private:
+  private:
     mutable std::mutex mu_;
     std::string why_;
 };
@@ -37,7 +37,7 @@ inline constexpr const char* kRelayProbePath = "/version";
 
 struct RelayServerOptions {
     std::string socketPath;
-    std::string server;         // the API server this process talks to
+    std::string server;  // the API server this process talks to
     // Plugin processes served at once (each only waits while acknowledged): a node's burst of
     // ADDs queues here instead of being turned away. More wait in the listen backlog.
     size_t maxConnections = 1024;
@@ -61,7 +61,7 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
                                const RelayForward& forward);
 
 class RelayServer {
-public:
+  public:
     RelayServer(RelayServerOptions opts, RelayForward forward);
     ~RelayServer();
     RelayServer(const RelayServer&) = delete;
@@ -75,7 +75,7 @@ public:
     void stop();
     uint64_t served() const { return served_.load(); }
 
-private:
+  private:
     void handle(int fd);
     void probe();
     void serveLoop();

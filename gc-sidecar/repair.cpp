@@ -7,12 +7,12 @@
 #include <optional>
 #include <unordered_map>
 
+#include "cluster/scan.h"
 #include "core/anomaly.h"
-#include "log/log.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/release.h"
-#include "cluster/scan.h"
+#include "log/log.h"
 #include "store/pool_codec.h"
 
 namespace allot::gc {
@@ -127,8 +127,8 @@ PassReport RepairLoop::pass() {
     reportAnomalies(found.anomalies, rep);
     std::vector<PoolGauge> gauges;
     for (const auto& u : scan.usage)
-        gauges.push_back({opts_.poolNamespace, u.pool, u.size, u.used,
-                          u.size > u.used ? u.size - u.used : 0});
+        gauges.push_back(
+            {opts_.poolNamespace, u.pool, u.size, u.used, u.size > u.used ? u.size - u.used : 0});
     metrics_.setPools(std::move(gauges));
     const auto& reservations = scan.analysis->reservations();
     const Due due = decide(found, reservations, rep);
@@ -144,12 +144,12 @@ PassReport RepairLoop::pass() {
     rep.ok = true;
     rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics_.repairPassDone(rep.seconds);
-    logging::logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " + std::to_string(rep.pools) +
-            " pools, " + std::to_string(rep.allocations) + " allocations, " +
-            std::to_string(rep.reservations) + " reservations; " +
-            std::to_string(rep.leakCandidates) + " leak candidates, " +
-            std::to_string(rep.released) + " released, " + std::to_string(anomalies) +
-            " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
+    logging::logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " +
+                     std::to_string(rep.pools) + " pools, " + std::to_string(rep.allocations) +
+                     " allocations, " + std::to_string(rep.reservations) + " reservations; " +
+                     std::to_string(rep.leakCandidates) + " leak candidates, " +
+                     std::to_string(rep.released) + " released, " + std::to_string(anomalies) +
+                     " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
     return rep;
 }
 
@@ -243,9 +243,10 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
 }
 
 // Apply (leaks, one pool): the write, and the reservations of what it released.
-Result<std::vector<Released>> RepairLoop::releasePool(
-    Cluster& cl, const std::string& pool, const std::vector<size_t>& idxs,
-    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
+Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::string& pool,
+                                                      const std::vector<size_t>& idxs,
+                                                      const std::vector<core::LeakCandidate>& cands,
+                                                      const core::NodeIndex& nodes) {
     auto rel = releaseFromPool(cl, opts_.poolNamespace, pool, [&](const store::Pool& p) {
         return stillLeaked(cl, p, idxs, cands, nodes);
     });
@@ -253,7 +254,8 @@ Result<std::vector<Released>> RepairLoop::releasePool(
     for (auto& r : *rel) {
         if (!leading_) break;
         auto d = dropReservation(cl, r);
-        if (!d) logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
+        if (!d)
+            logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
     }
     return rel;
 }
@@ -274,7 +276,7 @@ void RepairLoop::applyReleases(const std::vector<core::LeakCandidate>& cands,
         const auto& [pool, idxs] = work[k];
         if (!results[k])
             logging::logWarn("repair: IPPool " + opts_.poolNamespace + "/" + pool + ": " +
-                    results[k].error().message);
+                             results[k].error().message);
         for (size_t i : idxs) tracker_.forget(core::candidateKey(cands[i]));
         if (!results[k]) continue;
         for (const auto& r : *results[k]) {
@@ -309,7 +311,7 @@ void RepairLoop::applyOrphanDeletes(const std::vector<core::ReservationEntry>& r
         if (d || d.code() == Errc::NotFound) {
             ++rep.reservationsDeleted;
             logging::logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
-                    " held by no allocation");
+                             " held by no allocation");
         } else if (d.code() != Errc::Conflict) {
             logging::logWarn("deleting orphan reservation " + r.name + ": " + d.error().message);
         }
@@ -326,15 +328,15 @@ void RepairLoop::applyReservationCreates(const std::vector<core::MissingReservat
         if (!leading_) break;
         const auto& m = missing[i];
         tracker_.forget(core::missingKey(m));
-        auto made = clusters_[0]->pools(ns).createReservation(
-            store::Reservation{m.reservation, m.owner.containerId, m.owner.podRef,
-                                   m.owner.ifName, ""});
+        auto made = clusters_[0]->pools(ns).createReservation(store::Reservation{
+            m.reservation, m.owner.containerId, m.owner.podRef, m.owner.ifName, ""});
         if (made) {
             ++rep.reservationsCreated;
-            logging::logInfo("re-created OverlappingRangeIPReservation " + ns + "/" + m.reservation +
-                    " for " + core::whoHolds(m.owner));
+            logging::logInfo("re-created OverlappingRangeIPReservation " + ns + "/" +
+                             m.reservation + " for " + core::whoHolds(m.owner));
         } else if (made.code() != Errc::AlreadyExists) {
-            logging::logWarn("re-creating reservation " + m.reservation + ": " + made.error().message);
+            logging::logWarn("re-creating reservation " + m.reservation + ": " +
+                             made.error().message);
         }
     }
 }

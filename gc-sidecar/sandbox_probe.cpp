@@ -95,7 +95,8 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
 
     struct stat self {};
     if (::stat((procDir + "/self/ns/net").c_str(), &self) != 0)
-        return makeError(Errc::Internal, "cannot stat " + procDir + "/self/ns/net: " + std::strerror(errno));
+        return makeError(Errc::Internal,
+                         "cannot stat " + procDir + "/self/ns/net: " + std::strerror(errno));
     std::set<std::pair<dev_t, ino_t>> seen{{self.st_dev, self.st_ino}};
     std::vector<sys::Fd> fds;
     for (const auto& p : paths) {
@@ -119,7 +120,8 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
                 return;
             }
             ++rep.namespaces;
-            for (const auto& ip : localAddressesFromFibTrie(slurp("/proc/thread-self/net/fib_trie")))
+            for (const auto& ip :
+                 localAddressesFromFibTrie(slurp("/proc/thread-self/net/fib_trie")))
                 rep.addresses.insert(ip);
             for (const auto& ip : addressesFromIfInet6(slurp("/proc/thread-self/net/if_inet6")))
                 rep.addresses.insert(ip);

@@ -7,14 +7,18 @@ using core::makeError;
 
 namespace {
 
-core::Error badEnv(const std::string& what) { return makeError(Errc::BadEnvironment, what); }
+core::Error badEnv(const std::string& what) {
+    return makeError(Errc::BadEnvironment, what);
+}
 
 std::string get(const EnvMap& env, const char* key) {
     auto it = env.find(key);
     return it == env.end() ? std::string() : it->second;
 }
 
-bool truthy(const std::string& v) { return v == "1" || v == "true" || v == "True" || v == "TRUE"; }
+bool truthy(const std::string& v) {
+    return v == "1" || v == "true" || v == "True" || v == "TRUE";
+}
 
 constexpr size_t kMaxArgsLen = 64 * 1024;
 
@@ -93,7 +97,8 @@ Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text) {
         p = c + 1;
         if (!one.empty()) {
             auto ip = core::IpAddress::parse(one.substr(0, one.find('/')));
-            if (!ip) return badEnv("CNI_ARGS IP=\"" + text.substr(0, 64) + "\": " + ip.error().message);
+            if (!ip)
+                return badEnv("CNI_ARGS IP=\"" + text.substr(0, 64) + "\": " + ip.error().message);
             out.push_back(*ip);
         }
         if (c == text.size()) break;
@@ -104,14 +109,22 @@ Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text) {
 Result<CniEnv> parseEnv(const EnvMap& env) {
     CniEnv e;
     e.commandName = get(env, "CNI_COMMAND");
-    if (e.commandName == "ADD") e.command = Command::Add;
-    else if (e.commandName == "DEL") e.command = Command::Del;
-    else if (e.commandName == "CHECK") e.command = Command::Check;
-    else if (e.commandName == "GC") e.command = Command::Gc;
-    else if (e.commandName == "STATUS") e.command = Command::Status;
-    else if (e.commandName == "VERSION") e.command = Command::Version;
-    else if (e.commandName.empty()) return badEnv("CNI_COMMAND is not set");
-    else return badEnv("CNI_COMMAND \"" + e.commandName.substr(0, 32) + "\" is not a CNI verb");
+    if (e.commandName == "ADD")
+        e.command = Command::Add;
+    else if (e.commandName == "DEL")
+        e.command = Command::Del;
+    else if (e.commandName == "CHECK")
+        e.command = Command::Check;
+    else if (e.commandName == "GC")
+        e.command = Command::Gc;
+    else if (e.commandName == "STATUS")
+        e.command = Command::Status;
+    else if (e.commandName == "VERSION")
+        e.command = Command::Version;
+    else if (e.commandName.empty())
+        return badEnv("CNI_COMMAND is not set");
+    else
+        return badEnv("CNI_COMMAND \"" + e.commandName.substr(0, 32) + "\" is not a CNI verb");
 
     e.containerId = get(env, "CNI_CONTAINERID");
     e.netns = get(env, "CNI_NETNS");
@@ -121,13 +134,15 @@ Result<CniEnv> parseEnv(const EnvMap& env) {
     const bool needsAttachment =
         e.command == Command::Add || e.command == Command::Del || e.command == Command::Check;
     if (needsAttachment) {
-        if (e.containerId.empty()) return badEnv("CNI_CONTAINERID is required for " + e.commandName);
+        if (e.containerId.empty())
+            return badEnv("CNI_CONTAINERID is required for " + e.commandName);
         if (!validContainerId(e.containerId))
             return badEnv("CNI_CONTAINERID \"" + e.containerId.substr(0, 64) +
                           "\" has characters outside [A-Za-z0-9_.-] or does not start with one");
         if (e.ifName.empty()) return badEnv("CNI_IFNAME is required for " + e.commandName);
         if (!validIfName(e.ifName))
-            return badEnv("CNI_IFNAME \"" + e.ifName.substr(0, 32) + "\" is not a valid interface name");
+            return badEnv("CNI_IFNAME \"" + e.ifName.substr(0, 32) +
+                          "\" is not a valid interface name");
     }
     if ((e.command == Command::Add || e.command == Command::Check) && e.netns.empty())
         return badEnv("CNI_NETNS is required for " + e.commandName);

@@ -10,20 +10,29 @@ using json::Value;
 
 int cniCodeFor(Errc code) {
     switch (code) {
-        case Errc::InvalidConfig: return kInvalidNetworkConfig;
-        case Errc::BadEnvironment: return kInvalidEnvironment;
-        case Errc::Decode: return kDecodeFailure;
-        case Errc::Unsupported: return kIncompatibleVersion;
+        case Errc::InvalidConfig:
+            return kInvalidNetworkConfig;
+        case Errc::BadEnvironment:
+            return kInvalidEnvironment;
+        case Errc::Decode:
+            return kDecodeFailure;
+        case Errc::Unsupported:
+            return kIncompatibleVersion;
         case Errc::Transient:
         case Errc::Conflict:
         case Errc::AlreadyExists:
-        case Errc::Expired: return kTryAgainLater;
-        case Errc::Exhausted: return kAddressesExhausted;
+        case Errc::Expired:
+            return kTryAgainLater;
+        case Errc::Exhausted:
+            return kAddressesExhausted;
         case Errc::Unauthorized:
-        case Errc::Forbidden: return kAccessDenied;
-        case Errc::NotFound: return kInvalidNetworkConfig;
+        case Errc::Forbidden:
+            return kAccessDenied;
+        case Errc::NotFound:
+            return kInvalidNetworkConfig;
         case Errc::Invalid:
-        case Errc::Internal: return kInternal;
+        case Errc::Internal:
+            return kInternal;
     }
     return kInternal;
 }
@@ -32,38 +41,49 @@ std::string errorDetails(const core::Error& e) {
     const char* what = "";
     switch (e.code) {
         case Errc::InvalidConfig:
-            what = "the network configuration (or the flat file merged under it) has a value allot "
-                   "refuses; fix the key named above";
+            what =
+                "the network configuration (or the flat file merged under it) has a value allot "
+                "refuses; fix the key named above";
             break;
         case Errc::BadEnvironment:
             what = "a CNI_* environment variable from the runtime is missing or malformed";
             break;
-        case Errc::Decode: what = "the input could not be decoded as the JSON the CNI spec describes"; break;
-        case Errc::Unsupported: what = "a version or feature this allot does not support"; break;
+        case Errc::Decode:
+            what = "the input could not be decoded as the JSON the CNI spec describes";
+            break;
+        case Errc::Unsupported:
+            what = "a version or feature this allot does not support";
+            break;
         case Errc::NotFound:
-            what = "something the configuration names does not exist (a kubeconfig, a namespace, an "
-                   "IPPool or its CRD)";
+            what =
+                "something the configuration names does not exist (a kubeconfig, a namespace, an "
+                "IPPool or its CRD)";
             break;
         case Errc::Transient:
         case Errc::Conflict:
         case Errc::AlreadyExists:
         case Errc::Expired:
-            what = "the API server was unreachable, slow or kept conflicting until the deadline; "
-                   "nothing is left half-done, and the call can be retried";
+            what =
+                "the API server was unreachable, slow or kept conflicting until the deadline; "
+                "nothing is left half-done, and the call can be retried";
             break;
         case Errc::Exhausted:
-            what = "no free address is left in the range (allocations, excludes and the gateway "
-                   "included); widen the range or free addresses";
+            what =
+                "no free address is left in the range (allocations, excludes and the gateway "
+                "included); widen the range or free addresses";
             break;
         case Errc::Unauthorized:
         case Errc::Forbidden:
-            what = "the API server refused allot's identity; check the kubeconfig and the RBAC rules "
-                   "for IPPools and OverlappingRangeIPReservations";
+            what =
+                "the API server refused allot's identity; check the kubeconfig and the RBAC rules "
+                "for IPPools and OverlappingRangeIPReservations";
             break;
         case Errc::Invalid:
             what = "the API server or the stored data rejected what allot sent or read";
             break;
-        case Errc::Internal: what = "an unexpected failure inside allot"; break;
+        case Errc::Internal:
+            what = "an unexpected failure inside allot";
+            break;
     }
     return std::string(core::errcName(e.code)) + ": " + e.message + " (" + what + ")";
 }
@@ -98,7 +118,9 @@ int compareVersions(const std::string& a, const std::string& b) {
 
 namespace {
 
-std::string cidrText(const IpResult& r) { return r.ip.str() + "/" + std::to_string(r.prefix); }
+std::string cidrText(const IpResult& r) {
+    return r.ip.str() + "/" + std::to_string(r.prefix);
+}
 
 // A route's family follows its destination.
 bool routeIsV4(const Value& route) {
@@ -183,7 +205,8 @@ std::vector<IpResult> prevResultIps(const Value& prev) {
             if (e.isObject()) add(e.find("address"), e.find("gateway"));
     }
     for (const char* k : {"ip4", "ip6"}) {
-        if (const Value* b = prev.find(k); b && b->isObject()) add(b->find("ip"), b->find("gateway"));
+        if (const Value* b = prev.find(k); b && b->isObject())
+            add(b->find("ip"), b->find("gateway"));
     }
     return out;
 }

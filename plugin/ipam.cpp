@@ -5,9 +5,9 @@
 #include <set>
 #include <thread>
 
-#include "core/ownership.h"
 #include "core/naming.h"
 #include "core/node_slices.h"
+#include "core/ownership.h"
 #include "engine/pool_transaction.h"
 #include "engine/reservations.h"
 
@@ -32,7 +32,8 @@ Result<std::unique_ptr<PoolLocker::Guard>> lockPool(EngineContext& ctx, const st
 
 // Whereabouts returns the gateway with every address, inside the range or not (a pool that is
 // a block of the subnet); allot only with addresses of its family.
-std::optional<core::IpAddress> gatewayFor(const core::ValidatedConfig& cfg, const core::IpRange& r) {
+std::optional<core::IpAddress> gatewayFor(const core::ValidatedConfig& cfg,
+                                          const core::IpRange& r) {
     if (cfg.gateway && cfg.gateway->family() == r.family()) return cfg.gateway;
     return std::nullopt;
 }
@@ -48,20 +49,25 @@ void allowCleanup(EngineContext& ctx) {
 // Deletes reservations whose create answer was lost, if they turn out to be ours: a create the
 // client stopped waiting for may still land, so a name not found yet is looked at again, three
 // times a quarter second apart, within the cleanup grace.
-void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names, const core::Owner& owner) {
+void forgetUncertain(EngineContext& ctx, const std::vector<std::string>& names,
+                     const core::Owner& owner) {
     if (names.empty()) return;
     allowCleanup(ctx);
     const engine::Backoff quarter{std::chrono::milliseconds(250), std::chrono::milliseconds(250)};
-    engine::forgetUncertain(ctx.store, names, owner, engine::RetryPolicy(Clock::time_point::max(), quarter, 3));
+    engine::forgetUncertain(ctx.store, names, owner,
+                            engine::RetryPolicy(Clock::time_point::max(), quarter, 3));
     ctx.store.setDeadline(ctx.deadline);
 }
 
 // Deletes the reservations of released addresses that still belong to their owner.
-Result<void> dropReservations(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                              const std::vector<std::pair<core::IpAddress, core::Owner>>& released) {
+Result<void> dropReservations(
+    EngineContext& ctx, const core::ValidatedConfig& cfg,
+    const std::vector<std::pair<core::IpAddress, core::Owner>>& released) {
     if (!cfg.raw.enableOverlappingRanges) return {};
     for (const auto& [ip, owner] : released)
-        if (auto d = engine::unreserve(ctx.store, {core::reservationName(ip, cfg.raw.networkName)}, owner); !d)
+        if (auto d = engine::unreserve(ctx.store, {core::reservationName(ip, cfg.raw.networkName)},
+                                       owner);
+            !d)
             return d.error();
     return {};
 }
@@ -110,13 +116,14 @@ core::Intent toIntent(const core::ValidatedConfig& cfg, const Target& t, const C
 // Returns one answer per request; a request that fails on its own (exhaustion, a refused
 // requested IP, nothing to release) does not hold back the others. An error is a failure of
 // the whole batch (the store, the deadline), which says nothing about the others' requests.
-Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                                                     const Target& t,
-                                                     const std::vector<const ClaimRequest*>& batch) {
+Result<std::vector<Result<core::Pick>>> commitClaims(
+    EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
+    const std::vector<const ClaimRequest*>& batch) {
     std::vector<core::Intent> intents;
     for (const ClaimRequest* r : batch) intents.push_back(toIntent(cfg, t, *r));
     // Releases alone never create a pool.
-    const bool anyClaim = std::any_of(batch.begin(), batch.end(), [](const ClaimRequest* r) { return !r->release; });
+    const bool anyClaim =
+        std::any_of(batch.begin(), batch.end(), [](const ClaimRequest* r) { return !r->release; });
     auto retry = retryFor(ctx);
     engine::PoolTransaction tx(ctx.store, retry, ctx.cache, ctx.poolNamespace);
     auto res = tx.run({t.pool, t.range.cidr(), anyClaim, true},
@@ -125,7 +132,8 @@ Result<std::vector<Result<core::Pick>>> commitClaims(EngineContext& ctx, const c
     if (!res) return res.error();
     std::vector<Result<core::Pick>> out;
     for (size_t i = 0; i < batch.size(); ++i)
-        out.push_back(res->found ? std::move(res->outcomes[i].pick) : makeError(Errc::NotFound, "no pool"));
+        out.push_back(res->found ? std::move(res->outcomes[i].pick)
+                                 : makeError(Errc::NotFound, "no pool"));
     return out;
 }
 
@@ -154,7 +162,8 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
     auto answers = commitClaims(ctx, cfg, t, batch);
     // A failed batch answers nobody else: each of them tries for itself, with its own time.
     if (!answers) return answers.error();
-    for (size_t i = 0; i < others.size(); ++i) ctx.queue->answer(*ticket, others[i].id, (*answers)[i + 1]);
+    for (size_t i = 0; i < others.size(); ++i)
+        ctx.queue->answer(*ticket, others[i].id, (*answers)[i + 1]);
     ctx.served += static_cast<int>(others.size());
     return std::move((*answers)[0]);
 }
@@ -163,8 +172,8 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
 // reservation, if still the owner's. NotFound when the pool held nothing for it. The pool
 // entry goes first so the release waits on no reservation call inside the node lock; a
 // reservation left behind by a crash in between is an orphan the repair loop deletes.
-Result<core::IpAddress> releaseOne(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
-                                   const core::Owner& owner) {
+Result<core::IpAddress> releaseOne(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                                   const Target& t, const core::Owner& owner) {
     ClaimRequest req{owner, std::nullopt, {}, true};
     auto r = claim(ctx, cfg, t, req);
     if (!r) return r.error();
@@ -213,8 +222,9 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         if (holder->empty()) return c;
         if (uncertain == name) uncertain.clear();  // it was not ours after all
         if (requested)
-            return fail(makeError(Errc::InvalidConfig, "requested IP " + c->ip.str() +
-                                                           " is reserved by an overlapping range for " + *holder));
+            return fail(makeError(Errc::InvalidConfig,
+                                  "requested IP " + c->ip.str() +
+                                      " is reserved by an overlapping range for " + *holder));
         req.avoid.push_back(c->offset);
     }
 }
@@ -232,23 +242,26 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
         }
         const std::string netSlices = cfg.raw.networkName.empty() ? netName : cfg.raw.networkName;
         if (netSlices.empty())
-            return makeError(Errc::InvalidConfig, "node_slice_size needs \"network_name\" or a network \"name\"");
+            return makeError(Errc::InvalidConfig,
+                             "node_slice_size needs \"network_name\" or a network \"name\"");
         // Each range of a dual-stack network has its own NodeSlicePool (core/node_slices.h).
         const std::string sliceName = core::nodeSlicePoolName(netSlices, i, r.cidr());
         auto slice = ctx.store.nodeSlice(sliceName, ctx.node);
         if (!slice) {
             if (slice.code() == Errc::NotFound)
-                return makeError(Errc::Transient, "no node slice allocated yet for node " + ctx.node +
-                                                      " in NodeSlicePool " + sliceName + " (" +
-                                                      slice.error().message +
+                return makeError(Errc::Transient, "no node slice allocated yet for node " +
+                                                      ctx.node + " in NodeSlicePool " + sliceName +
+                                                      " (" + slice.error().message +
                                                       "): allot-gc's leader assigns slices");
             return slice.error();
         }
-        auto sr = core::IpRange::fromSpec({*slice, "", "", {}}, "NodeSlicePool " + sliceName + " slice");
+        auto sr =
+            core::IpRange::fromSpec({*slice, "", "", {}}, "NodeSlicePool " + sliceName + " slice");
         if (!sr) return makeError(Errc::Invalid, sr.error().message);
         if (!r.cidr().contains(sr->cidr().network()))
-            return makeError(Errc::Invalid, "NodeSlicePool " + sliceName + " gives node " + ctx.node +
-                                                " slice " + *slice + " outside " + r.cidr().str());
+            return makeError(Errc::Invalid, "NodeSlicePool " + sliceName + " gives node " +
+                                                ctx.node + " slice " + *slice + " outside " +
+                                                r.cidr().str());
         out.push_back({*sr, core::poolName(sr->cidr(), cfg.raw.networkName, ctx.node)});
     }
     return out;
@@ -271,7 +284,9 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
             want[i] = ip;
             placed = true;
         }
-        if (!placed) return makeError(Errc::InvalidConfig, "requested IP " + ip.str() + " is in no configured range");
+        if (!placed)
+            return makeError(Errc::InvalidConfig,
+                             "requested IP " + ip.str() + " is in no configured range");
     }
 
     CniResult result;
@@ -287,25 +302,30 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
             for (size_t j : taken) (void)releaseOne(ctx, cfg, (*targets)[j], owner);
             ctx.deadline = saved;
             ctx.store.setDeadline(saved);
-            return makeError(pick.code(), "range " + t.range.cidr().str() + ": " + pick.error().message);
+            return makeError(pick.code(),
+                             "range " + t.range.cidr().str() + ": " + pick.error().message);
         }
         if (pick->kind != core::PickKind::Existing) taken.push_back(i);
         result.ips.push_back({pick->ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
     }
-    for (const auto& [sip, gw] : cfg.staticAddresses) result.ips.push_back({sip.ip, sip.prefix, gw});
+    for (const auto& [sip, gw] : cfg.staticAddresses)
+        result.ips.push_back({sip.ip, sip.prefix, gw});
     result.routes = net.routes;
     result.dns = net.dns;
     return result;
 }
 
 Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const core::Owner& owner) {
-    JournalEntry pending{ctx.poolNamespace, {}, cfg.raw.networkName, owner.containerId,
-                         owner.ifName, owner.podRef, ctx.node, {}};
+    JournalEntry pending{
+        ctx.poolNamespace, {}, cfg.raw.networkName, owner.containerId, owner.ifName, owner.podRef,
+        ctx.node,          {}};
     auto journalIt = [&](const core::Error& why) -> Result<bool> {
         ctx.journalReason = why.message;
         if (!ctx.journal) return why;
         auto r = ctx.journal->record(pending);
-        if (!r) return makeError(Errc::Transient, why.message + "; and the journal failed: " + r.error().message);
+        if (!r)
+            return makeError(Errc::Transient,
+                             why.message + "; and the journal failed: " + r.error().message);
         return true;
     };
     auto targets = resolveTargets(ctx, cfg, "");
@@ -335,11 +355,13 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
     return false;
 }
 
-Result<void> journalRelease(ReleaseJournal& journal, const core::ValidatedConfig& cfg, const core::Owner& owner,
-                            const std::string& poolNamespace) {
-    JournalEntry e{poolNamespace, {}, cfg.raw.networkName, owner.containerId, owner.ifName, owner.podRef, owner.node, {}};
+Result<void> journalRelease(ReleaseJournal& journal, const core::ValidatedConfig& cfg,
+                            const core::Owner& owner, const std::string& poolNamespace) {
+    JournalEntry e{poolNamespace, {},           cfg.raw.networkName, owner.containerId,
+                   owner.ifName,  owner.podRef, owner.node,          {}};
     if (!cfg.sliceSize)
-        for (const auto& r : cfg.ranges) e.pools.push_back(core::poolName(r.cidr(), cfg.raw.networkName, ""));
+        for (const auto& r : cfg.ranges)
+            e.pools.push_back(core::poolName(r.cidr(), cfg.raw.networkName, ""));
     return journal.record(e);
 }
 
@@ -360,22 +382,27 @@ Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedCon
         }
         auto off = core::findHolder(pool->allocations, owner.containerId, owner.ifName);
         if (!off)
-            return makeError(Errc::NotFound, "IPPool " + t.pool + " has no allocation for container " +
+            return makeError(Errc::NotFound, "IPPool " + t.pool +
+                                                 " has no allocation for container " +
                                                  owner.containerId + " interface " + owner.ifName);
         core::IpAddress ip = t.range.cidr().at(*off);
-        bool listed = std::any_of(prev.begin(), prev.end(), [&](const IpResult& r) { return r.ip == ip; });
+        bool listed =
+            std::any_of(prev.begin(), prev.end(), [&](const IpResult& r) { return r.ip == ip; });
         if (!listed)
-            return makeError(Errc::NotFound, "prevResult does not list " + ip.str() + ", which IPPool " +
-                                                 t.pool + " holds for this container");
+            return makeError(Errc::NotFound, "prevResult does not list " + ip.str() +
+                                                 ", which IPPool " + t.pool +
+                                                 " holds for this container");
         if (cfg.raw.enableOverlappingRanges) {
             auto r = ctx.store.getReservation(core::reservationName(ip, cfg.raw.networkName));
             if (!r) {
                 if (r.code() == Errc::NotFound)
-                    return makeError(Errc::NotFound, "no OverlappingRangeIPReservation for " + ip.str());
+                    return makeError(Errc::NotFound,
+                                     "no OverlappingRangeIPReservation for " + ip.str());
                 return r.error();
             }
             if (!store::reservedFor(*r, owner))
-                return makeError(Errc::NotFound, "the reservation of " + ip.str() + " belongs to " + r->podRef);
+                return makeError(Errc::NotFound,
+                                 "the reservation of " + ip.str() + " belongs to " + r->podRef);
         }
         out.push_back({ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
     }
@@ -414,7 +441,8 @@ Result<void> status(EngineContext& ctx, const core::ValidatedConfig& cfg) {
             return pool.error();
         }
         if (core::freeCount(t.range, pool->allocations, gatewayFor(cfg, t.range)) == 0)
-            return makeError(Errc::Exhausted, "IPPool " + t.pool + " (" + t.range.cidr().str() + ") is exhausted");
+            return makeError(Errc::Exhausted,
+                             "IPPool " + t.pool + " (" + t.range.cidr().str() + ") is exhausted");
     }
     return {};
 }

@@ -37,20 +37,19 @@ using node::ReleaseJournal;
 struct EngineContext {
     explicit EngineContext(store::PoolStore& s) : store(s) {}
     store::PoolStore& store;
-    PoolLocker* locker = nullptr;     // null: no node-local lock (tests)
+    PoolLocker* locker = nullptr;  // null: no node-local lock (tests)
     ReleaseJournal* journal = nullptr;
     PoolCache* cache = nullptr;
-    ClaimQueue* queue = nullptr;      // null: each ADD writes for itself
+    ClaimQueue* queue = nullptr;  // null: each ADD writes for itself
     std::string node;
     std::string poolNamespace;
     Clock::time_point deadline = Clock::time_point::max();
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff; default sleeps
     // Counters for tests and benchmarks.
     int conflicts = 0;
-    int served = 0;  // other ADDs whose addresses this call's pool writes committed
+    int served = 0;             // other ADDs whose addresses this call's pool writes committed
     std::string journalReason;  // why DEL journaled, for the log
 };
-
 
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.
 core::Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg,
@@ -88,7 +87,8 @@ struct Target {
     core::IpRange range;
     std::string pool;
 };
-core::Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::ValidatedConfig& cfg,
+core::Result<std::vector<Target>> resolveTargets(EngineContext& ctx,
+                                                 const core::ValidatedConfig& cfg,
                                                  const std::string& netName);
 
 }  // namespace allot::plugin

@@ -17,9 +17,11 @@ int main() {
     // without the whole of an endless stdin in memory first.
     std::string input;
     char buf[64 * 1024];
-    while (input.size() <= allot::cni::kMaxConfigBytes && std::cin.read(buf, sizeof buf).gcount() > 0)
+    while (input.size() <= allot::cni::kMaxConfigBytes &&
+           std::cin.read(buf, sizeof buf).gcount() > 0)
         input.append(buf, static_cast<size_t>(std::cin.gcount()));
-    if (input.size() > allot::cni::kMaxConfigBytes + 1) input.resize(allot::cni::kMaxConfigBytes + 1);
+    if (input.size() > allot::cni::kMaxConfigBytes + 1)
+        input.resize(allot::cni::kMaxConfigBytes + 1);
     auto out = allot::plugin::runProduction(env, input);
     std::cout << out.stdoutText << std::flush;
     return out.exitCode;

@@ -35,10 +35,12 @@ core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const s
     {
         sys::Fd fd(::open(netnsPath.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd)
-            return makeError(Errc::NotFound, "network namespace " + netnsPath + ": " + std::strerror(errno));
+            return makeError(Errc::NotFound,
+                             "network namespace " + netnsPath + ": " + std::strerror(errno));
         if (::setns(fd.get(), CLONE_NEWNET) != 0) {
             int err = errno;
-            return makeError(Errc::Internal, "enter network namespace " + netnsPath + ": " + std::strerror(err));
+            return makeError(Errc::Internal,
+                             "enter network namespace " + netnsPath + ": " + std::strerror(err));
         }
     }
 
@@ -48,7 +50,8 @@ core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const s
             return makeError(Errc::Internal, "netlink connect failed");
         rtnl_link* link = nullptr;
         if (rtnl_link_get_kernel(sock.s, 0, ifName.c_str(), &link) < 0 || !link)
-            return makeError(Errc::NotFound, "interface " + ifName + " does not exist in " + netnsPath);
+            return makeError(Errc::NotFound,
+                             "interface " + ifName + " does not exist in " + netnsPath);
         int index = rtnl_link_get_ifindex(link);
         rtnl_link_put(link);
         nl_cache* cache = nullptr;
@@ -63,7 +66,8 @@ core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const s
             char buf[INET6_ADDRSTRLEN + 8] = {};
             nl_addr2str(local, buf, sizeof buf);
             std::string text(buf);
-            if (auto ip = core::IpAddress::parse(text.substr(0, text.find('/')))) have.push_back(*ip);
+            if (auto ip = core::IpAddress::parse(text.substr(0, text.find('/'))))
+                have.push_back(*ip);
         }
         nl_cache_free(cache);
         for (const auto& want : ips) {

@@ -92,28 +92,32 @@ void addRoot(NodeRoots& r, const std::string& dir) {
 }
 
 core::Result<void> outside(const char* key, const std::string& path, const NodeRoots& roots) {
-    return makeError(Errc::InvalidConfig, std::string("\"") + key + "\" \"" + path +
-                                              "\" is outside the directories allot may use on the node (" +
-                                              roots.describe() +
-                                              "); the node's admin can name more in the flat file's \"node_dirs\"");
+    return makeError(Errc::InvalidConfig,
+                     std::string("\"") + key + "\" \"" + path +
+                         "\" is outside the directories allot may use on the node (" +
+                         roots.describe() +
+                         "); the node's admin can name more in the flat file's \"node_dirs\"");
 }
 
 // A lock or journal dir that exists must be a real directory only its owner (root) writes:
 // anyone else could plant a symlink or a file where allot writes as root.
 core::Result<void> privateDir(const char* key, const std::string& dir) {
-    struct stat st{};
+    struct stat st {};
     if (::lstat(dir.c_str(), &st) != 0) return {};  // missing: made 0700 on first use
     if (S_ISLNK(st.st_mode))
-        return makeError(Errc::InvalidConfig, std::string("\"") + key + "\" \"" + dir + "\" is a symlink");
+        return makeError(Errc::InvalidConfig,
+                         std::string("\"") + key + "\" \"" + dir + "\" is a symlink");
     if (!S_ISDIR(st.st_mode))
-        return makeError(Errc::InvalidConfig, std::string("\"") + key + "\" \"" + dir + "\" is not a directory");
+        return makeError(Errc::InvalidConfig,
+                         std::string("\"") + key + "\" \"" + dir + "\" is not a directory");
     if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
         char mode[8];
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        return makeError(Errc::InvalidConfig, std::string("\"") + key + "\" \"" + dir +
-                                                  "\" may be written by others (owner uid " +
-                                                  std::to_string(st.st_uid) + ", mode " + mode +
-                                                  "); it must be owned by allot's user and not group- or world-writable");
+        return makeError(
+            Errc::InvalidConfig,
+            std::string("\"") + key + "\" \"" + dir + "\" may be written by others (owner uid " +
+                std::to_string(st.st_uid) + ", mode " + mode +
+                "); it must be owned by allot's user and not group- or world-writable");
     }
     return {};
 }
@@ -145,7 +149,8 @@ NodeRoots nodeRoots(const std::vector<std::string>& adminFlatFiles) {
             for (const auto& item : nd->items())
                 if (item.isString()) {
                     addRoot(r, item.asString());
-                    if (auto n = normalise(item.asString()); !n.empty() && n != "/") r.journals.push_back(n + "/");
+                    if (auto n = normalise(item.asString()); !n.empty() && n != "/")
+                        r.journals.push_back(n + "/");
                 }
         break;  // the first existing file, as the flat-file lookup does
     }
@@ -174,21 +179,25 @@ core::Result<void> checkNodePaths(const core::IpamConfig& cfg, const NodeRoots& 
         if (auto p = privateDir("lock_dir", cfg.lockDir); !p) return p;
     }
     if (!cfg.journalDir.empty()) {
-        if (!insideRoots(roots, cfg.journalDir)) return outside("journal_dir", cfg.journalDir, roots);
+        if (!insideRoots(roots, cfg.journalDir))
+            return outside("journal_dir", cfg.journalDir, roots);
         std::string n = normalise(cfg.journalDir);
         bool replayed = false;
         std::string list;
         for (const auto& j : roots.journals) {
             // An entry ending in '/' is a node_dirs root: any directory under it.
-            replayed = replayed || (j.back() == '/' ? lexicallyUnder(n, j.substr(0, j.size() - 1)) : n == j);
+            replayed = replayed ||
+                       (j.back() == '/' ? lexicallyUnder(n, j.substr(0, j.size() - 1)) : n == j);
             list += (list.empty() ? "" : ", ") + (j.back() == '/' ? j + "..." : j);
         }
         if (!replayed)
-            return makeError(Errc::InvalidConfig,
-                             "\"journal_dir\" \"" + cfg.journalDir +
-                                 "\" is not a directory allot-gc replays, so a release journaled there would "
-                                 "be lost; allot-gc replays " + list +
-                                 " (its --journal-dir, named to the plugin by the flat file's journal_dir)");
+            return makeError(
+                Errc::InvalidConfig,
+                "\"journal_dir\" \"" + cfg.journalDir +
+                    "\" is not a directory allot-gc replays, so a release journaled there would "
+                    "be lost; allot-gc replays " +
+                    list +
+                    " (its --journal-dir, named to the plugin by the flat file's journal_dir)");
         if (auto p = privateDir("journal_dir", cfg.journalDir); !p) return p;
     }
     if (!cfg.relaySocket.empty() && !insideRoots(roots, cfg.relaySocket))

@@ -21,36 +21,45 @@ Outcome failWith(const std::string& version, const core::Error& e, logging::Logg
 std::string versionOf(std::string_view stdinText) {
     auto doc = json::parse(stdinText);
     if (doc && doc->isObject()) {
-        if (const json::Value* v = doc->find("cniVersion"); v && v->isString()) return v->asString();
+        if (const json::Value* v = doc->find("cniVersion"); v && v->isString())
+            return v->asString();
     }
     return "";
 }
 
 // No store at all (a missing or unreadable kubeconfig, ...): DEL still must not block
 // teardown. The release goes to the journal allot-gc replays with its own credentials.
-Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg, const cni::NetConf& net,
-                               Deps& deps, const core::Error& why, const std::string& version) {
+Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg,
+                               const cni::NetConf& net, Deps& deps, const core::Error& why,
+                               const std::string& version) {
     auto journal = deps.makeJournal(cfg);
     std::string node = deps.nodeName ? deps.nodeName(cfg, net) : std::string();
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, node, e.args.podUid, net.name};
     auto j = journalRelease(*journal, cfg, owner, cfg.raw.poolNamespace);
     if (!j)
-        return failWith(version,
-                        core::makeError(Errc::Transient, why.message + "; and the journal failed: " + j.error().message),
-                        deps.log);
-    if (deps.log) deps.log->error("DEL not finished (" + why.message + "); release journaled for allot-gc to replay");
+        return failWith(
+            version,
+            core::makeError(Errc::Transient,
+                            why.message + "; and the journal failed: " + j.error().message),
+            deps.log);
+    if (deps.log)
+        deps.log->error("DEL not finished (" + why.message +
+                        "); release journaled for allot-gc to replay");
     return Outcome{0, ""};
 }
 
 // The failure when the configured cniVersion does not serve this command; nullopt when it does.
-std::optional<Outcome> checkVersion(const CniEnv& e, const std::string& version, const std::string& errVersion,
-                                    logging::Logger* log) {
+std::optional<Outcome> checkVersion(const CniEnv& e, const std::string& version,
+                                    const std::string& errVersion, logging::Logger* log) {
     if (!isSupportedVersion(version))
         return fail(errVersion, kIncompatibleVersion,
-                    "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)", log);
+                    "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)",
+                    log);
     if (e.command == Command::Check && compareVersions(version, "0.4.0") < 0)
-        return fail(version, kIncompatibleVersion, "CHECK needs cniVersion 0.4.0 or later, got " + version, log);
-    if ((e.command == Command::Gc || e.command == Command::Status) && compareVersions(version, "1.1.0") < 0)
+        return fail(version, kIncompatibleVersion,
+                    "CHECK needs cniVersion 0.4.0 or later, got " + version, log);
+    if ((e.command == Command::Gc || e.command == Command::Status) &&
+        compareVersions(version, "1.1.0") < 0)
         return fail(version, kIncompatibleVersion,
                     e.commandName + " needs cniVersion 1.1.0 or later, got " + version, log);
     return std::nullopt;
@@ -75,8 +84,9 @@ void configureLog(logging::Logger* log, const core::ValidatedConfig& cfg, const 
 
 // The failure when a node path of the config is outside the allowed roots; nullopt when all are
 // inside, or for DEL, which then drops them.
-std::optional<Outcome> applyNodePaths(const CniEnv& e, core::ValidatedConfig& cfg, const NodeRoots& roots,
-                                      const std::string& version, logging::Logger* log) {
+std::optional<Outcome> applyNodePaths(const CniEnv& e, core::ValidatedConfig& cfg,
+                                      const NodeRoots& roots, const std::string& version,
+                                      logging::Logger* log) {
     auto ok = checkNodePaths(cfg.raw, roots);
     if (ok) return std::nullopt;
     // DEL must not block teardown: it releases through allot's own directories instead.
@@ -128,9 +138,11 @@ Outcome runDel(EngineContext& ctx, const Request& q) {
     auto r = del(ctx, q.cfg, q.owner);
     if (!r) return failWith(q.version, r.error(), q.log);
     if (q.log) {
-        if (*r) q.log->error("DEL not finished (" + ctx.journalReason +
-                             "); release journaled for allot-gc to replay");
-        else q.log->info("DEL released");
+        if (*r)
+            q.log->error("DEL not finished (" + ctx.journalReason +
+                         "); release journaled for allot-gc to replay");
+        else
+            q.log->info("DEL released");
     }
     return Outcome{0, ""};
 }
@@ -158,18 +170,26 @@ Outcome runGc(EngineContext& ctx, const Request& q) {
 
 Outcome runStatus(EngineContext& ctx, const Request& q) {
     auto r = status(ctx, q.cfg);
-    if (!r) return fail(q.version, kPluginNotAvailable, r.error().message, q.log, errorDetails(r.error()));
+    if (!r)
+        return fail(q.version, kPluginNotAvailable, r.error().message, q.log,
+                    errorDetails(r.error()));
     return Outcome{0, ""};
 }
 
 Outcome dispatch(EngineContext& ctx, const Request& q, const Deps& deps) {
     switch (q.env.command) {
-        case Command::Add: return runAdd(ctx, q);
-        case Command::Del: return runDel(ctx, q);
-        case Command::Check: return runCheck(ctx, q, deps);
-        case Command::Gc: return runGc(ctx, q);
-        case Command::Status: return runStatus(ctx, q);
-        case Command::Version: break;
+        case Command::Add:
+            return runAdd(ctx, q);
+        case Command::Del:
+            return runDel(ctx, q);
+        case Command::Check:
+            return runCheck(ctx, q, deps);
+        case Command::Gc:
+            return runGc(ctx, q);
+        case Command::Status:
+            return runStatus(ctx, q);
+        case Command::Version:
+            break;
     }
     return Outcome{};
 }
@@ -206,7 +226,8 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     auto handle = deps.makeStore(*cfg, deadline);
     if (!handle) {
         if (e.command == Command::Status)
-            return fail(version, kPluginNotAvailable, handle.error().message, log, errorDetails(handle.error()));
+            return fail(version, kPluginNotAvailable, handle.error().message, log,
+                        errorDetails(handle.error()));
         if (e.command == Command::Del && deps.makeJournal)
             return journalDelWithoutStore(e, *cfg, *net, deps, handle.error(), version);
         return failWith(version, handle.error(), log);

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "log/log.h"
 #include "plugin/cni_env.h"
 #include "plugin/ipam.h"
-#include "log/log.h"
 
 namespace allot::plugin {
 
@@ -19,14 +19,16 @@ struct StoreHandle {
 
 struct Deps {
     // Connects to the pool store for this configuration (kubeconfig, namespace).
-    std::function<Result<StoreHandle>(const core::ValidatedConfig&, Clock::time_point deadline)> makeStore;
+    std::function<Result<StoreHandle>(const core::ValidatedConfig&, Clock::time_point deadline)>
+        makeStore;
     std::function<std::unique_ptr<PoolLocker>(const core::ValidatedConfig&)> makeLocker;
     std::function<std::unique_ptr<ReleaseJournal>(const core::ValidatedConfig&)> makeJournal;
     std::function<std::unique_ptr<PoolCache>(const core::ValidatedConfig&)> makeCache;
     std::function<std::unique_ptr<ClaimQueue>(const core::ValidatedConfig&)> makeQueue;
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.
     std::function<Result<void>(const std::string& netns, const std::string& ifName,
-                               const std::vector<IpResult>& ips)> checkInterface;
+                               const std::vector<IpResult>& ips)>
+        checkInterface;
     std::function<std::string(const core::ValidatedConfig&, const cni::NetConf&)> nodeName;
     std::vector<std::string> flatFiles = cni::defaultFlatFiles();
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff (tests: no-op)

@@ -1,7 +1,7 @@
 #include "plugin/wiring.h"
 
-#include "plugin/netlink_check.h"
 #include "node/node_name.h"
+#include "plugin/netlink_check.h"
 #include "plugin/node_paths.h"
 #include "store/k8s_store.h"
 
@@ -15,15 +15,19 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     };
     Deps deps;
     deps.log = &log;
-    deps.makeStore = [&log](const core::ValidatedConfig& c, Clock::time_point deadline) -> Result<StoreHandle> {
+    deps.makeStore = [&log](const core::ValidatedConfig& c,
+                            Clock::time_point deadline) -> Result<StoreHandle> {
         k8s::Client::Options o;
         o.deadline = deadline;
         o.relaySocket = c.raw.relaySocket.empty() ? k8s::kDefaultRelaySocket : c.raw.relaySocket;
         auto s = store::openK8sStore(c.raw.kubeconfig, c.raw.poolNamespace, o);
         if (!s) return s.error();
         if ((*s)->client().config().insecureSkipTlsVerify)
-            log.error("warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
-                      (c.raw.kubeconfig.empty() ? std::string("the in-cluster config") : c.raw.kubeconfig) + ")");
+            log.error(
+                "warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
+                (c.raw.kubeconfig.empty() ? std::string("the in-cluster config")
+                                          : c.raw.kubeconfig) +
+                ")");
         std::string ns = (*s)->poolNamespace();
         return StoreHandle{std::move(*s), ns};
     };
@@ -37,7 +41,8 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
         return node::makeFileClaimQueue(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
     deps.makeJournal = [](const core::ValidatedConfig& c) {
-        return node::makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir : c.raw.journalDir);
+        return node::makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir
+                                                              : c.raw.journalDir);
     };
     deps.checkInterface = checkInterfaceAddresses;
     std::string nodeEnv = envOr("NODENAME");

@@ -18,7 +18,9 @@ ObjectRef poolRef(const std::string& ns, const std::string& name) {
     return ObjectRef{"IPPool", "whereabouts.cni.cncf.io/v1alpha1", ns, name, ""};
 }
 
-std::string eventNamespace(const ObjectRef& o) { return o.ns.empty() ? "default" : o.ns; }
+std::string eventNamespace(const ObjectRef& o) {
+    return o.ns.empty() ? "default" : o.ns;
+}
 
 json::Value eventObject(const EventSpec& e, const std::string& node, const std::string& identity,
                         std::chrono::system_clock::time_point now, const std::string& component) {

@@ -11,8 +11,8 @@
 namespace allot::cluster {
 
 struct ObjectRef {
-    std::string kind;        // "Pod", "IPPool", ...
-    std::string apiVersion;  // "v1", "whereabouts.cni.cncf.io/v1alpha1"
+    std::string kind;           // "Pod", "IPPool", ...
+    std::string apiVersion;     // "v1", "whereabouts.cni.cncf.io/v1alpha1"
     std::string ns, name, uid;  // ns empty: cluster-scoped
 };
 

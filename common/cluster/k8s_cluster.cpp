@@ -1,9 +1,9 @@
 #include "cluster/k8s_cluster.h"
 
-#include "core/ownership.h"
 #include "cluster/nad.h"
-#include "k8s/timestamp.h"
+#include "core/ownership.h"
 #include "k8s/resources.h"
+#include "k8s/timestamp.h"
 
 namespace allot::cluster {
 
@@ -71,8 +71,7 @@ Result<void> K8sCluster::eachPod(
     return {};
 }
 
-Result<void> K8sCluster::eachNode(
-    const std::function<bool(const std::string&, NodeInfo&)>& fn) {
+Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) {
     static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
     k8s::ListOptions o;
     o.limit = pageSize_;
@@ -98,6 +97,5 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
     if (!obj) return obj.error();
     return nadSpecConfig(*obj);
 }
-
 
 }  // namespace allot::cluster

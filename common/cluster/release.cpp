@@ -2,11 +2,10 @@
 
 #include <optional>
 
-#include "engine/pool_transaction.h"
-#include "engine/reservations.h"
-
 #include "core/naming.h"
 #include "core/ownership.h"
+#include "engine/pool_transaction.h"
+#include "engine/reservations.h"
 
 namespace allot::cluster {
 

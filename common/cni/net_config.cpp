@@ -1,9 +1,10 @@
 #include "cni/net_config.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 
 namespace allot::cni {
 
@@ -20,15 +21,18 @@ core::Error bad(const std::string& key, const std::string& why) {
 Result<std::string> optString(const Value& obj, const std::string& prefix, const char* key) {
     const Value* v = obj.find(key);
     if (!v || v->isNull()) return std::string();
-    if (!v->isString()) return bad(prefix + key, std::string("must be a string, got ") + v->typeName());
+    if (!v->isString())
+        return bad(prefix + key, std::string("must be a string, got ") + v->typeName());
     return v->asString();
 }
 
-Result<std::vector<std::string>> stringList(const Value& obj, const std::string& prefix, const char* key) {
+Result<std::vector<std::string>> stringList(const Value& obj, const std::string& prefix,
+                                            const char* key) {
     std::vector<std::string> out;
     const Value* v = obj.find(key);
     if (!v || v->isNull()) return out;
-    if (!v->isArray()) return bad(prefix + key, std::string("must be a list of strings, got ") + v->typeName());
+    if (!v->isArray())
+        return bad(prefix + key, std::string("must be a list of strings, got ") + v->typeName());
     for (size_t i = 0; i < v->items().size(); ++i) {
         const Value& item = v->items()[i];
         if (!item.isString())
@@ -64,11 +68,13 @@ Result<core::RangeSpec> rangeSpec(const Value& obj, const std::string& prefix) {
 Result<std::vector<core::IpAddress>> ipList(const Value& v, const std::string& key) {
     std::vector<core::IpAddress> out;
     if (v.isNull()) return out;
-    if (!v.isArray()) return bad(key, std::string("must be a list of IP addresses, got ") + v.typeName());
+    if (!v.isArray())
+        return bad(key, std::string("must be a list of IP addresses, got ") + v.typeName());
     for (size_t i = 0; i < v.items().size(); ++i) {
         const Value& item = v.items()[i];
         std::string k = key + "[" + std::to_string(i) + "]";
-        if (!item.isString()) return bad(k, std::string("must be a string, got ") + item.typeName());
+        if (!item.isString())
+            return bad(k, std::string("must be a string, got ") + item.typeName());
         auto ip = core::IpAddress::parse(item.asString().substr(0, item.asString().find('/')));
         if (!ip) return bad(k, ip.error().message);
         out.push_back(*ip);
@@ -82,10 +88,12 @@ Result<Value> readFlatFile(const std::string& path) {
     std::ostringstream ss;
     ss << in.rdbuf();
     std::string text = ss.str();
-    if (text.size() > kMaxConfigBytes) return bad("configuration_path", "file " + path + " is larger than 1 MiB");
+    if (text.size() > kMaxConfigBytes)
+        return bad("configuration_path", "file " + path + " is larger than 1 MiB");
     auto v = json::parse(text);
     if (!v) return makeError(Errc::InvalidConfig, "flat config " + path + ": " + v.error().message);
-    if (!v->isObject()) return makeError(Errc::InvalidConfig, "flat config " + path + " is not a JSON object");
+    if (!v->isObject())
+        return makeError(Errc::InvalidConfig, "flat config " + path + " is not a JSON object");
     return v;
 }
 
@@ -98,7 +106,7 @@ bool namespaceName(const std::string& s) {
 }
 
 bool isFile(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -126,13 +134,16 @@ Result<void> decodeRanges(const Value& ipam, const std::string& p, core::IpamCon
         c.ranges.push_back(*top);
         c.topLevelRange = true;
     } else if (!top->rangeStart.empty() || !top->rangeEnd.empty() || !top->exclude.empty()) {
-        warnings.push_back("\"ipam.range_start\", \"ipam.range_end\" and \"ipam.exclude\" apply to the "
-                           "top-level \"range\", which is not set: ignored, as Whereabouts does");
+        warnings.push_back(
+            "\"ipam.range_start\", \"ipam.range_end\" and \"ipam.exclude\" apply to the "
+            "top-level \"range\", which is not set: ignored, as Whereabouts does");
     }
     if (const Value* list = ipam.find("ipRanges"); list && !list->isNull()) {
-        if (!list->isArray()) return bad(p + "ipRanges", std::string("must be a list, got ") + list->typeName());
+        if (!list->isArray())
+            return bad(p + "ipRanges", std::string("must be a list, got ") + list->typeName());
         if (list->items().size() > static_cast<size_t>(core::kMaxRanges))
-            return bad(p + "ipRanges", "has more than " + std::to_string(core::kMaxRanges) + " entries");
+            return bad(p + "ipRanges",
+                       "has more than " + std::to_string(core::kMaxRanges) + " entries");
         for (size_t i = 0; i < list->items().size(); ++i) {
             std::string k = p + "ipRanges[" + std::to_string(i) + "].";
             const Value& item = list->items()[i];
@@ -151,11 +162,16 @@ Result<void> decodeStrings(const Value& ipam, const std::string& p, core::IpamCo
     struct {
         const char* key;
         std::string* out;
-    } strings[] = {{"gateway", &c.gateway},           {"network_name", &c.networkName},
-                   {"node_slice_size", &c.nodeSliceSize}, {"log_file", &c.logFile},
-                   {"log_level", &c.logLevel},        {"configuration_path", &c.configurationPath},
-                   {"namespace", &c.poolNamespace},   {"lock_dir", &c.lockDir},
-                   {"journal_dir", &c.journalDir},    {"relay_socket", &c.relaySocket}};
+    } strings[] = {{"gateway", &c.gateway},
+                   {"network_name", &c.networkName},
+                   {"node_slice_size", &c.nodeSliceSize},
+                   {"log_file", &c.logFile},
+                   {"log_level", &c.logLevel},
+                   {"configuration_path", &c.configurationPath},
+                   {"namespace", &c.poolNamespace},
+                   {"lock_dir", &c.lockDir},
+                   {"journal_dir", &c.journalDir},
+                   {"relay_socket", &c.relaySocket}};
     for (auto& s : strings) {
         auto v = optString(ipam, p, s.key);
         if (!v) return v.error();
@@ -173,7 +189,9 @@ Result<void> decodeStrings(const Value& ipam, const std::string& p, core::IpamCo
 // enable_overlapping_ranges, kubernetes, deadline_ms and the accepted-but-unused numbers.
 Result<void> decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c) {
     if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
-        if (!v->isBool()) return bad(p + "enable_overlapping_ranges", std::string("must be true or false, got ") + v->typeName());
+        if (!v->isBool())
+            return bad(p + "enable_overlapping_ranges",
+                       std::string("must be true or false, got ") + v->typeName());
         c.enableOverlappingRanges = v->asBool();
     }
     if (const Value* v = ipam.find("kubernetes"); v && !v->isNull()) {
@@ -235,12 +253,14 @@ Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>&
 Result<Value> decodeRoutes(const Value& ipam) {
     const Value* r = ipam.find("routes");
     if (!r || r->isNull()) return Value();
-    if (!r->isArray()) return bad("ipam.routes", std::string("must be a list of routes, got ") + r->typeName());
+    if (!r->isArray())
+        return bad("ipam.routes", std::string("must be a list of routes, got ") + r->typeName());
     Value out = Value::array();
     for (size_t i = 0; i < r->items().size(); ++i) {
         const Value& item = r->items()[i];
         std::string k = "ipam.routes[" + std::to_string(i) + "]";
-        if (!item.isObject()) return bad(k, std::string("must be an object, got ") + item.typeName());
+        if (!item.isObject())
+            return bad(k, std::string("must be an object, got ") + item.typeName());
         auto dst = optString(item, k + ".", "dst");
         if (!dst) return dst.error();
         if (dst->empty()) return bad(k + ".dst", "is required (a CIDR such as \"0.0.0.0/0\")");
@@ -276,7 +296,8 @@ Result<Value> decodeRoutes(const Value& ipam) {
 Result<Value> decodeDns(const Value& ipam) {
     const Value* d = ipam.find("dns");
     if (!d || d->isNull()) return Value();
-    if (!d->isObject()) return bad("ipam.dns", std::string("must be an object, got ") + d->typeName());
+    if (!d->isObject())
+        return bad("ipam.dns", std::string("must be an object, got ") + d->typeName());
     Value out = Value::object();
     for (const char* list : {"nameservers", "search", "options"}) {
         auto l = stringList(*d, "ipam.dns.", list);
@@ -299,8 +320,9 @@ Result<Value> parseDocument(std::string_view stdinText) {
     auto doc = json::parse(stdinText);
     if (!doc) return makeError(Errc::Decode, "network configuration: " + doc.error().message);
     if (!doc->isObject())
-        return makeError(Errc::Decode, std::string("network configuration must be a JSON object, got ") +
-                                           doc->typeName());
+        return makeError(
+            Errc::Decode,
+            std::string("network configuration must be a JSON object, got ") + doc->typeName());
     return doc;
 }
 
@@ -319,8 +341,9 @@ Result<std::string> findFlatFile(const Value& ipam, const std::vector<std::strin
             for (const char* f : {"/whereabouts.conf", "/allot.conf"})
                 if (flat.empty() && isFile(*confPath + f)) flat = *confPath + f;
             if (flat.empty())
-                warnings.push_back("\"ipam.configuration_path\": \"" + *confPath +
-                                   "\" does not exist: looking in the default places, as Whereabouts does");
+                warnings.push_back(
+                    "\"ipam.configuration_path\": \"" + *confPath +
+                    "\" does not exist: looking in the default places, as Whereabouts does");
         }
     }
     for (const auto& f : flatFiles)
@@ -386,7 +409,8 @@ Result<void> readValidAttachments(const Value& doc, NetConf& n) {
 }  // namespace
 
 std::vector<std::string> defaultFlatFiles() {
-    return {"/etc/cni/net.d/allot.d/allot.conf", "/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf",
+    return {"/etc/cni/net.d/allot.d/allot.conf",
+            "/etc/kubernetes/cni/net.d/whereabouts.d/whereabouts.conf",
             "/etc/cni/net.d/whereabouts.d/whereabouts.conf"};
 }
 
@@ -403,7 +427,8 @@ std::vector<std::string> flatFiles(const char* allotFlatFilesEnv) {
     return out;
 }
 
-Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles) {
+Result<NetConf> parseNetConf(std::string_view stdinText,
+                             const std::vector<std::string>& flatFiles) {
     auto doc = parseDocument(stdinText);
     if (!doc) return doc.error();
     NetConf n;
@@ -416,7 +441,8 @@ Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::
 
     Value ipam = Value::object();
     if (const Value* v = doc->find("ipam"); v && !v->isNull()) {
-        if (!v->isObject()) return bad("ipam", std::string("must be an object, got ") + v->typeName());
+        if (!v->isObject())
+            return bad("ipam", std::string("must be an object, got ") + v->typeName());
         ipam = *v;
     } else {
         return bad("ipam", "is missing");

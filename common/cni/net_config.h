@@ -14,7 +14,7 @@ namespace allot::cni {
 using core::Result;
 
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
-inline constexpr size_t kMaxExcludes = 1024;       // per range entry
+inline constexpr size_t kMaxExcludes = 1024;      // per range entry
 inline constexpr size_t kMaxNamespaceBytes = 63;  // "namespace": a DNS-1123 label
 
 struct Attachment {
@@ -26,13 +26,13 @@ struct NetConf {
     std::string cniVersion;
     std::string name;
     core::IpamConfig ipam;
-    json::Value routes;  // ipam.routes, passed through to the result
-    json::Value dns;     // ipam.dns, passed through to the result
+    json::Value routes;                         // ipam.routes, passed through to the result
+    json::Value dns;                            // ipam.dns, passed through to the result
     std::vector<core::IpAddress> requestedIps;  // runtimeConfig.ips, else args.cni.ips
     json::Value prevResult;
     bool hasValidAttachments = false;
     std::vector<Attachment> validAttachments;  // GC: cni.dev/valid-attachments
-    std::string flatFile;  // the flat file that was merged, if any
+    std::string flatFile;                      // the flat file that was merged, if any
     // Keys Whereabouts ignores, ignored here too: the plugin logs each (with core's warnings).
     std::vector<std::string> warnings;
 };

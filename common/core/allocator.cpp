@@ -27,7 +27,9 @@ size_t release(AllocationMap& allocs, std::string_view containerId, std::string_
 
 namespace {
 
-bool isGateway(const IpAddress& ip, const std::optional<IpAddress>& gw) { return gw && *gw == ip; }
+bool isGateway(const IpAddress& ip, const std::optional<IpAddress>& gw) {
+    return gw && *gw == ip;
+}
 
 // If `value` falls inside an exclude, the last address of the (merged) excluded run.
 std::optional<u128> excludeEnd(const IpRange& range, u128 value) {
@@ -47,59 +49,69 @@ std::optional<u128> excludeEnd(const IpRange& range, u128 value) {
     return end;
 }
 
-}  // namespace
-
-Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest& req) {
-    const Cidr& cidr = range.cidr();
+// The address this owner already holds, or a pod's earlier sandbox's (handed over); nullopt
+// when neither.
+std::optional<Result<Pick>> pickExisting(const Cidr& cidr, AllocationMap& allocs,
+                                         const PickRequest& req) {
     const Owner& owner = req.owner;
-
     if (auto held = findHolder(allocs, owner.containerId, owner.ifName)) {
         IpAddress ip = cidr.at(*held);
         if (req.requested && *req.requested != ip) {
-            return makeError(Errc::InvalidConfig,
-                             "container " + owner.containerId + " interface " + owner.ifName +
-                                 " already holds " + ip.str() + ", not the requested " +
-                                 req.requested->str());
+            return makeError(Errc::InvalidConfig, "container " + owner.containerId + " interface " +
+                                                      owner.ifName + " already holds " + ip.str() +
+                                                      ", not the requested " +
+                                                      req.requested->str());
         }
         return Pick{ip, *held, PickKind::Existing};
     }
-    if (!owner.podRef.empty()) {
-        for (auto& [offset, o] : allocs) {
-            if (mayTakeOver(o, owner)) {
-                IpAddress ip = cidr.at(offset);
-                if (req.requested && *req.requested != ip) break;
-                // A new sandbox of the same pod keeps its address (StatefulSet semantics).
-                o = owner;
-                return Pick{ip, offset, PickKind::HandedOver};
-            }
-        }
+    if (owner.podRef.empty()) return std::nullopt;
+    for (auto& [offset, o] : allocs) {
+        if (!mayTakeOver(o, owner)) continue;
+        IpAddress ip = cidr.at(offset);
+        if (req.requested && *req.requested != ip) break;
+        // A new sandbox of the same pod keeps its address (StatefulSet semantics).
+        o = owner;
+        return Pick{ip, offset, PickKind::HandedOver};
     }
+    return std::nullopt;
+}
 
-    auto skipped = [&](u128 off) { return req.skip && req.skip->count(off) != 0; };
+bool skipped(const PickRequest& req, u128 off) {
+    return req.skip && req.skip->count(off) != 0;
+}
 
-    if (req.requested) {
-        const IpAddress& ip = *req.requested;
-        std::string what = "requested IP " + ip.str();
-        if (!cidr.contains(ip)) return makeError(Errc::InvalidConfig, what + " is outside " + cidr.str());
-        if (range.isNetworkOrBroadcast(ip))
-            return makeError(Errc::InvalidConfig, what + " is the network or broadcast address of " + cidr.str());
-        if (ip < range.start() || range.end() < ip)
-            return makeError(Errc::InvalidConfig, what + " is outside range_start..range_end (" +
-                                                      range.start().str() + "-" + range.end().str() + ")");
-        if (range.excluded(ip)) return makeError(Errc::InvalidConfig, what + " is excluded");
-        if (isGateway(ip, req.gateway)) return makeError(Errc::InvalidConfig, what + " is the gateway");
-        u128 off = cidr.offsetOf(ip);
-        if (auto it = allocs.find(off); it != allocs.end()) {
-            return makeError(Errc::InvalidConfig, what + " is already allocated to " +
-                                                      (it->second.podRef.empty() ? it->second.containerId
-                                                                                 : it->second.podRef));
-        }
-        if (skipped(off)) return makeError(Errc::InvalidConfig, what + " is reserved by an overlapping range");
-        allocs.emplace(off, owner);
-        return Pick{ip, off, PickKind::New};
+// The requested address, when it is in the range, not excluded, not the gateway and free.
+Result<Pick> pickRequested(const IpRange& range, AllocationMap& allocs, const PickRequest& req) {
+    const Cidr& cidr = range.cidr();
+    const IpAddress& ip = *req.requested;
+    std::string what = "requested IP " + ip.str();
+    if (!cidr.contains(ip))
+        return makeError(Errc::InvalidConfig, what + " is outside " + cidr.str());
+    if (range.isNetworkOrBroadcast(ip))
+        return makeError(Errc::InvalidConfig,
+                         what + " is the network or broadcast address of " + cidr.str());
+    if (ip < range.start() || range.end() < ip)
+        return makeError(Errc::InvalidConfig, what + " is outside range_start..range_end (" +
+                                                  range.start().str() + "-" + range.end().str() +
+                                                  ")");
+    if (range.excluded(ip)) return makeError(Errc::InvalidConfig, what + " is excluded");
+    if (isGateway(ip, req.gateway)) return makeError(Errc::InvalidConfig, what + " is the gateway");
+    u128 off = cidr.offsetOf(ip);
+    if (auto it = allocs.find(off); it != allocs.end()) {
+        return makeError(
+            Errc::InvalidConfig,
+            what + " is already allocated to " +
+                (it->second.podRef.empty() ? it->second.containerId : it->second.podRef));
     }
+    if (skipped(req, off))
+        return makeError(Errc::InvalidConfig, what + " is reserved by an overlapping range");
+    allocs.emplace(off, req.owner);
+    return Pick{ip, off, PickKind::New};
+}
 
-    // Lowest free: walk candidate offsets upward, jumping over allocations and excludes.
+// Lowest free: walk candidate offsets upward, jumping over allocations and excludes.
+Result<Pick> pickLowest(const IpRange& range, AllocationMap& allocs, const PickRequest& req) {
+    const Cidr& cidr = range.cidr();
     const u128 endOff = cidr.offsetOf(range.end());
     u128 off = cidr.offsetOf(range.start());
     auto it = allocs.lower_bound(off);
@@ -112,10 +124,10 @@ Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest
             continue;
         }
         while (it != allocs.end() && it->first < off) ++it;
-        bool taken = (it != allocs.end() && it->first == off) || skipped(off) ||
+        bool taken = (it != allocs.end() && it->first == off) || skipped(req, off) ||
                      isGateway(cidr.at(off), req.gateway);
         if (!taken) {
-            allocs.emplace(off, owner);
+            allocs.emplace(off, req.owner);
             return Pick{cidr.at(off), off, PickKind::New};
         }
         if (off >= endOff) break;
@@ -123,6 +135,14 @@ Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest
     }
     return makeError(Errc::Exhausted, "no free address in " + range.start().str() + "-" +
                                           range.end().str() + " (" + cidr.str() + ")");
+}
+
+}  // namespace
+
+Result<Pick> pick(const IpRange& range, AllocationMap& allocs, const PickRequest& req) {
+    if (auto existing = pickExisting(range.cidr(), allocs, req)) return std::move(*existing);
+    if (req.requested) return pickRequested(range, allocs, req);
+    return pickLowest(range, allocs, req);
 }
 
 u128 freeCount(const IpRange& range, const AllocationMap& allocs,

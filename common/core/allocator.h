@@ -45,8 +45,8 @@ struct Pick {
 
 struct PickRequest {
     Owner owner;
-    std::optional<IpAddress> requested;  // a specific address, or the lowest free one
-    std::optional<IpAddress> gateway;    // never handed out
+    std::optional<IpAddress> requested;    // a specific address, or the lowest free one
+    std::optional<IpAddress> gateway;      // never handed out
     const std::set<u128>* skip = nullptr;  // offsets found taken elsewhere (reservations)
 };
 

@@ -145,9 +145,9 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
     auto cidr = Cidr::parse(p.range);
     auto range = IpRange::fromSpec({p.range, "", "", {}}, "IPPool " + p.name + " spec.range");
     if (!cidr || !range) {
-        anomalies_.push_back({AnomalyKind::UndecodablePool, "u\x1f" + p.name, p.name,
-                              "IPPool " + ns_ + "/" + p.name + " has an invalid range \"" +
-                                  p.range + "\""});
+        anomalies_.push_back(
+            {AnomalyKind::UndecodablePool, "u\x1f" + p.name, p.name,
+             "IPPool " + ns_ + "/" + p.name + " has an invalid range \"" + p.range + "\""});
         return std::nullopt;
     }
     addUndecodedEntries(p);

@@ -40,9 +40,12 @@ enum class AnomalyKind {
 // The metric label and Event prefix: "duplicate_ip", "out_of_range", ...
 std::string_view name(AnomalyKind kind);
 inline constexpr AnomalyKind kAnomalyKinds[] = {
-    AnomalyKind::DuplicateIp,         AnomalyKind::OutOfRange,
-    AnomalyKind::ReservationWithoutAllocation, AnomalyKind::AllocationWithoutReservation,
-    AnomalyKind::UndecodablePool,     AnomalyKind::UndecodableEntry,
+    AnomalyKind::DuplicateIp,
+    AnomalyKind::OutOfRange,
+    AnomalyKind::ReservationWithoutAllocation,
+    AnomalyKind::AllocationWithoutReservation,
+    AnomalyKind::UndecodablePool,
+    AnomalyKind::UndecodableEntry,
 };
 
 struct Anomaly {

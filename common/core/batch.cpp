@@ -8,7 +8,9 @@ namespace allot::core {
 
 namespace {
 
-Outcome nothingHeld() { return Outcome{makeError(Errc::NotFound, "nothing held"), {}}; }
+Outcome nothingHeld() {
+    return Outcome{makeError(Errc::NotFound, "nothing held"), {}};
+}
 
 Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res) {
     if (!in.window) return Outcome{makeError(Errc::Internal, "a claim without a window"), {}};
@@ -25,8 +27,7 @@ Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res) {
     return Outcome{std::move(p), {}};
 }
 
-Outcome applyRelease(const Cidr& cidr, AllocationMap& allocs, const Intent& in,
-                     BatchResult& res) {
+Outcome applyRelease(const Cidr& cidr, AllocationMap& allocs, const Intent& in, BatchResult& res) {
     auto held = findHolder(allocs, in.owner.containerId, in.owner.ifName);
     if (!held) {
         res.wantsFresh = true;
@@ -50,21 +51,20 @@ Outcome applyReleaseIfHeld(const Cidr& cidr, AllocationMap& allocs, const Intent
 
 }  // namespace
 
-BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs,
-                       const std::vector<Intent>& batch) {
+BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs, const std::vector<Intent>& batch) {
     BatchResult res;
     res.outcomes.reserve(batch.size());
     for (const Intent& in : batch) {
         switch (in.kind) {
-        case Intent::Kind::Claim:
-            res.outcomes.push_back(applyClaim(allocs, in, res));
-            break;
-        case Intent::Kind::Release:
-            res.outcomes.push_back(applyRelease(cidr, allocs, in, res));
-            break;
-        case Intent::Kind::ReleaseIfHeld:
-            res.outcomes.push_back(applyReleaseIfHeld(cidr, allocs, in, res));
-            break;
+            case Intent::Kind::Claim:
+                res.outcomes.push_back(applyClaim(allocs, in, res));
+                break;
+            case Intent::Kind::Release:
+                res.outcomes.push_back(applyRelease(cidr, allocs, in, res));
+                break;
+            case Intent::Kind::ReleaseIfHeld:
+                res.outcomes.push_back(applyReleaseIfHeld(cidr, allocs, in, res));
+                break;
         }
     }
     return res;

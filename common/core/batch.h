@@ -26,9 +26,9 @@ struct Intent {
     Owner owner;
     // Claim only.
     std::optional<IpAddress> requested;
-    std::vector<u128> avoid;          // offsets found reserved through another pool
-    std::optional<IpRange> window;    // the requester's own window of the pool (required)
-    std::optional<IpAddress> gateway; // never handed out
+    std::vector<u128> avoid;           // offsets found reserved through another pool
+    std::optional<IpRange> window;     // the requester's own window of the pool (required)
+    std::optional<IpAddress> gateway;  // never handed out
     // ReleaseIfHeld only.
     u128 offset = 0;
 
@@ -65,7 +65,6 @@ struct BatchResult {
 // `cidr` is the pool's range: it maps offsets to addresses. Configs that share one pool narrow
 // it differently, so each claim picks in its own window. One intent failing (Exhausted,
 // InvalidConfig, NotFound) does not hold back the others.
-BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs,
-                       const std::vector<Intent>& batch);
+BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs, const std::vector<Intent>& batch);
 
 }  // namespace allot::core

@@ -38,9 +38,11 @@ Result<void> validateRanges(const IpamConfig& cfg, ValidatedConfig& out) {
     for (size_t i = 0; i < cfg.ranges.size(); ++i) {
         const bool top = cfg.topLevelRange && i == 0;
         size_t listIndex = cfg.topLevelRange ? i - 1 : i;
-        std::string key = top ? std::string("range") : "ipRanges[" + std::to_string(listIndex) + "].range";
+        std::string key =
+            top ? std::string("range") : "ipRanges[" + std::to_string(listIndex) + "].range";
         auto r = IpRange::fromSpec(cfg.ranges[i], key,
-                                   top ? BoundsSyntax::TopLevel : BoundsSyntax::IpRangesEntry, &out.warnings);
+                                   top ? BoundsSyntax::TopLevel : BoundsSyntax::IpRangesEntry,
+                                   &out.warnings);
         if (!r) return r.error();
         if (r->addError() && !out.addError) out.addError = r->addError();
         // Two entries with one CIDR share one pool: Whereabouts returns the same address twice.
@@ -133,7 +135,8 @@ Result<ValidatedConfig> validate(const IpamConfig& cfg) {
     }
     if (cfg.ranges.empty() && cfg.addresses.empty()) {
         // Whereabouts starts the pod with no address from it; so does allot, and says so.
-        out.warnings.push_back("no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
+        out.warnings.push_back(
+            "no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
     }
     if (cfg.ranges.size() > static_cast<size_t>(kMaxRanges)) {
         return bad("ipRanges", std::to_string(cfg.ranges.size()) + " entries",
@@ -143,8 +146,9 @@ Result<ValidatedConfig> validate(const IpamConfig& cfg) {
     if (auto r = validateGateway(cfg, out); !r) return r.error();
     if (auto r = validateStaticAddresses(cfg, out); !r) return r.error();
     if (!validNameFragment(cfg.networkName)) {
-        return bad("network_name", cfg.networkName,
-                   "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)");
+        return bad(
+            "network_name", cfg.networkName,
+            "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)");
     }
     normalizeLogLevel(cfg, out);
     if (auto r = validateSliceSize(cfg, out); !r) return r.error();

@@ -24,24 +24,24 @@ struct StaticIp {
 };
 
 struct IpamConfig {
-    std::string type;                  // "allot" or "whereabouts"
-    std::vector<RangeSpec> ranges;     // top-level range first, then ipRanges, in order
-    bool topLevelRange = false;        // ranges[0] came from the top-level "range" keys
-    std::string gateway;               // optional
+    std::string type;               // "allot" or "whereabouts"
+    std::vector<RangeSpec> ranges;  // top-level range first, then ipRanges, in order
+    bool topLevelRange = false;     // ranges[0] came from the top-level "range" keys
+    std::string gateway;            // optional
     std::vector<StaticAddress> addresses;
-    std::string networkName;           // network_name: pool name prefix
+    std::string networkName;  // network_name: pool name prefix
     bool enableOverlappingRanges = true;
-    std::string nodeSliceSize;         // node_slice_size, e.g. "/28"; empty = off
-    std::string kubeconfig;            // kubernetes.kubeconfig
+    std::string nodeSliceSize;  // node_slice_size, e.g. "/28"; empty = off
+    std::string kubeconfig;     // kubernetes.kubeconfig
     std::string logFile;
-    std::string logLevel;              // debug, verbose, error, panic (Whereabouts' levels)
+    std::string logLevel;  // debug, verbose, error, panic (Whereabouts' levels)
     std::string configurationPath;
     // allot's own keys (all optional)
-    std::string poolNamespace;         // "namespace"; default from kubeconfig, else kube-system
-    std::string lockDir;               // node-local lock dir
-    std::string journalDir;            // DEL journal dir
-    std::string relaySocket;           // allot-gc's node relay; empty = the default path
-    int deadlineMs = 0;                // overall per-call deadline; 0 = default
+    std::string poolNamespace;  // "namespace"; default from kubeconfig, else kube-system
+    std::string lockDir;        // node-local lock dir
+    std::string journalDir;     // DEL journal dir
+    std::string relaySocket;    // allot-gc's node relay; empty = the default path
+    int deadlineMs = 0;         // overall per-call deadline; 0 = default
 };
 
 struct ValidatedConfig {
@@ -49,7 +49,7 @@ struct ValidatedConfig {
     std::vector<IpRange> ranges;
     std::optional<IpAddress> gateway;
     std::vector<std::pair<StaticIp, std::optional<IpAddress>>> staticAddresses;  // with gateway
-    std::optional<int> sliceSize;      // prefix length of node slices
+    std::optional<int> sliceSize;  // prefix length of node slices
     // Values Whereabouts ignores or repairs, each saying what was done: the plugin logs them.
     std::vector<std::string> warnings;
     // What fails an ADD (not a DEL) with this config, as in Whereabouts: an unreadable exclude.

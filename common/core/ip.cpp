@@ -153,7 +153,8 @@ namespace {
 
 // Go keeps an IPv4 address as its IPv4-mapped IPv6 form and calls both IPv4.
 IpAddress unmapped(Family f, u128 v) {
-    if (f == Family::V6 && (v >> 32) == 0xffff) return IpAddress::v4(static_cast<uint32_t>(v & 0xffffffffu));
+    if (f == Family::V6 && (v >> 32) == 0xffff)
+        return IpAddress::v4(static_cast<uint32_t>(v & 0xffffffffu));
     return IpAddress(f, v);
 }
 
@@ -189,7 +190,8 @@ Result<GoCidr> parseGoCidr(std::string_view text, IpSyntax syntax) {
     u128 value = 0;
     if (auto v4 = parseV4(addr, sloppy)) {
         value = *v4;
-    } else if (auto v6 = addr.find(':') != std::string_view::npos ? parseV6(addr, sloppy) : std::nullopt) {
+    } else if (auto v6 = addr.find(':') != std::string_view::npos ? parseV6(addr, sloppy)
+                                                                  : std::nullopt) {
         f = Family::V6;
         value = *v6;
     } else {
@@ -205,7 +207,8 @@ Result<GoCidr> parseGoCidr(std::string_view text, IpSyntax syntax) {
     }
     Cidr net(IpAddress(f, value), len);
     if (f == Family::V6 && len >= 96 && (net.network().value() >> 32) == 0xffff)
-        net = Cidr(IpAddress::v4(static_cast<uint32_t>(net.network().value() & 0xffffffffu)), len - 96);
+        net = Cidr(IpAddress::v4(static_cast<uint32_t>(net.network().value() & 0xffffffffu)),
+                   len - 96);
     return GoCidr{unmapped(f, value), net};
 }
 
@@ -269,7 +272,9 @@ u128 Cidr::hostMask() const {
     return network_.maxValue() >> length_;
 }
 
-IpAddress Cidr::last() const { return IpAddress(family(), network_.value() | hostMask()); }
+IpAddress Cidr::last() const {
+    return IpAddress(family(), network_.value() | hostMask());
+}
 
 bool Cidr::contains(const IpAddress& ip) const {
     return ip.family() == family() && (ip.value() & ~hostMask()) == network_.value();
@@ -279,7 +284,9 @@ bool Cidr::overlaps(const Cidr& other) const {
     return other.family() == family() && (contains(other.network_) || other.contains(network_));
 }
 
-std::string Cidr::str() const { return network_.str() + "/" + std::to_string(length_); }
+std::string Cidr::str() const {
+    return network_.str() + "/" + std::to_string(length_);
+}
 
 Result<Cidr> Cidr::parse(std::string_view text, std::string_view what) {
     auto slash = text.find('/');
@@ -289,8 +296,8 @@ Result<Cidr> Cidr::parse(std::string_view text, std::string_view what) {
     }
     auto ip = IpAddress::parse(text.substr(0, slash));
     if (!ip) {
-        return makeError(Errc::InvalidConfig,
-                         std::string(what) + ": \"" + std::string(text) + "\": " + ip.error().message);
+        return makeError(Errc::InvalidConfig, std::string(what) + ": \"" + std::string(text) +
+                                                  "\": " + ip.error().message);
     }
     std::string_view lenText = text.substr(slash + 1);
     int len = -1;

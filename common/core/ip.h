@@ -20,7 +20,7 @@ std::string u128ToString(u128 v);
 std::optional<u128> u128FromString(std::string_view s);
 
 class IpAddress {
-public:
+  public:
     IpAddress() = default;
     IpAddress(Family family, u128 value) : family_(family), value_(value) {}
     static IpAddress v4(uint32_t v) { return IpAddress(Family::V4, v); }
@@ -41,19 +41,19 @@ public:
     friend bool operator==(const IpAddress&, const IpAddress&) = default;
     friend std::strong_ordering operator<=>(const IpAddress& a, const IpAddress& b) {
         if (a.family_ != b.family_) return a.family_ <=> b.family_;
-        return a.value_ == b.value_ ? std::strong_ordering::equal
+        return a.value_ == b.value_  ? std::strong_ordering::equal
                : a.value_ < b.value_ ? std::strong_ordering::less
                                      : std::strong_ordering::greater;
     }
 
-private:
+  private:
     Family family_ = Family::V4;
     u128 value_ = 0;
 };
 
 // A network prefix. Host bits are dropped on parse: "192.168.2.225/28" is 192.168.2.224/28.
 class Cidr {
-public:
+  public:
     Cidr() = default;
     Cidr(IpAddress network, int length);  // masks host bits of `network`
 
@@ -76,7 +76,7 @@ public:
 
     friend bool operator==(const Cidr&, const Cidr&) = default;
 
-private:
+  private:
     IpAddress network_;
     int length_ = 0;
 };

@@ -15,13 +15,15 @@ void addWarning(std::vector<std::string>* warnings, std::string w) {
 }
 
 // The bounds as written: leniently at the top level (unreadable: dropped), strictly in ipRanges.
-Result<std::optional<IpAddress>> readBound(const std::string& text, const std::string& name, BoundsSyntax syntax,
+Result<std::optional<IpAddress>> readBound(const std::string& text, const std::string& name,
+                                           BoundsSyntax syntax,
                                            std::vector<std::string>* warnings) {
     if (text.empty()) return std::optional<IpAddress>();
     if (syntax == BoundsSyntax::TopLevel) {
         auto ip = parseGoIp(text, IpSyntax::Sloppy);
         if (!ip) {
-            addWarning(warnings, "\"" + name + "\": \"" + text + "\" is not an IP address: ignored, as Whereabouts does");
+            addWarning(warnings, "\"" + name + "\": \"" + text +
+                                     "\" is not an IP address: ignored, as Whereabouts does");
             return std::optional<IpAddress>();
         }
         return std::optional<IpAddress>(*ip);
@@ -32,13 +34,15 @@ Result<std::optional<IpAddress>> readBound(const std::string& text, const std::s
 }
 
 // The network of "range"; its A-B/prefix form also replaces the bounds in start and end.
-Result<Cidr> readRangeNetwork(const RangeSpec& spec, const std::string& key, const std::string& startKey,
-                              const std::string& endKey, std::optional<IpAddress>& start,
-                              std::optional<IpAddress>& end, std::vector<std::string>* warnings) {
+Result<Cidr> readRangeNetwork(const RangeSpec& spec, const std::string& key,
+                              const std::string& startKey, const std::string& endKey,
+                              std::optional<IpAddress>& start, std::optional<IpAddress>& end,
+                              std::vector<std::string>* warnings) {
     auto dash = spec.range.find('-');
     if (dash == std::string::npos) {
         auto c = parseGoCidr(spec.range, IpSyntax::Sloppy);
-        if (!c) return cfgError(key, spec.range, "is not a CIDR or A-B/prefix: " + c.error().message);
+        if (!c)
+            return cfgError(key, spec.range, "is not a CIDR or A-B/prefix: " + c.error().message);
         return c->net;
     }
     // "A-B/prefix": the network of B/prefix, from A to B. It replaces range_start/range_end.
@@ -46,10 +50,11 @@ Result<Cidr> readRangeNetwork(const RangeSpec& spec, const std::string& key, con
     if (!a) return cfgError(key, spec.range, "has an invalid start: " + a.error().message);
     auto b = parseGoCidr(spec.range.substr(dash + 1), IpSyntax::Sloppy);
     if (!b) return cfgError(key, spec.range, "is not A-B/prefix: " + b.error().message);
-    if (!b->net.contains(*a)) return cfgError(key, spec.range, "has a start outside " + b->net.str());
+    if (!b->net.contains(*a))
+        return cfgError(key, spec.range, "has a start outside " + b->net.str());
     if (!spec.rangeStart.empty() || !spec.rangeEnd.empty())
-        addWarning(warnings, "\"" + startKey + "\"/\"" + endKey + "\" ignored: the A-B form of \"" + key + "\" (" +
-                                 spec.range + ") sets both, as in Whereabouts");
+        addWarning(warnings, "\"" + startKey + "\"/\"" + endKey + "\" ignored: the A-B form of \"" +
+                                 key + "\" (" + spec.range + ") sets both, as in Whereabouts");
     start = *a;
     end = b->ip;
     return b->net;
@@ -74,8 +79,9 @@ Bounds usableBounds(const Cidr& cidr) {
 
 // As Whereabouts' GetIPRange: a start is used only inside the usable addresses, an end
 // only between the start and the last usable address; otherwise each is ignored.
-Bounds clampBounds(const Cidr& cidr, const std::optional<IpAddress>& start, const std::optional<IpAddress>& end,
-                   const std::string& startKey, const std::string& endKey, std::vector<std::string>* warnings) {
+Bounds clampBounds(const Cidr& cidr, const std::optional<IpAddress>& start,
+                   const std::optional<IpAddress>& end, const std::string& startKey,
+                   const std::string& endKey, std::vector<std::string>* warnings) {
     const auto [lo, hi] = usableBounds(cidr);
     auto within = [](const IpAddress& ip, const IpAddress& a, const IpAddress& b) {
         return ip.family() == a.family() && !(ip < a) && !(b < ip);
@@ -86,17 +92,19 @@ Bounds clampBounds(const Cidr& cidr, const std::optional<IpAddress>& start, cons
         if (within(*start, lo, hi)) {
             r.start = *start;
         } else {
-            addWarning(warnings, "\"" + startKey + "\": " + start->str() + " is not inside the usable addresses " +
-                                     usable + ": ignored, as Whereabouts does; allocating from " + lo.str());
+            addWarning(warnings, "\"" + startKey + "\": " + start->str() +
+                                     " is not inside the usable addresses " + usable +
+                                     ": ignored, as Whereabouts does; allocating from " + lo.str());
         }
     }
     if (end) {
         if (within(*end, r.start, hi)) {
             r.end = *end;
         } else {
-            addWarning(warnings, "\"" + endKey + "\": " + end->str() + " is not between the range start " +
-                                     r.start.str() + " and the last usable address " + hi.str() +
-                                     ": ignored, as Whereabouts does; allocating up to " + hi.str());
+            addWarning(warnings,
+                       "\"" + endKey + "\": " + end->str() + " is not between the range start " +
+                           r.start.str() + " and the last usable address " + hi.str() +
+                           ": ignored, as Whereabouts does; allocating up to " + hi.str());
         }
     }
     return r;
@@ -112,32 +120,34 @@ std::vector<Cidr> readExcludes(const RangeSpec& spec, const std::string& base, c
         // Whereabouts reads a CIDR, else an address to which it appends /32 or /128 (strictly).
         auto c = parseGoCidr(ex, IpSyntax::Strict);
         if (!c) {
-            if (auto ip = parseGoIp(ex, IpSyntax::Strict)) c = parseGoCidr(ex + (ip->isV4() ? "/32" : "/128"), IpSyntax::Strict);
+            if (auto ip = parseGoIp(ex, IpSyntax::Strict))
+                c = parseGoCidr(ex + (ip->isV4() ? "/32" : "/128"), IpSyntax::Strict);
         }
         if (!c) {
             if (!addError) addError = cfgError(exKey, ex, "is not a CIDR or an IP address");
             continue;
         }
         if (c->net.family() != cidr.family()) {
-            addWarning(warnings, "\"" + exKey + "\": " + c->net.str() + " is not of the family of " + cidr.str() +
+            addWarning(warnings, "\"" + exKey + "\": " + c->net.str() +
+                                     " is not of the family of " + cidr.str() +
                                      ": it excludes nothing");
             continue;
         }
         excludes.push_back(c->net);
     }
-    std::sort(excludes.begin(), excludes.end(), [](const Cidr& a, const Cidr& b) {
-        return a.first().value() < b.first().value();
-    });
+    std::sort(excludes.begin(), excludes.end(),
+              [](const Cidr& a, const Cidr& b) { return a.first().value() < b.first().value(); });
     return excludes;
 }
 
 }  // namespace
 
-Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key, BoundsSyntax syntax,
-                                  std::vector<std::string>* warnings) {
+Result<IpRange> IpRange::fromSpec(const RangeSpec& spec, const std::string& key,
+                                  BoundsSyntax syntax, std::vector<std::string>* warnings) {
     IpRange r;
     if (spec.range.empty()) return makeError(Errc::InvalidConfig, "\"" + key + "\" is required");
-    const std::string base = key.size() > 5 && key.ends_with("range") ? key.substr(0, key.size() - 5) : "";
+    const std::string base =
+        key.size() > 5 && key.ends_with("range") ? key.substr(0, key.size() - 5) : "";
     const std::string startKey = base + "range_start", endKey = base + "range_end";
 
     auto s = readBound(spec.rangeStart, startKey, syntax, warnings);

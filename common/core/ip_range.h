@@ -12,9 +12,9 @@ namespace allot::core {
 
 // A range entry as written in the configuration (top-level keys or one ipRanges item).
 struct RangeSpec {
-    std::string range;       // "10.0.0.0/24" or "10.0.0.10-10.0.0.20/24"
-    std::string rangeStart;  // optional
-    std::string rangeEnd;    // optional
+    std::string range;                 // "10.0.0.0/24" or "10.0.0.10-10.0.0.20/24"
+    std::string rangeStart;            // optional
+    std::string rangeEnd;              // optional
     std::vector<std::string> exclude;  // CIDRs or bare IPs
 };
 
@@ -24,7 +24,7 @@ struct RangeSpec {
 enum class BoundsSyntax { TopLevel, IpRangesEntry };
 
 class IpRange {
-public:
+  public:
     // Reads a spec the way Whereabouts v0.9.4 does. Errors (a range that is no CIDR, an A-B
     // whose A lies outside, an unreadable ipRanges bound) name `key` ("range",
     // "ipRanges[1].range"). A value Whereabouts ignores is ignored here too and described in
@@ -53,7 +53,7 @@ public:
     // Set when an exclude entry cannot be read: ADD fails with it, DEL does not.
     const std::optional<Error>& addError() const { return addError_; }
 
-private:
+  private:
     Cidr cidr_;
     IpAddress start_, end_;
     std::vector<Cidr> excludes_;

@@ -18,7 +18,8 @@ std::string normalizeRange(const std::string& cidr) {
     return s;
 }
 
-std::string poolName(const Cidr& range, const std::string& networkName, const std::string& nodeName) {
+std::string poolName(const Cidr& range, const std::string& networkName,
+                     const std::string& nodeName) {
     std::string r = normalizeRange(range.str());
     if (!nodeName.empty()) {
         if (networkName.empty()) return nodeName + "-" + r;

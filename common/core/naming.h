@@ -13,7 +13,8 @@ std::string normalizeRange(const std::string& cidr);
 
 // IPPool name: [network_name-]normalized range; in node-slice mode (nodeName set, range is the
 // node's slice) [network_name-]node-normalized range.
-std::string poolName(const Cidr& range, const std::string& networkName, const std::string& nodeName);
+std::string poolName(const Cidr& range, const std::string& networkName,
+                     const std::string& nodeName);
 
 // OverlappingRangeIPReservation name for an IP: IPv6 ':' -> '-', with the network_name prefix.
 std::string reservationName(const IpAddress& ip, const std::string& networkName);

@@ -33,11 +33,13 @@ struct Error {
     std::string message;
 };
 
-inline Error makeError(Errc code, std::string message) { return Error{code, std::move(message)}; }
+inline Error makeError(Errc code, std::string message) {
+    return Error{code, std::move(message)};
+}
 
 template <typename T>
 class [[nodiscard]] Result {
-public:
+  public:
     Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
     Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
 
@@ -67,13 +69,13 @@ public:
     }
     Errc code() const { return error().code; }
 
-private:
+  private:
     std::variant<T, Error> v_;
 };
 
 template <>
 class [[nodiscard]] Result<void> {
-public:
+  public:
     Result() = default;
     Result(Error error) : err_(std::move(error)), ok_(false) {}
 
@@ -85,11 +87,13 @@ public:
     }
     Errc code() const { return error().code; }
 
-private:
+  private:
     Error err_{Errc::Internal, {}};
     bool ok_ = true;
 };
 
-inline Result<void> success() { return {}; }
+inline Result<void> success() {
+    return {};
+}
 
 }  // namespace allot::core

@@ -12,7 +12,7 @@ namespace allot::engine {
 // the read: the write carries the cached resourceVersion and fails with Conflict if stale.
 // Only ever a hint.
 class PoolCache {
-public:
+  public:
     virtual ~PoolCache() = default;
     // Keyed by namespace and name: the same pool name in two namespaces is two pools.
     virtual std::optional<store::Pool> load(const std::string& ns, const std::string& pool) = 0;

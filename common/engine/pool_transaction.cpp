@@ -47,8 +47,10 @@ Result<store::Pool> PoolTransaction::read(const TxTarget& t, bool useCache, bool
 Result<store::Pool> PoolTransaction::write(const std::string& pool, const store::Pool& next) {
     auto written = store_.updatePool(next);
     if (cache_) {
-        if (written) cache_->save(ns_, *written);
-        else cache_->drop(ns_, pool);
+        if (written)
+            cache_->save(ns_, *written);
+        else
+            cache_->drop(ns_, pool);
     }
     if (!written && written.code() == Errc::Conflict) ++conflicts_;
     return written;
@@ -62,13 +64,15 @@ core::Error PoolTransaction::retryOrGiveUp(const core::Error& e, bool& again) {
 
 Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
     bool useCache = t.useCache;
-    core::Error last{Errc::Transient, "the deadline passed before the pool could be read or written"};
+    core::Error last{Errc::Transient,
+                     "the deadline passed before the pool could be read or written"};
     for (bool again = true; again;) {
         if (retry_.expired()) return retry_.attempts() > 0 ? retry_.gaveUp(last) : last;
         bool fromCache = false;
         auto pool = read(t, useCache, fromCache);
         useCache = false;
-        if (!pool && pool.code() == Errc::NotFound) return TxResult{{}, t.cidr.value_or(core::Cidr{}), false};
+        if (!pool && pool.code() == Errc::NotFound)
+            return TxResult{{}, t.cidr.value_or(core::Cidr{}), false};
         if (!pool) {
             last = retryOrGiveUp(pool.error(), again);
             continue;
@@ -85,12 +89,14 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         auto written = write(t.pool, next);
         if (written) return out;
         if (written.code() == Errc::NotFound) {  // deleted meanwhile: read again
-            last = retryOrGiveUp(makeError(Errc::Conflict, "IPPool " + t.pool + " was deleted meanwhile"), again);
+            last = retryOrGiveUp(
+                makeError(Errc::Conflict, "IPPool " + t.pool + " was deleted meanwhile"), again);
             continue;
         }
         if (outOfRoom(written.error()))
-            return makeError(Errc::Transient, written.error().message +
-                                                  "; split the network with node_slice_size or smaller ranges");
+            return makeError(Errc::Transient,
+                             written.error().message +
+                                 "; split the network with node_slice_size or smaller ranges");
         last = retryOrGiveUp(written.error(), again);
     }
     return last;

@@ -27,8 +27,8 @@ struct TxTarget {
     // The range this writer expects the pool to hold: another range under the name is a pool
     // name collision (InvalidConfig). Unset: whatever range the pool holds.
     std::optional<core::Cidr> cidr;
-    bool create = false;     // create the pool when missing (needs `cidr`)
-    bool useCache = true;    // the first attempt may use the node's cached copy
+    bool create = false;   // create the pool when missing (needs `cidr`)
+    bool useCache = true;  // the first attempt may use the node's cached copy
 };
 
 // Plans the intents on each read, so every decision is made on the data it overwrites.
@@ -41,7 +41,7 @@ struct TxResult {
 };
 
 class PoolTransaction {
-public:
+  public:
     PoolTransaction(store::PoolStore& store, RetryPolicy& retry, PoolCache* cache = nullptr,
                     std::string ns = {})
         : store_(store), retry_(retry), cache_(cache), ns_(std::move(ns)) {}
@@ -54,7 +54,7 @@ public:
 
     int conflicts() const { return conflicts_; }
 
-private:
+  private:
     core::Result<store::Pool> read(const TxTarget& t, bool useCache, bool& fromCache);
     core::Result<store::Pool> write(const std::string& pool, const store::Pool& next);
     core::Error retryOrGiveUp(const core::Error& e, bool& again);

@@ -7,9 +7,11 @@ namespace allot::engine {
 using core::Errc;
 using core::Result;
 
-Result<std::string> reserve(store::PoolStore& store, const std::string& name, const core::Owner& owner) {
+Result<std::string> reserve(store::PoolStore& store, const std::string& name,
+                            const core::Owner& owner) {
     for (int look = 0;; ++look) {
-        auto made = store.createReservation({name, owner.containerId, owner.podRef, owner.ifName, {}});
+        auto made =
+            store.createReservation({name, owner.containerId, owner.podRef, owner.ifName, {}});
         if (made) return std::string();
         if (made.code() != Errc::AlreadyExists) return made.error();
         auto existing = store.getReservation(name);
@@ -21,7 +23,8 @@ Result<std::string> reserve(store::PoolStore& store, const std::string& name, co
                 if (d || d.code() == Errc::NotFound || d.code() == Errc::Conflict) continue;
                 return d.error();
             }
-            return existing->podRef.empty() ? "container " + existing->containerId : existing->podRef;
+            return existing->podRef.empty() ? "container " + existing->containerId
+                                            : existing->podRef;
         }
         // Deleted between the two calls: create again, a few times.
         if (existing.code() != Errc::NotFound || look == 3) return existing.error();
@@ -50,7 +53,8 @@ void forgetUncertain(store::PoolStore& store, const std::vector<std::string>& na
         for (RetryPolicy looks = retry;;) {
             auto r = store.getReservation(n);
             if (!r && r.code() == Errc::NotFound && looks.wait()) continue;
-            if (r && store::reservedFor(*r, owner)) (void)store.deleteReservation(n, r->resourceVersion);
+            if (r && store::reservedFor(*r, owner))
+                (void)store.deleteReservation(n, r->resourceVersion);
             break;
         }
     }

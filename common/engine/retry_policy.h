@@ -14,16 +14,16 @@ namespace allot::engine {
 using Clock = std::chrono::steady_clock;
 
 struct Backoff {
-    std::chrono::milliseconds base{5};  // the first delay's upper bound
+    std::chrono::milliseconds base{5};   // the first delay's upper bound
     std::chrono::milliseconds cap{400};  // no delay is longer
 
-    // The delay before retry `attempt` (0-based): uniform in [d/2, d], d = min(cap, base·2^attempt).
-    // Full jitter, so that writers racing in lockstep drift apart.
+    // The delay before retry `attempt` (0-based): uniform in [d/2, d], d = min(cap,
+    // base·2^attempt). Full jitter, so that writers racing in lockstep drift apart.
     std::chrono::milliseconds delay(int attempt) const;
 };
 
 class RetryPolicy {
-public:
+  public:
     using Sleep = std::function<void(std::chrono::milliseconds)>;
 
     explicit RetryPolicy(Clock::time_point deadline = Clock::time_point::max(), Backoff b = {},
@@ -49,7 +49,7 @@ public:
     // the message says how many attempts were made.
     core::Error gaveUp(const core::Error& last) const;
 
-private:
+  private:
     Clock::time_point deadline_;
     Backoff backoff_;
     int maxAttempts_;
@@ -59,6 +59,8 @@ private:
 };
 
 // Conflict and Transient are worth another attempt; every other error is an answer.
-inline bool retryable(core::Errc c) { return c == core::Errc::Conflict || c == core::Errc::Transient; }
+inline bool retryable(core::Errc c) {
+    return c == core::Errc::Conflict || c == core::Errc::Transient;
+}
 
 }  // namespace allot::engine

@@ -28,7 +28,9 @@ Value Value::string(std::string s) {
     v.s_ = std::move(s);
     return v;
 }
-Value Value::number(int64_t n) { return numberText(std::to_string(n)); }
+Value Value::number(int64_t n) {
+    return numberText(std::to_string(n));
+}
 Value Value::numberText(std::string text) {
     Value v;
     v.type_ = Type::Number;
@@ -104,12 +106,18 @@ Value& Value::push(Value v) {
 
 const char* Value::typeName() const {
     switch (type_) {
-        case Type::Null: return "null";
-        case Type::Bool: return "boolean";
-        case Type::Number: return "number";
-        case Type::String: return "string";
-        case Type::Array: return "array";
-        case Type::Object: return "object";
+        case Type::Null:
+            return "null";
+        case Type::Bool:
+            return "boolean";
+        case Type::Number:
+            return "number";
+        case Type::String:
+            return "string";
+        case Type::Array:
+            return "array";
+        case Type::Object:
+            return "object";
     }
     return "?";
 }
@@ -118,9 +126,9 @@ Result<std::optional<std::string>> Value::getString(std::string_view key) const 
     const Value* v = find(key);
     if (!v || v->isNull()) return std::optional<std::string>{};
     if (!v->isString()) {
-        return core::makeError(Errc::InvalidConfig, "\"" + std::string(key) +
-                                                        "\" must be a string, got " +
-                                                        v->typeName());
+        return core::makeError(
+            Errc::InvalidConfig,
+            "\"" + std::string(key) + "\" must be a string, got " + v->typeName());
     }
     return std::optional<std::string>{v->asString()};
 }
@@ -129,9 +137,9 @@ Result<std::optional<bool>> Value::getBool(std::string_view key) const {
     const Value* v = find(key);
     if (!v || v->isNull()) return std::optional<bool>{};
     if (!v->isBool()) {
-        return core::makeError(Errc::InvalidConfig, "\"" + std::string(key) +
-                                                        "\" must be a boolean, got " +
-                                                        v->typeName());
+        return core::makeError(
+            Errc::InvalidConfig,
+            "\"" + std::string(key) + "\" must be a boolean, got " + v->typeName());
     }
     return std::optional<bool>{v->asBool()};
 }
@@ -139,16 +147,21 @@ Result<std::optional<bool>> Value::getBool(std::string_view key) const {
 bool operator==(const Value& a, const Value& b) {
     if (a.type_ != b.type_) return false;
     switch (a.type_) {
-        case Value::Type::Null: return true;
-        case Value::Type::Bool: return a.b_ == b.b_;
+        case Value::Type::Null:
+            return true;
+        case Value::Type::Bool:
+            return a.b_ == b.b_;
         case Value::Type::Number: {
             if (a.s_ == b.s_) return true;
             auto x = a.asDouble(), y = b.asDouble();
             return x && y && *x == *y;
         }
-        case Value::Type::String: return a.s_ == b.s_;
-        case Value::Type::Array: return a.arr_ == b.arr_;
-        case Value::Type::Object: return a.obj_ == b.obj_;
+        case Value::Type::String:
+            return a.s_ == b.s_;
+        case Value::Type::Array:
+            return a.arr_ == b.arr_;
+        case Value::Type::Object:
+            return a.obj_ == b.obj_;
     }
     return false;
 }
@@ -158,8 +171,12 @@ namespace {
 template <typename Writer>
 void write(const Value& v, Writer& w) {
     switch (v.type()) {
-        case Value::Type::Null: w.Null(); break;
-        case Value::Type::Bool: w.Bool(v.asBool()); break;
+        case Value::Type::Null:
+            w.Null();
+            break;
+        case Value::Type::Bool:
+            w.Bool(v.asBool());
+            break;
         case Value::Type::Number:
             w.RawValue(v.asString().data(), v.asString().size(), rapidjson::kNumberType);
             break;
@@ -184,7 +201,7 @@ void write(const Value& v, Writer& w) {
 
 // Builds a Value tree from RapidJSON's SAX events, enforcing a nesting limit.
 class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
-public:
+  public:
     explicit Builder(size_t maxDepth) : maxDepth_(maxDepth) {}
 
     bool Null() { return add(Value::null()); }
@@ -207,7 +224,7 @@ public:
     Value take() { return std::move(root_); }
     bool depthExceeded() const { return depthExceeded_; }
 
-private:
+  private:
     bool add(Value v) {
         if (stack_.empty()) {
             root_ = std::move(v);

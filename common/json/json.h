@@ -14,7 +14,7 @@
 namespace allot::json {
 
 class Value {
-public:
+  public:
     enum class Type { Null, Bool, Number, String, Array, Object };
     using Array = std::vector<Value>;
     using Member = std::pair<std::string, Value>;
@@ -39,7 +39,7 @@ public:
 
     bool asBool() const { return b_; }
     const std::string& asString() const { return s_; }  // string, or number text
-    std::optional<int64_t> asInt() const;                // integral numbers only
+    std::optional<int64_t> asInt() const;               // integral numbers only
     std::optional<double> asDouble() const;
     const Array& items() const { return arr_; }
     Array& items() { return arr_; }
@@ -65,7 +65,7 @@ public:
 
     friend bool operator==(const Value& a, const Value& b);
 
-private:
+  private:
     Type type_ = Type::Null;
     bool b_ = false;
     std::string s_;

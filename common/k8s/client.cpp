@@ -21,7 +21,7 @@ constexpr auto kWatchSlack = std::chrono::seconds(30);
 constexpr int64_t kDefaultPageSize = 500;
 
 class Query {
-public:
+  public:
     void add(std::string_view key, std::string_view value) {
         if (value.empty()) return;
         q_ += q_.empty() ? '?' : '&';
@@ -35,7 +35,7 @@ public:
         return path + "&" + q_.substr(1);
     }
 
-private:
+  private:
     std::string q_;
 };
 
@@ -48,10 +48,14 @@ std::string resourceVersionOf(const json::Value& obj) {
 
 const char* contentTypeOf(PatchType t) {
     switch (t) {
-        case PatchType::Merge: return "application/merge-patch+json";
-        case PatchType::Json: return "application/json-patch+json";
-        case PatchType::Strategic: return "application/strategic-merge-patch+json";
-        case PatchType::Apply: return "application/apply-patch+yaml";  // JSON is YAML
+        case PatchType::Merge:
+            return "application/merge-patch+json";
+        case PatchType::Json:
+            return "application/json-patch+json";
+        case PatchType::Strategic:
+            return "application/strategic-merge-patch+json";
+        case PatchType::Apply:
+            return "application/apply-patch+yaml";  // JSON is YAML
     }
     return "application/merge-patch+json";
 }
@@ -67,7 +71,9 @@ std::string readToken(const std::string& file) {
 }  // namespace
 
 Client::Client(ClusterConfig cfg, Options options, TlsConfig tls)
-    : cfg_(std::move(cfg)), options_(std::move(options)), tls_(std::move(tls)),
+    : cfg_(std::move(cfg)),
+      options_(std::move(options)),
+      tls_(std::move(tls)),
       tokenReadAt_(Clock::now()) {}
 
 Result<Client> Client::fromConfig(ClusterConfig cfg, Options options) {
@@ -104,8 +110,10 @@ Result<HttpClient*> Client::direct() {
     return &*http_;
 }
 
-std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method, const std::string& path,
-                                                     const std::string& body, std::string_view contentType,
+std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method,
+                                                     const std::string& path,
+                                                     const std::string& body,
+                                                     std::string_view contentType,
                                                      milliseconds timeout) {
     if (relayState_ == RelayState::Untried) {
         if (!options_.relaySocket.empty()) relay_ = RelayClient::connect(options_.relaySocket);
@@ -131,8 +139,9 @@ std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method, co
     return Result<HttpResponse>(std::move(resp));
 }
 
-Result<HttpResponse> Client::raw(std::string_view method, const std::string& path, const std::string& body,
-                                 std::string_view contentType, milliseconds timeout) {
+Result<HttpResponse> Client::raw(std::string_view method, const std::string& path,
+                                 const std::string& body, std::string_view contentType,
+                                 milliseconds timeout) {
     refreshToken();
     ++requests_;
     auto http = direct();
@@ -167,9 +176,8 @@ Result<milliseconds> Client::timeoutFor(const char* verb, const std::string& pat
     return want.count() > 0 ? std::min(want, leftMs) : leftMs;
 }
 
-Result<json::Value> Client::call(const char* verb, std::string_view method,
-                                 const std::string& path, const std::string& body,
-                                 std::string_view contentType) {
+Result<json::Value> Client::call(const char* verb, std::string_view method, const std::string& path,
+                                 const std::string& body, std::string_view contentType) {
     auto timeout = timeoutFor(verb, path, options_.requestTimeout);
     if (!timeout) return timeout.error();
     std::string identity = cfg_.identity;
@@ -188,8 +196,8 @@ Result<json::Value> Client::call(const char* verb, std::string_view method,
     lastRetryAfter_ = resp->retryAfterSeconds;
     // A rotated token file may already hold a valid token: read it on the next request.
     if (resp->status == 401) tokenStale_ = true;
-    if (auto err = mapStatus(resp->status, resp->body, verb, path, identity,
-                             resp->retryAfterSeconds))
+    if (auto err =
+            mapStatus(resp->status, resp->body, verb, path, identity, resp->retryAfterSeconds))
         return *err;
     if (resp->body.empty()) return json::Value();
     auto v = json::parse(resp->body);
@@ -211,12 +219,12 @@ Result<json::Value> Client::replace(const std::string& path, const json::Value& 
     return call("update", "PUT", path, body.dump(), "application/json");
 }
 
-Result<json::Value> Client::patch(const std::string& path, const json::Value& body,
-                                  PatchType type, const std::string& fieldManager, bool force) {
+Result<json::Value> Client::patch(const std::string& path, const json::Value& body, PatchType type,
+                                  const std::string& fieldManager, bool force) {
     Query q;
     // Server-side apply requires a field manager; default to our user agent.
-    q.add("fieldManager", fieldManager.empty() && type == PatchType::Apply ? options_.userAgent
-                                                                           : fieldManager);
+    q.add("fieldManager",
+          fieldManager.empty() && type == PatchType::Apply ? options_.userAgent : fieldManager);
     if (force && type == PatchType::Apply) q.add("force", "true");
     return call("patch", "PATCH", q.appendTo(path), body.dump(), contentTypeOf(type));
 }
@@ -287,11 +295,10 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
     const std::string full = q.appendTo(path);
 
     // The server ends the watch after timeoutSeconds; our own limit only catches a dead peer.
-    const milliseconds want =
-        opts.timeoutSeconds > 0
-            ? std::chrono::duration_cast<milliseconds>(std::chrono::seconds(opts.timeoutSeconds) +
-                                                       kWatchSlack)
-            : milliseconds(0);
+    const milliseconds want = opts.timeoutSeconds > 0
+                                  ? std::chrono::duration_cast<milliseconds>(
+                                        std::chrono::seconds(opts.timeoutSeconds) + kWatchSlack)
+                                  : milliseconds(0);
     auto timeout = timeoutFor("watch", path, want);
     if (!timeout) return timeout.error();
     refreshToken();

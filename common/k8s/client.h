@@ -39,7 +39,7 @@ struct WatchOptions {
     std::string labelSelector;
     std::string resourceVersion;  // usually the list's; "" = start from now
     bool allowWatchBookmarks = true;
-    int64_t timeoutSeconds = 0;   // server-side end of the watch; 0 = server default
+    int64_t timeoutSeconds = 0;  // server-side end of the watch; 0 = server default
 };
 
 struct Preconditions {
@@ -48,7 +48,7 @@ struct Preconditions {
 };
 
 class Client {
-public:
+  public:
     struct Options {
         std::chrono::milliseconds requestTimeout{std::chrono::seconds(10)};
         std::chrono::steady_clock::time_point deadline =
@@ -62,7 +62,9 @@ public:
     // Reads cfg.tokenFile (if any) now. Errors: InvalidConfig (unreadable token file, TLS
     // material curl rejects), Internal.
     static core::Result<Client> fromConfig(ClusterConfig cfg, Options options);
-    static core::Result<Client> fromConfig(ClusterConfig cfg) { return fromConfig(std::move(cfg), Options{}); }
+    static core::Result<Client> fromConfig(ClusterConfig cfg) {
+        return fromConfig(std::move(cfg), Options{});
+    }
 
     // The decoded object. NotFound when absent.
     core::Result<json::Value> get(const std::string& path);
@@ -114,13 +116,15 @@ public:
                                    const std::string& body, std::string_view contentType,
                                    std::chrono::milliseconds timeout);
 
-private:
+  private:
     Client(ClusterConfig cfg, Options options, TlsConfig tls);
     // The direct connection, made on first use: a process served by the relay never loads libcurl.
     core::Result<HttpClient*> direct();
     // Through the relay when one is there; nullopt: go direct.
-    std::optional<core::Result<HttpResponse>> viaRelay(std::string_view method, const std::string& path,
-                                                       const std::string& body, std::string_view contentType,
+    std::optional<core::Result<HttpResponse>> viaRelay(std::string_view method,
+                                                       const std::string& path,
+                                                       const std::string& body,
+                                                       std::string_view contentType,
                                                        std::chrono::milliseconds timeout);
 
     core::Result<json::Value> call(const char* verb, std::string_view method,

@@ -29,7 +29,9 @@ std::string trimmed(std::string s) {
     return s.substr(b, e - b + 1);
 }
 
-std::string inQuotes(const std::string& s) { return "\"" + s + "\""; }
+std::string inQuotes(const std::string& s) {
+    return "\"" + s + "\"";
+}
 
 int base64Value(unsigned char c) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -69,7 +71,7 @@ std::optional<std::string> base64Decode(std::string_view in) {
 
 // Lookup helpers over one parsed kubeconfig; every error names the file and the key.
 class Reader {
-public:
+  public:
     explicit Reader(std::string path) : path_(std::move(path)) {
         dir_ = std::filesystem::path(path_).parent_path();
     }
@@ -140,20 +142,21 @@ public:
         if (mustExist) {
             std::ifstream f(resolved);
             if (!f)
-                return error(where + ": " + key + " " + resolved + " cannot be read: " +
-                             std::strerror(errno));
+                return error(where + ": " + key + " " + resolved +
+                             " cannot be read: " + std::strerror(errno));
         }
         return resolved;
     }
 
-private:
+  private:
     std::string path_;
     std::filesystem::path dir_;
 };
 
 // The cluster named by the context: server, certificate authority, insecure-skip-tls-verify.
-core::Result<void> readCluster(const Reader& rd, const YAML::Node& root, const std::string& clusterName,
-                               const std::string& ctxWhere, ClusterConfig& cfg) {
+core::Result<void> readCluster(const Reader& rd, const YAML::Node& root,
+                               const std::string& clusterName, const std::string& ctxWhere,
+                               ClusterConfig& cfg) {
     auto cluster = rd.named(root, "clusters", "cluster", clusterName);
     if (!cluster) return cluster.error();
     if (!*cluster)
@@ -166,8 +169,7 @@ core::Result<void> readCluster(const Reader& rd, const YAML::Node& root, const s
     cfg.server = **server;
     while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
     if (cfg.server.rfind("https://", 0) != 0 && cfg.server.rfind("http://", 0) != 0)
-        return rd.error(clWhere + ": server " + inQuotes(cfg.server) +
-                        " must start with https://");
+        return rd.error(clWhere + ": server " + inQuotes(cfg.server) + " must start with https://");
     auto caData = rd.data(**cluster, "certificate-authority-data", clWhere);
     if (!caData) return caData.error();
     cfg.caData = std::move(*caData);
@@ -210,8 +212,8 @@ core::Result<void> readUserFields(const Reader& rd, const YAML::Node& u, const s
 
 // A certificate needs its key and the other way round; a user with neither a certificate nor a
 // token must not rely on a credential kind allot cannot use.
-core::Result<void> checkCredentials(const Reader& rd, const YAML::Node& u, const std::string& usWhere,
-                                    const ClusterConfig& cfg) {
+core::Result<void> checkCredentials(const Reader& rd, const YAML::Node& u,
+                                    const std::string& usWhere, const ClusterConfig& cfg) {
     const bool hasCert = !cfg.clientCertData.empty() || !cfg.clientCertFile.empty();
     const bool hasKey = !cfg.clientKeyData.empty() || !cfg.clientKeyFile.empty();
     if (hasCert && !hasKey)
@@ -289,16 +291,16 @@ Result<ClusterConfig> parseKubeconfig(const Reader& rd, const YAML::Node& root,
 
 Result<std::string> readSmallFile(const std::string& path, const std::string& what) {
     std::ifstream f(path, std::ios::binary);
-    if (!f) return makeError(Errc::InvalidConfig, "cannot read " + what + " " + path + ": " +
-                                                      std::strerror(errno));
+    if (!f)
+        return makeError(Errc::InvalidConfig,
+                         "cannot read " + what + " " + path + ": " + std::strerror(errno));
     std::string out;
     char buf[8192];
     while (f.read(buf, sizeof buf) || f.gcount() > 0) {
         out.append(buf, static_cast<size_t>(f.gcount()));
         if (static_cast<std::streamsize>(out.size()) > kMaxFileBytes)
             return makeError(Errc::InvalidConfig, what + " " + path + " is larger than " +
-                                                      std::to_string(kMaxFileBytes >> 20) +
-                                                      " MiB");
+                                                      std::to_string(kMaxFileBytes >> 20) + " MiB");
     }
     if (f.bad()) return makeError(Errc::InvalidConfig, "error reading " + what + " " + path);
     return out;
@@ -345,7 +347,8 @@ Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir) {
     if (!token) return token.error();
     cfg.token = trimmed(std::move(*token));
     if (cfg.token.empty())
-        return makeError(Errc::InvalidConfig, "serviceaccount token " + cfg.tokenFile + " is empty");
+        return makeError(Errc::InvalidConfig,
+                         "serviceaccount token " + cfg.tokenFile + " is empty");
     const std::string ca = (dir / "ca.crt").string();
     if (std::ifstream(ca)) cfg.caFile = ca;  // else the system bundle, as client-go does
     if (auto ns = readSmallFile((dir / "namespace").string(), "serviceaccount namespace"))
@@ -367,7 +370,8 @@ json::Value jsonOf(const YAML::Node& n, int depth) {
     switch (n.Type()) {
         case YAML::NodeType::Map: {
             Value o = Value::object();
-            for (const auto& kv : n) o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1));
+            for (const auto& kv : n)
+                o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1));
             return o;
         }
         case YAML::NodeType::Sequence: {
@@ -393,7 +397,8 @@ json::Value jsonOf(const YAML::Node& n, int depth) {
 
 Result<std::vector<json::Value>> yamlDocuments(std::string_view text, size_t maxBytes) {
     if (text.size() > maxBytes)
-        return makeError(Errc::Decode, "input is larger than " + std::to_string(maxBytes) + " bytes");
+        return makeError(Errc::Decode,
+                         "input is larger than " + std::to_string(maxBytes) + " bytes");
     try {
         std::vector<json::Value> out;
         for (const YAML::Node& doc : YAML::LoadAll(std::string(text)))

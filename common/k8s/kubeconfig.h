@@ -38,8 +38,8 @@ inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.i
 // The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the ServiceAccount files
 // (token, ca.crt, namespace) in `serviceAccountDir`. Errors: InvalidConfig when the
 // environment variables or the token file are missing.
-core::Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir =
-                                                kServiceAccountDir);
+core::Result<ClusterConfig> inClusterConfig(
+    const std::string& serviceAccountDir = kServiceAccountDir);
 
 // Reads a whole small file (tokens, certificates). Errors: InvalidConfig naming the file.
 core::Result<std::string> readSmallFile(const std::string& path, const std::string& what);

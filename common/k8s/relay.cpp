@@ -37,7 +37,8 @@ struct Reader {
             return 0;
         }
         uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+        for (int i = 0; i < 4; ++i)
+            v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
         in.remove_prefix(4);
         return v;
     }
@@ -68,7 +69,8 @@ struct Reader {
 };
 
 int msLeft(Clock::time_point deadline) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
@@ -77,8 +79,11 @@ core::Result<void> waitFor(int fd, short events, Clock::time_point deadline, con
         pollfd p{fd, events, 0};
         int rc = ::poll(&p, 1, msLeft(deadline));
         if (rc > 0) return {};
-        if (rc == 0) return makeError(Errc::Transient, std::string("node relay: timed out ") + what);
-        if (errno != EINTR) return makeError(Errc::Transient, std::string("node relay: poll: ") + std::strerror(errno));
+        if (rc == 0)
+            return makeError(Errc::Transient, std::string("node relay: timed out ") + what);
+        if (errno != EINTR)
+            return makeError(Errc::Transient,
+                             std::string("node relay: poll: ") + std::strerror(errno));
     }
 }
 
@@ -92,7 +97,8 @@ bool segment(std::string_view& path, std::string_view want) {
 bool name(std::string_view s) {
     if (s.empty() || s.size() > 253) return false;
     for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
+            return false;
     return s != "." && s != "..";
 }
 
@@ -176,7 +182,8 @@ core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_poin
         ssize_t n = ::send(fd, left.data(), left.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN) continue;
-            return makeError(Errc::Transient, std::string("node relay: send: ") + std::strerror(errno));
+            return makeError(Errc::Transient,
+                             std::string("node relay: send: ") + std::strerror(errno));
         }
         left.remove_prefix(static_cast<size_t>(n));
     }
@@ -192,7 +199,8 @@ core::Result<std::string> readFrame(int fd, size_t maxBytes, Clock::time_point d
             if (n == 0) return makeError(Errc::Transient, "node relay: connection closed");
             if (n < 0) {
                 if (errno == EINTR || errno == EAGAIN) continue;
-                return makeError(Errc::Transient, std::string("node relay: recv: ") + std::strerror(errno));
+                return makeError(Errc::Transient,
+                                 std::string("node relay: recv: ") + std::strerror(errno));
             }
             got += static_cast<size_t>(n);
         }
@@ -202,7 +210,9 @@ core::Result<std::string> readFrame(int fd, size_t maxBytes, Clock::time_point d
     if (auto r = readAll(len, 4); !r) return r.error();
     Reader rd{std::string_view(len, 4)};
     uint32_t n = rd.u32();
-    if (n > maxBytes) return makeError(Errc::Invalid, "node relay: frame of " + std::to_string(n) + " bytes is over the limit");
+    if (n > maxBytes)
+        return makeError(Errc::Invalid,
+                         "node relay: frame of " + std::to_string(n) + " bytes is over the limit");
     std::string out(n, '\0');
     if (auto r = readAll(out.data(), n); !r) return r.error();
     return out;
@@ -217,12 +227,14 @@ std::optional<RelayClient> RelayClient::connect(const std::string& path) {
     // connect would wait for it without limit (EAGAIN here: go direct).
     sys::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd) return std::nullopt;
-    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+        return std::nullopt;
     return RelayClient(std::move(fd));
 }
 
-core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono::milliseconds timeout,
-                                              bool& sent, std::chrono::milliseconds ackTimeout) {
+core::Result<RelayResponse> RelayClient::send(const RelayRequest& r,
+                                              std::chrono::milliseconds timeout, bool& sent,
+                                              std::chrono::milliseconds ackTimeout) {
     sent = false;
     const auto start = Clock::now();
     const auto deadline = start + timeout;
@@ -230,13 +242,15 @@ core::Result<RelayResponse> RelayClient::send(const RelayRequest& r, std::chrono
     RelayRequest withAck = r;
     withAck.wantAck = true;
     // A relay that does not even take the frame within the acknowledgement wait is hung.
-    if (auto w = writeFrame(fd_.get(), encodeRelayRequest(withAck), ackDeadline); !w) return w.error();
+    if (auto w = writeFrame(fd_.get(), encodeRelayRequest(withAck), ackDeadline); !w)
+        return w.error();
     // The first frame is the acknowledgement (or, from a relay that predates them, the answer).
     auto first = readFrame(fd_.get(), kMaxRelayFrame, ackDeadline);
     if (!first) {
         // Nothing acknowledged: the relay never started on it (hung, or closed on us).
         return makeError(Errc::Transient, "node relay: no acknowledgement within " +
-                                              std::to_string(ackTimeout.count()) + " ms: " + first.error().message);
+                                              std::to_string(ackTimeout.count()) +
+                                              " ms: " + first.error().message);
     }
     sent = true;
     auto resp = decodeRelayResponse(*first);

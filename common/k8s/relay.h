@@ -70,7 +70,7 @@ inline constexpr std::chrono::milliseconds kRelayAckTimeout{1500};
 
 // The plugin's end: one connection, one request at a time. Move-only.
 class RelayClient {
-public:
+  public:
     // nullopt when nothing listens at `path` (no relay on this node), or when its backlog is
     // full (the connect would block): the caller goes direct.
     static std::optional<RelayClient> connect(const std::string& path);
@@ -81,9 +81,10 @@ public:
     // the request (nothing acknowledged within `ackTimeout`: the caller goes direct), true when
     // it did and its answer was lost (it may have been applied).
     core::Result<RelayResponse> send(const RelayRequest& r, std::chrono::milliseconds timeout,
-                                     bool& sent, std::chrono::milliseconds ackTimeout = kRelayAckTimeout);
+                                     bool& sent,
+                                     std::chrono::milliseconds ackTimeout = kRelayAckTimeout);
 
-private:
+  private:
     explicit RelayClient(sys::Fd fd) : fd_(std::move(fd)) {}
     sys::Fd fd_;
 };

@@ -18,9 +18,9 @@ struct Resource {
 };
 
 inline constexpr Resource kIPPool{"whereabouts.cni.cncf.io", "v1alpha1", "ippools", "IPPool"};
-inline constexpr Resource kOverlappingRangeIPReservation{
-    "whereabouts.cni.cncf.io", "v1alpha1", "overlappingrangeipreservations",
-    "OverlappingRangeIPReservation"};
+inline constexpr Resource kOverlappingRangeIPReservation{"whereabouts.cni.cncf.io", "v1alpha1",
+                                                         "overlappingrangeipreservations",
+                                                         "OverlappingRangeIPReservation"};
 inline constexpr Resource kNodeSlicePool{"whereabouts.cni.cncf.io", "v1alpha1", "nodeslicepools",
                                          "NodeSlicePool"};
 inline constexpr Resource kPod{"", "v1", "pods", "Pod"};

@@ -68,14 +68,18 @@ std::optional<core::Error> mapStatus(long status, std::string_view body, std::st
             return core::makeError(Errc::Forbidden,
                                    head + " as " + std::string(identity) + ": Forbidden" +
                                        (info.message.empty() ? "" : ": " + info.message));
-        case 404: return core::makeError(Errc::NotFound, detail("not found"));
+        case 404:
+            return core::makeError(Errc::NotFound, detail("not found"));
         case 409:
             if (info.reason == "AlreadyExists")
                 return core::makeError(Errc::AlreadyExists, detail("already exists"));
             return core::makeError(Errc::Conflict, detail("conflict"));
-        case 410: return core::makeError(Errc::Expired, detail("gone (resourceVersion expired)"));
-        case 422: return core::makeError(Errc::Invalid, detail("invalid"));
-        default: break;
+        case 410:
+            return core::makeError(Errc::Expired, detail("gone (resourceVersion expired)"));
+        case 422:
+            return core::makeError(Errc::Invalid, detail("invalid"));
+        default:
+            break;
     }
     // etcd refuses objects over its request limit (1.5 MiB by default) with a 500; retrying
     // cannot help, so it is not transient.
@@ -88,9 +92,8 @@ std::optional<core::Error> mapStatus(long status, std::string_view body, std::st
         if (retryAfterSeconds) m += " (retry after " + std::to_string(*retryAfterSeconds) + "s)";
         return core::makeError(Errc::Transient, std::move(m));
     }
-    return core::makeError(Errc::Internal,
-                           detail("unexpected HTTP " + std::to_string(status) +
-                                  (info.reason.empty() ? "" : " " + info.reason)));
+    return core::makeError(Errc::Internal, detail("unexpected HTTP " + std::to_string(status) +
+                                                  (info.reason.empty() ? "" : " " + info.reason)));
 }
 
 }  // namespace allot::k8s

@@ -58,7 +58,9 @@ Curl g_curl{};
 // built for another glibc, which a static program cannot load safely. An API server's name
 // needs only /etc/hosts and DNS, and /etc/resolv.conf still decides the DNS servers (the
 // stub resolver of systemd-resolved included), so both built-in sources are used alone.
-void useBuiltinResolvers() { __nss_configure_lookup("hosts", "files dns"); }
+void useBuiltinResolvers() {
+    __nss_configure_lookup("hosts", "files dns");
+}
 
 // With no CA in the kubeconfig, libcurl falls back on a compiled-in bundle path, which is
 // Debian's and not every node's; this static build has none, so the node's bundle is found
@@ -83,8 +85,8 @@ const std::string& loadCurl() {
     static std::string error;
     std::call_once(once, [] {
         useBuiltinResolvers();
-        const Curl c{curl_global_init, curl_easy_init,    curl_easy_cleanup,
-                     curl_easy_setopt, curl_easy_getinfo, curl_easy_perform,
+        const Curl c{curl_global_init,   curl_easy_init,    curl_easy_cleanup,
+                     curl_easy_setopt,   curl_easy_getinfo, curl_easy_perform,
                      curl_easy_strerror, curl_slist_append, curl_slist_free_all};
         if (const CURLcode rc = c.global_init(CURL_GLOBAL_DEFAULT); rc != CURLE_OK) {
             error = std::string("curl_global_init failed: ") + c.easy_strerror(rc);
@@ -106,7 +108,8 @@ const std::string& loadCurl() {
         void* lib = dlopen(kCurlLibrary, RTLD_NOW | RTLD_LOCAL);
         if (!lib) {
             const char* why = dlerror();
-            error = std::string("cannot load ") + kCurlLibrary + ": " + (why ? why : "unknown error");
+            error =
+                std::string("cannot load ") + kCurlLibrary + ": " + (why ? why : "unknown error");
             return;
         }
         Curl c{};
@@ -120,7 +123,7 @@ const std::string& loadCurl() {
                         (why ? why : std::string(name) + " not found");
                 return;
             }
-            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
+            fn = reinterpret_cast<std::remove_reference_t<decltype(fn)> >(sym);
         };
         resolve(c.global_init, "curl_global_init");
         resolve(c.easy_init, "curl_easy_init");
@@ -146,7 +149,9 @@ const std::string& loadCurl() {
 #endif
 
 // Only reached through an HttpClient, which exists only after loadCurl() succeeded.
-const Curl& curl() { return g_curl; }
+const Curl& curl() {
+    return g_curl;
+}
 
 bool iequalsPrefix(std::string_view s, std::string_view prefix) {
     if (s.size() < prefix.size()) return false;
@@ -178,8 +183,10 @@ bool isConfigError(CURLcode rc) {
         case CURLE_SSL_ENGINE_NOTFOUND:
         case CURLE_SSL_ENGINE_SETFAILED:
         case CURLE_NOT_BUILT_IN:
-        case CURLE_BAD_FUNCTION_ARGUMENT: return true;
-        default: return false;
+        case CURLE_BAD_FUNCTION_ARGUMENT:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -290,8 +297,9 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
 #else
     set(CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTPS | CURLPROTO_HTTP));
 #endif
-    if (rc != CURLE_OK) return makeError(Errc::Internal, "curl setup failed: " +
-                                                             std::string(curl().easy_strerror(rc)));
+    if (rc != CURLE_OK)
+        return makeError(Errc::Internal,
+                         "curl setup failed: " + std::string(curl().easy_strerror(rc)));
     // HTTP/2 only where libcurl was built with it; otherwise HTTP/1.1 keep-alive.
     (void)curl().easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
 
@@ -362,12 +370,12 @@ Result<void> HttpClient::Impl::prepare(std::string_view method, const std::strin
     } else {
         set(CURLOPT_HTTPGET, 1L);
     }
-    set(CURLOPT_CUSTOMREQUEST, method == (sendsBody ? "POST" : "GET") ? nullptr
-                                                                        : methodStore.c_str());
+    set(CURLOPT_CUSTOMREQUEST,
+        method == (sendsBody ? "POST" : "GET") ? nullptr : methodStore.c_str());
     const long total = static_cast<long>(timeout.count());
     set(CURLOPT_TIMEOUT_MS, total);
-    const auto connect = timeout.count() > 0 ? std::min(timeout, kMaxConnectTimeout)
-                                             : kMaxConnectTimeout;
+    const auto connect =
+        timeout.count() > 0 ? std::min(timeout, kMaxConnectTimeout) : kMaxConnectTimeout;
     set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect.count()));
     if (rc != CURLE_OK)
         return makeError(Errc::Internal, std::string(method) + " " + url +
@@ -403,8 +411,8 @@ void HttpClient::setBearerToken(std::string token) {
     const bool clean = std::none_of(t.begin(), t.end(), [](char c) {
         return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
     });
-    impl_->authHeader = (t.empty() || !clean) ? std::string()
-                                              : "Authorization: Bearer " + std::string(t);
+    impl_->authHeader =
+        (t.empty() || !clean) ? std::string() : "Authorization: Bearer " + std::string(t);
 }
 
 Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& url,
@@ -414,8 +422,7 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
         return makeError(Errc::Transient, std::string(method) + " " + url + ": no time left");
     SList headers;
     std::string methodStore;
-    if (auto r = impl_->prepare(method, url, body, contentType, timeout, headers, methodStore);
-        !r)
+    if (auto r = impl_->prepare(method, url, body, contentType, timeout, headers, methodStore); !r)
         return r.error();
     HttpResponse resp;
     HeaderState hs;
@@ -435,7 +442,8 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
     // A server may answer 4xx (401, 403, 413) before it has read the body and close the
     // stream; curl then reports a send error although the answer is final. A 4xx means the
     // request was not applied, so it is the answer, not a transient failure to retry.
-    if (rc != CURLE_OK && !(resp.status >= 400 && resp.status < 500)) return impl_->failure(rc, method, url);
+    if (rc != CURLE_OK && !(resp.status >= 400 && resp.status < 500))
+        return impl_->failure(rc, method, url);
     return resp;
 }
 

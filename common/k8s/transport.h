@@ -35,7 +35,7 @@ struct HttpResponse {
 // Move-only owner of one CURL handle, reused across requests so the connection (HTTP/2 when
 // the server offers it) stays open. Not thread-safe: one request at a time.
 class HttpClient {
-public:
+  public:
     // Errors: Internal when curl cannot be initialised.
     static core::Result<HttpClient> create(TlsConfig tls, std::string userAgent);
 
@@ -64,7 +64,7 @@ public:
                               std::function<bool(std::string_view chunk)> onData,
                               std::string* errorBody = nullptr);
 
-private:
+  private:
     struct Impl;
     explicit HttpClient(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;

@@ -8,11 +8,16 @@ using core::Result;
 
 const char* watchEventTypeName(WatchEvent::Type type) {
     switch (type) {
-        case WatchEvent::Type::Added: return "ADDED";
-        case WatchEvent::Type::Modified: return "MODIFIED";
-        case WatchEvent::Type::Deleted: return "DELETED";
-        case WatchEvent::Type::Bookmark: return "BOOKMARK";
-        case WatchEvent::Type::Error: return "ERROR";
+        case WatchEvent::Type::Added:
+            return "ADDED";
+        case WatchEvent::Type::Modified:
+            return "MODIFIED";
+        case WatchEvent::Type::Deleted:
+            return "DELETED";
+        case WatchEvent::Type::Bookmark:
+            return "BOOKMARK";
+        case WatchEvent::Type::Error:
+            return "ERROR";
     }
     return "UNKNOWN";
 }
@@ -28,8 +33,8 @@ Result<bool> LineSplitter::feed(std::string_view chunk, const OnLine& onLine) {
         failed_ = true;
         partial_.clear();
         partial_.shrink_to_fit();
-        return makeError(Errc::Decode, "watch event larger than " + std::to_string(max_) +
-                                           " bytes");
+        return makeError(Errc::Decode,
+                         "watch event larger than " + std::to_string(max_) + " bytes");
     };
     if (failed_) return makeError(Errc::Decode, "watch stream already failed");
     while (!chunk.empty()) {
@@ -72,12 +77,18 @@ Result<WatchEvent> parseWatchEvent(std::string_view line) {
     if (!*type) return makeError(Errc::Decode, "watch event has no type");
     WatchEvent ev;
     const std::string& t = **type;
-    if (t == "ADDED") ev.type = WatchEvent::Type::Added;
-    else if (t == "MODIFIED") ev.type = WatchEvent::Type::Modified;
-    else if (t == "DELETED") ev.type = WatchEvent::Type::Deleted;
-    else if (t == "BOOKMARK") ev.type = WatchEvent::Type::Bookmark;
-    else if (t == "ERROR") ev.type = WatchEvent::Type::Error;
-    else return makeError(Errc::Decode, "watch event has unknown type \"" + t.substr(0, 32) + "\"");
+    if (t == "ADDED")
+        ev.type = WatchEvent::Type::Added;
+    else if (t == "MODIFIED")
+        ev.type = WatchEvent::Type::Modified;
+    else if (t == "DELETED")
+        ev.type = WatchEvent::Type::Deleted;
+    else if (t == "BOOKMARK")
+        ev.type = WatchEvent::Type::Bookmark;
+    else if (t == "ERROR")
+        ev.type = WatchEvent::Type::Error;
+    else
+        return makeError(Errc::Decode, "watch event has unknown type \"" + t.substr(0, 32) + "\"");
     json::Value* obj = v->find("object");
     if (!obj || !obj->isObject())
         return makeError(Errc::Decode, std::string("watch event ") + t + " has no object");

@@ -23,7 +23,7 @@ inline constexpr size_t kMaxWatchEventBytes = 4u << 20;
 
 // Splits a byte stream into lines. Blank lines are skipped; a trailing '\r' is dropped.
 class LineSplitter {
-public:
+  public:
     using OnLine = std::function<bool(std::string_view line)>;  // false: stop
 
     explicit LineSplitter(size_t maxLineBytes = kMaxWatchEventBytes) : max_(maxLineBytes) {}
@@ -38,7 +38,7 @@ public:
 
     size_t pendingBytes() const { return partial_.size(); }
 
-private:
+  private:
     core::Result<bool> emit(std::string_view line, const OnLine& onLine);
 
     size_t max_;

@@ -38,9 +38,10 @@ Logger::~Logger() {
 bool Logger::open(const std::string& path) {
     // Never through a symlink, never a FIFO or device (O_NONBLOCK: opening a FIFO does not
     // wait for a reader): only a regular file.
-    sys::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+    sys::Fd fd(::open(path.c_str(),
+                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
     if (!fd) return false;
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     FILE* f = ::fdopen(fd.get(), "a");
     if (!f) return false;
@@ -95,7 +96,8 @@ void Logger::write(Level l, const char* name, const std::string& msg) {
         return;
     }
     const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
+        1000;
     std::fprintf(out, "%s.%03dZ %s %s\n", stamp, static_cast<int>(ms), name, msg.c_str());
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // allot's one logger. Never stdout (the plugin's stdout carries the CNI result only).
 // Two line formats, one per program, because tests and users read them:
-//   PerCall (the plugin): "<time to the second>Z <level> allot[<pid>] container=<id> pod=<ns/name>: <msg>",
+//   PerCall (the plugin): "<time to the second>Z <level> allot[<pid>] container=<id> pod=<ns/name>:
+//   <msg>",
 //     control characters escaped so no value can forge a line; to stderr or log_file.
 //   Daemon (allot-gc): "<time to the millisecond>Z <level> <msg>" on stderr.
 // Thread-safe: lines from concurrent threads never interleave.
@@ -23,7 +24,7 @@ bool parseLevel(const std::string& s, Level& out);
 enum class Format { PerCall, Daemon };
 
 class Logger {
-public:
+  public:
     explicit Logger(Format f = Format::PerCall) : format_(f) {}
     ~Logger();
     Logger(const Logger&) = delete;
@@ -43,7 +44,7 @@ public:
     // A configuration value ignored or repaired: shown wherever errors are.
     void warning(const std::string& msg) { write(Level::Error, "warning", msg); }
 
-private:
+  private:
     void write(Level l, const char* name, const std::string& msg);
     const Format format_;
     std::atomic<int> level_{static_cast<int>(Level::Info)};
@@ -55,9 +56,17 @@ private:
 // allot-gc's process-wide logger (Daemon format, stderr) and its shorthands. Library code logs
 // only through these, at the point where an error is finally handled.
 Logger& daemonLog();
-inline void logDebug(const std::string& msg) { daemonLog().debug(msg); }
-inline void logInfo(const std::string& msg) { daemonLog().info(msg); }
-inline void logWarn(const std::string& msg) { daemonLog().warn(msg); }
-inline void logError(const std::string& msg) { daemonLog().error(msg); }
+inline void logDebug(const std::string& msg) {
+    daemonLog().debug(msg);
+}
+inline void logInfo(const std::string& msg) {
+    daemonLog().info(msg);
+}
+inline void logWarn(const std::string& msg) {
+    daemonLog().warn(msg);
+}
+inline void logError(const std::string& msg) {
+    daemonLog().error(msg);
+}
 
 }  // namespace allot::logging

@@ -14,8 +14,8 @@
 #include <random>
 
 #include "json/json.h"
-#include "sys/fd.h"
 #include "node/files.h"
+#include "sys/fd.h"
 
 namespace allot::node {
 
@@ -74,7 +74,8 @@ std::optional<core::IpRange> decodeWindow(const json::Value& w) {
         spec.exclude.push_back(item.asString());
     }
     auto r = core::IpRange::fromSpec(spec, "queued window");
-    if (!r || r->start().str() != spec.rangeStart || r->end().str() != spec.rangeEnd) return std::nullopt;
+    if (!r || r->start().str() != spec.rangeStart || r->end().str() != spec.rangeEnd)
+        return std::nullopt;
     return *r;
 }
 
@@ -88,8 +89,9 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
         return true;
     };
     if (!str("containerId", r.owner.containerId) || !str("podRef", r.owner.podRef) ||
-        !str("ifName", r.owner.ifName) || !str("node", r.owner.node) || !str("podUid", r.owner.podUid) ||
-        !str("network", r.owner.network) || r.owner.containerId.empty())
+        !str("ifName", r.owner.ifName) || !str("node", r.owner.node) ||
+        !str("podUid", r.owner.podUid) || !str("network", r.owner.network) ||
+        r.owner.containerId.empty())
         return std::nullopt;
     std::string req;
     if (!str("requested", req)) return std::nullopt;
@@ -126,9 +128,12 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
 
 const char* kindName(core::PickKind k) {
     switch (k) {
-        case core::PickKind::Existing: return "existing";
-        case core::PickKind::HandedOver: return "handover";
-        case core::PickKind::New: break;
+        case core::PickKind::Existing:
+            return "existing";
+        case core::PickKind::HandedOver:
+            return "handover";
+        case core::PickKind::New:
+            break;
     }
     return "new";
 }
@@ -169,8 +174,9 @@ core::Result<core::Pick> decodeAnswer(const json::Value& v) {
 }
 
 class FileTicket : public ClaimQueue::Ticket {
-public:
-    FileTicket(Fd fd, std::string dir, std::string id) : fd_(std::move(fd)), dir_(std::move(dir)), id_(std::move(id)) {}
+  public:
+    FileTicket(Fd fd, std::string dir, std::string id)
+        : fd_(std::move(fd)), dir_(std::move(dir)), id_(std::move(id)) {}
     ~FileTicket() override {
         // The request goes before the lock is dropped (fd_ closes after this body): nobody
         // serves a withdrawn request.
@@ -180,25 +186,28 @@ public:
     const std::string& dir() const { return dir_; }
     const std::string& id() const { return id_; }
 
-private:
+  private:
     Fd fd_;
     std::string dir_, id_;
 };
 
 bool endsWith(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void removeIfOld(const std::string& path) {
-    struct stat st{};
-    if (::stat(path.c_str(), &st) == 0 && st.st_mtime + 60 < ::time(nullptr)) ::unlink(path.c_str());
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && st.st_mtime + 60 < ::time(nullptr))
+        ::unlink(path.c_str());
 }
 
 class FileClaimQueue : public ClaimQueue {
-public:
+  public:
     explicit FileClaimQueue(std::string dir) : dir_(std::move(dir)) {}
 
-    core::Result<std::unique_ptr<Ticket>> submit(const std::string& pool, const ClaimRequest& request) override {
+    core::Result<std::unique_ptr<Ticket>> submit(const std::string& pool,
+                                                 const ClaimRequest& request) override {
         std::string qdir = dir_ + "/" + poolFileName(pool) + ".q";
         if (auto d = makeDirs(qdir, 0700); !d) return d.error();
         static thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -210,13 +219,15 @@ public:
         Fd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
         if (!fd) return makeError(Errc::Internal, "create " + tmp + ": " + std::strerror(errno));
         std::string data = encodeRequest(request).dump();
-        bool ok = ::flock(fd.get(), LOCK_SH) == 0 &&
-                  ::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-                  ::rename(tmp.c_str(), (qdir + "/" + id + ".req").c_str()) == 0;
+        bool ok =
+            ::flock(fd.get(), LOCK_SH) == 0 &&
+            ::write(fd.get(), data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+            ::rename(tmp.c_str(), (qdir + "/" + id + ".req").c_str()) == 0;
         if (!ok) {
             int err = errno;
             ::unlink(tmp.c_str());
-            return makeError(Errc::Internal, "queue request in " + qdir + ": " + std::strerror(err));
+            return makeError(Errc::Internal,
+                             "queue request in " + qdir + ": " + std::strerror(err));
         }
         return std::unique_ptr<Ticket>(new FileTicket(std::move(fd), qdir, id));
     }
@@ -226,7 +237,9 @@ public:
         auto text = readSmall(t.dir() + "/" + t.id() + ".ans", kMaxQueueFile);
         if (!text) return std::nullopt;
         auto v = json::parse(*text);
-        if (!v) return core::Result<core::Pick>(makeError(Errc::Internal, "unreadable answer in the node's claim queue"));
+        if (!v)
+            return core::Result<core::Pick>(
+                makeError(Errc::Internal, "unreadable answer in the node's claim queue"));
         return decodeAnswer(*v);
     }
 
@@ -239,10 +252,13 @@ public:
         while (dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
         ::closedir(d);
         std::sort(names.begin(), names.end());  // roughly first come, first served
-        auto has = [&](const std::string& n) { return std::binary_search(names.begin(), names.end(), n); };
+        auto has = [&](const std::string& n) {
+            return std::binary_search(names.begin(), names.end(), n);
+        };
         for (const auto& n : names) {
             if (out.size() >= max) break;
-            const bool orphanAnswer = endsWith(n, ".ans") && !has(n.substr(0, n.size() - 4) + ".req");
+            const bool orphanAnswer =
+                endsWith(n, ".ans") && !has(n.substr(0, n.size() - 4) + ".req");
             if (endsWith(n, ".new") || n.find(".tmp.") != std::string::npos || orphanAnswer) {
                 removeIfOld(t.dir() + "/" + n);  // left by a process killed mid-way
                 continue;
@@ -260,11 +276,14 @@ public:
                 }
             }
             auto text = readSmall(path, kMaxQueueFile);
-            auto v = text ? json::parse(*text) : core::Result<json::Value>(makeError(Errc::Decode, ""));
+            auto v =
+                text ? json::parse(*text) : core::Result<json::Value>(makeError(Errc::Decode, ""));
             auto r = v ? decodeRequest(*v) : std::nullopt;
             if (!r) {
                 // Unreadable: answer it, so its process stops waiting for service.
-                answer(self, id, makeError(Errc::Internal, "unreadable request in the node's claim queue " + path));
+                answer(self, id,
+                       makeError(Errc::Internal,
+                                 "unreadable request in the node's claim queue " + path));
                 continue;
             }
             out.push_back({id, std::move(*r)});
@@ -277,7 +296,7 @@ public:
         (void)writeAtomic(t.dir() + "/" + id + ".ans", encodeAnswer(a).dump());
     }
 
-private:
+  private:
     std::string dir_;
 };
 

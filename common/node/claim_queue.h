@@ -34,11 +34,11 @@ struct ClaimRequest {
 // each its answer. A request whose process has died is discarded, so a killed plugin never
 // gets an address written for it after its death is visible.
 class ClaimQueue {
-public:
+  public:
     virtual ~ClaimQueue() = default;
     // A queued request; destroying it withdraws the request and any answer.
     class Ticket {
-    public:
+      public:
         virtual ~Ticket() = default;
     };
     struct Waiting {

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "sys/fd.h"
 #include "node/files.h"
+#include "sys/fd.h"
 
 namespace allot::node {
 
@@ -24,16 +24,16 @@ namespace {
 void onAlarm(int) {}
 
 class FileGuard : public PoolLocker::Guard {
-public:
+  public:
     explicit FileGuard(Fd fd) : fd_(std::move(fd)) {}
     ~FileGuard() override { ::flock(fd_.get(), LOCK_UN); }
 
-private:
+  private:
     Fd fd_;
 };
 
 class FileLocker : public PoolLocker {
-public:
+  public:
     explicit FileLocker(std::string dir) : dir_(std::move(dir)) {}
 
     core::Result<std::unique_ptr<Guard>> acquire(const std::string& pool,
@@ -41,12 +41,16 @@ public:
         if (auto d = makeDirs(dir_, 0700); !d) return d.error();
         std::string path = dir_ + "/" + poolFileName(pool) + ".lock";
         Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-        if (!fd) return makeError(Errc::Internal, "open lock " + path + ": " + std::strerror(errno));
-        if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return std::unique_ptr<Guard>(new FileGuard(std::move(fd)));
+        if (!fd)
+            return makeError(Errc::Internal, "open lock " + path + ": " + std::strerror(errno));
+        if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0)
+            return std::unique_ptr<Guard>(new FileGuard(std::move(fd)));
         // Contended: block, with SIGALRM (installed without SA_RESTART) bounding the wait.
         auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
-        if (left.count() <= 0) return makeError(Errc::Transient, "timed out waiting for the node lock " + path);
-        struct sigaction sa{}, old{};
+        if (left.count() <= 0)
+            return makeError(Errc::Transient, "timed out waiting for the node lock " + path);
+        struct sigaction sa {
+        }, old{};
         sa.sa_handler = onAlarm;
         sigemptyset(&sa.sa_mask);
         ::sigaction(SIGALRM, &sa, &old);
@@ -62,16 +66,19 @@ public:
         ::setitimer(ITIMER_REAL, &off, nullptr);
         ::sigaction(SIGALRM, &old, nullptr);
         if (rc == 0) return std::unique_ptr<Guard>(new FileGuard(std::move(fd)));
-        if (err == EINTR) return makeError(Errc::Transient, "timed out waiting for the node lock " + path);
+        if (err == EINTR)
+            return makeError(Errc::Transient, "timed out waiting for the node lock " + path);
         return makeError(Errc::Internal, "lock " + path + ": " + std::strerror(err));
     }
 
-private:
+  private:
     std::string dir_;
 };
 
 }  // namespace
 
-std::unique_ptr<PoolLocker> makeFileLocker(const std::string& dir) { return std::make_unique<FileLocker>(dir); }
+std::unique_ptr<PoolLocker> makeFileLocker(const std::string& dir) {
+    return std::make_unique<FileLocker>(dir);
+}
 
 }  // namespace allot::node

@@ -11,10 +11,10 @@ namespace allot::node {
 
 // acquire() blocks until the lock is held or the deadline passes (Transient).
 class PoolLocker {
-public:
+  public:
     virtual ~PoolLocker() = default;
     class Guard {
-    public:
+      public:
         virtual ~Guard() = default;
     };
     virtual core::Result<std::unique_ptr<Guard>> acquire(

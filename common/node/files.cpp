@@ -35,7 +35,8 @@ core::Result<void> makeDirs(const std::string& dir, unsigned mode) {
     return {};
 }
 
-core::Result<void> writeFileAtomic(const std::string& path, const std::string& data, unsigned mode) {
+core::Result<void> writeFileAtomic(const std::string& path, const std::string& data,
+                                   unsigned mode) {
     auto slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
     std::string tmp = path + ".tmp." + std::to_string(::getpid());
@@ -88,7 +89,7 @@ bool writeAtomic(const std::string& path, const std::string& data) {
 std::optional<std::string> readSmall(const std::string& path, size_t maxBytes) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (!fd) return std::nullopt;
-    struct stat st{};
+    struct stat st {};
     std::string s;
     bool ok = ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode);
     char buf[16 * 1024];

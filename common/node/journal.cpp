@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -18,7 +18,6 @@ namespace allot::node {
 
 using core::Errc;
 using core::makeError;
-
 
 core::Result<void> Journal::append(const JournalEntry& r) {
     if (auto d = makeDirs(dir_, 0700); !d) return d;

@@ -29,14 +29,14 @@ struct JournalEntry {
 
 // Where the plugin's DEL leaves what it could not finish.
 class ReleaseJournal {
-public:
+  public:
     virtual ~ReleaseJournal() = default;
     virtual core::Result<void> record(const JournalEntry& e) = 0;
 };
 
 // The journal directory.
 class Journal : public ReleaseJournal {
-public:
+  public:
     explicit Journal(std::string dir) : dir_(std::move(dir)) {}
     core::Result<void> append(const JournalEntry& e);
     core::Result<void> record(const JournalEntry& e) override { return append(e); }
@@ -45,7 +45,7 @@ public:
     core::Result<void> remove(const JournalEntry& e);
     const std::string& dir() const { return dir_; }
 
-private:
+  private:
     std::string dir_;
 };
 

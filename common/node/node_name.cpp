@@ -23,7 +23,7 @@ std::string firstLine(const std::string& path) {
 }
 
 std::string dirOf(const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return path;
     auto slash = path.rfind('/');
     return slash == std::string::npos ? "." : path.substr(0, slash);

@@ -13,7 +13,7 @@ namespace {
 constexpr size_t kMaxCacheFile = 4u << 20;  // an IPPool is at most etcd's 1.5 MiB
 
 class FileCache : public PoolCache {
-public:
+  public:
     explicit FileCache(std::string dir) : dir_(std::move(dir)) {}
 
     std::optional<store::Pool> load(const std::string& ns, const std::string& pool) override {
@@ -27,11 +27,14 @@ public:
     }
     void save(const std::string& ns, const store::Pool& pool) override {
         // A stale file only costs a Conflict.
-        if (makeDirs(dir_, 0700)) (void)writeAtomic(path(ns, pool.name), store::encodePool(pool, "").dump());
+        if (makeDirs(dir_, 0700))
+            (void)writeAtomic(path(ns, pool.name), store::encodePool(pool, "").dump());
     }
-    void drop(const std::string& ns, const std::string& pool) override { ::unlink(path(ns, pool).c_str()); }
+    void drop(const std::string& ns, const std::string& pool) override {
+        ::unlink(path(ns, pool).c_str());
+    }
 
-private:
+  private:
     // A namespace is a DNS label (no '.'), so "<ns>.<pool>" names one pool.
     std::string path(const std::string& ns, const std::string& pool) const {
         return dir_ + "/" + poolFileName(ns + "." + pool) + ".cache";
@@ -41,6 +44,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<PoolCache> makeFileCache(const std::string& dir) { return std::make_unique<FileCache>(dir); }
+std::unique_ptr<PoolCache> makeFileCache(const std::string& dir) {
+    return std::make_unique<FileCache>(dir);
+}
 
 }  // namespace allot::node

@@ -44,10 +44,12 @@ Result<Pool> K8sStore::createPool(const Pool& pool) {
 
 Result<Pool> K8sStore::updatePool(const Pool& pool) {
     if (pool.resourceVersion.empty())
-        return makeError(Errc::Internal, "updatePool without a resourceVersion would be unconditional");
+        return makeError(Errc::Internal,
+                         "updatePool without a resourceVersion would be unconditional");
     Pool p = pool;
     if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
-    auto obj = seen(client_->replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(p, ns_)));
+    auto obj =
+        seen(client_->replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(p, ns_)));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
 }
@@ -56,19 +58,20 @@ Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadP
     k8s::ListOptions o;
     o.limit = kPoolPageSize;
     std::optional<core::Error> bad;
-    auto rv = seen(client_->listEach(k8s::collectionPath(k8s::kIPPool, ns_), o, [&](json::Value& item) {
-        auto p = decodePool(item);
-        if (p) return fn(*p);
-        const json::Value* meta = item.find("metadata");
-        const json::Value* name = meta ? meta->find("name") : nullptr;
-        const std::string n = name && name->isString() ? name->asString() : "(unnamed)";
-        if (onBad) {
-            onBad(n, p.error().message);
-            return true;
-        }
-        bad = makeError(Errc::Invalid, "IPPool " + ns_ + "/" + n + ": " + p.error().message);
-        return false;
-    }));
+    auto rv =
+        seen(client_->listEach(k8s::collectionPath(k8s::kIPPool, ns_), o, [&](json::Value& item) {
+            auto p = decodePool(item);
+            if (p) return fn(*p);
+            const json::Value* meta = item.find("metadata");
+            const json::Value* name = meta ? meta->find("name") : nullptr;
+            const std::string n = name && name->isString() ? name->asString() : "(unnamed)";
+            if (onBad) {
+                onBad(n, p.error().message);
+                return true;
+            }
+            bad = makeError(Errc::Invalid, "IPPool " + ns_ + "/" + n + ": " + p.error().message);
+            return false;
+        }));
     if (!rv) return rv.error();
     if (bad) return *bad;
     return {};
@@ -84,15 +87,17 @@ Result<Reservation> K8sStore::createReservation(const Reservation& r) {
     Reservation x = r;
     x.resourceVersion.clear();
     auto obj = seen(client_->create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
-                              encodeReservation(x, ns_)));
+                                    encodeReservation(x, ns_)));
     if (!obj) return obj.error();
     return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + r.name);
 }
 
-Result<void> K8sStore::deleteReservation(const std::string& name, const std::string& resourceVersion) {
+Result<void> K8sStore::deleteReservation(const std::string& name,
+                                         const std::string& resourceVersion) {
     std::optional<k8s::Preconditions> pre;
     if (!resourceVersion.empty()) pre = k8s::Preconditions{"", resourceVersion};
-    auto r = seen(client_->remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre));
+    auto r =
+        seen(client_->remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre));
     if (!r) return r.error();
     return {};
 }
@@ -100,11 +105,11 @@ Result<void> K8sStore::deleteReservation(const std::string& name, const std::str
 Result<void> K8sStore::eachReservation(const std::function<bool(Reservation&)>& fn) {
     k8s::ListOptions o;
     o.limit = kReservationPageSize;
-    auto rv = seen(client_->listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o,
-                               [&](json::Value& item) {
-                                   auto r = decodeReservation(item);
-                                   return r ? fn(*r) : true;
-                               }));
+    auto rv = seen(client_->listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
+                                     o, [&](json::Value& item) {
+                                         auto r = decodeReservation(item);
+                                         return r ? fn(*r) : true;
+                                     }));
     if (!rv) return rv.error();
     return {};
 }
@@ -118,10 +123,12 @@ Result<std::string> K8sStore::nodeSlice(const std::string& sliceName, const std:
         for (const auto& a : allocs->items()) {
             const json::Value* n = a.find("nodeName");
             const json::Value* r = a.find("sliceRange");
-            if (n && n->isString() && n->asString() == node && r && r->isString()) return r->asString();
+            if (n && n->isString() && n->asString() == node && r && r->isString())
+                return r->asString();
         }
     }
-    return makeError(Errc::NotFound, "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
+    return makeError(Errc::NotFound,
+                     "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
 }
 
 Result<void> K8sStore::ping() {

@@ -14,7 +14,7 @@
 namespace allot::store {
 
 class K8sStore : public PoolStore {
-public:
+  public:
     // Owns its client (the plugin: one namespace per call).
     K8sStore(k8s::Client client, std::string ns)
         : owned_(std::move(client)), client_(&*owned_), ns_(std::move(ns)) {}
@@ -35,7 +35,8 @@ public:
     Result<void> eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) override;
     Result<Reservation> getReservation(const std::string& name) override;
     Result<Reservation> createReservation(const Reservation& r) override;
-    Result<void> deleteReservation(const std::string& name, const std::string& resourceVersion) override;
+    Result<void> deleteReservation(const std::string& name,
+                                   const std::string& resourceVersion) override;
     Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) override;
     Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
     Result<void> ping() override;
@@ -46,7 +47,7 @@ public:
     k8s::Client& client() { return *client_; }
     const std::string& poolNamespace() const { return ns_; }
 
-private:
+  private:
     template <typename T>
     Result<T> seen(Result<T> r);
 

@@ -1,7 +1,6 @@
 #include "store/memory_store.h"
 
 #include "core/ownership.h"
-
 #include "store/pool_codec.h"
 
 namespace allot::store {
@@ -17,10 +16,14 @@ bool reservedFor(const Reservation& r, const core::Owner& owner) {
 Result<std::vector<Pool>> PoolStore::listPools() {
     std::vector<Pool> out;
     std::optional<core::Error> bad;
-    auto r = eachPool([&](Pool& p) { out.push_back(std::move(p)); return true; },
-                      [&](const std::string& name, const std::string& why) {
-                          if (!bad) bad = core::makeError(core::Errc::Invalid, "IPPool " + name + ": " + why);
-                      });
+    auto r = eachPool(
+        [&](Pool& p) {
+            out.push_back(std::move(p));
+            return true;
+        },
+        [&](const std::string& name, const std::string& why) {
+            if (!bad) bad = core::makeError(core::Errc::Invalid, "IPPool " + name + ": " + why);
+        });
     if (!r) return r.error();
     if (bad) return *bad;
     return out;
@@ -28,7 +31,10 @@ Result<std::vector<Pool>> PoolStore::listPools() {
 
 Result<std::vector<Reservation>> PoolStore::listReservations() {
     std::vector<Reservation> out;
-    auto r = eachReservation([&](Reservation& x) { out.push_back(std::move(x)); return true; });
+    auto r = eachReservation([&](Reservation& x) {
+        out.push_back(std::move(x));
+        return true;
+    });
     if (!r) return r.error();
     return out;
 }
@@ -69,7 +75,8 @@ Result<Pool> MemoryStore::getPool(const std::string& name) {
 Result<Pool> MemoryStore::createPool(const Pool& pool) {
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
-    if (pools_.count(pool.name)) return makeError(Errc::AlreadyExists, "pool " + pool.name + " already exists");
+    if (pools_.count(pool.name))
+        return makeError(Errc::AlreadyExists, "pool " + pool.name + " already exists");
     Pool p = pool;
     if (auto e = fitted(p)) return *e;
     p.resourceVersion = std::to_string(++version_);
@@ -117,7 +124,8 @@ Result<Reservation> MemoryStore::getReservation(const std::string& name) {
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
     auto it = reservations_.find(name);
-    if (it == reservations_.end()) return makeError(Errc::NotFound, "reservation " + name + " not found");
+    if (it == reservations_.end())
+        return makeError(Errc::NotFound, "reservation " + name + " not found");
     return it->second;
 }
 
@@ -128,7 +136,8 @@ Result<Reservation> MemoryStore::createReservation(const Reservation& r) {
         return makeError(Errc::AlreadyExists, "reservation " + r.name + " already exists");
     Reservation s = r;
     s.resourceVersion = std::to_string(++version_);
-    if (s.created == std::chrono::system_clock::time_point{}) s.created = std::chrono::system_clock::now();
+    if (s.created == std::chrono::system_clock::time_point{})
+        s.created = std::chrono::system_clock::now();
     reservations_[s.name] = s;
     return s;
 }
@@ -138,7 +147,8 @@ Result<void> MemoryStore::deleteReservation(const std::string& name,
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
     auto it = reservations_.find(name);
-    if (it == reservations_.end()) return makeError(Errc::NotFound, "reservation " + name + " not found");
+    if (it == reservations_.end())
+        return makeError(Errc::NotFound, "reservation " + name + " not found");
     if (!resourceVersion.empty() && it->second.resourceVersion != resourceVersion)
         return makeError(Errc::Conflict, "reservation " + name + " changed since it was read");
     reservations_.erase(it);

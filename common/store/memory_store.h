@@ -10,7 +10,7 @@
 namespace allot::store {
 
 class MemoryStore : public PoolStore {
-public:
+  public:
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
     Result<Pool> updatePool(const Pool& pool) override;
@@ -26,7 +26,8 @@ public:
     // would write the object), so callers see the same Exhausted and dropped fields.
     void setSizePolicy(const SizePolicy& p) override;
 
-    void setNodeSlice(const std::string& sliceName, const std::string& node, const std::string& cidr);
+    void setNodeSlice(const std::string& sliceName, const std::string& node,
+                      const std::string& cidr);
 
     // Fault injection: the next `n` calls of any kind fail with `code`.
     void failNext(int n, core::Errc code);
@@ -36,7 +37,7 @@ public:
     void setUnreachable(bool down);
     int calls() const;
 
-private:
+  private:
     std::optional<core::Error> injected();
     std::optional<core::Error> fitted(Pool& p);
 

@@ -1,11 +1,11 @@
 #include "store/pool_codec.h"
 
-#include "k8s/timestamp.h"
-
 #include <algorithm>
 #include <iterator>
 #include <string_view>
 #include <vector>
+
+#include "k8s/timestamp.h"
 
 namespace allot::store {
 
@@ -18,7 +18,8 @@ Result<std::string> str(const json::Value& obj, const char* key, const std::stri
     const json::Value* v = obj.find(key);
     if (!v || v->isNull()) return std::string();
     if (!v->isString())
-        return makeError(Errc::Invalid, where + "." + key + " must be a string, got " + v->typeName());
+        return makeError(Errc::Invalid,
+                         where + "." + key + " must be a string, got " + v->typeName());
     return v->asString();
 }
 
@@ -46,7 +47,8 @@ bool knownEntryField(std::string_view k) {
 
 // Why an entry cannot be read, or "" when it can; fills `o` and `unknown` then.
 std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unknown) {
-    if (!entry.isObject()) return std::string("the entry is a JSON ") + entry.typeName() + ", not an object";
+    if (!entry.isObject())
+        return std::string("the entry is a JSON ") + entry.typeName() + ", not an object";
     const json::Value* idv = entry.find("id");
     if (!idv || idv->isNull()) return "it has no id";
     std::string* into[] = {&o.containerId, &o.podRef, &o.ifName, &o.node, &o.podUid, &o.network};
@@ -54,7 +56,8 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
         const json::Value* v = entry.find(kKnownEntryFields[i]);
         if (!v || v->isNull()) continue;
         if (!v->isString())
-            return std::string(kKnownEntryFields[i]) + " is a JSON " + v->typeName() + ", not a string";
+            return std::string(kKnownEntryFields[i]) + " is a JSON " + v->typeName() +
+                   ", not a string";
         *into[i] = v->asString();
     }
     if (o.containerId.empty()) return "its id is empty";
@@ -66,28 +69,86 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
     return {};
 }
 
+// metadata: name, namespace and resourceVersion; the rest is kept (Pool::meta).
+Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
+    const json::Value* meta = obj.find("metadata");
+    if (!meta || !meta->isObject()) return {};
+    auto n = str(*meta, "name", "metadata");
+    if (!n) return n.error();
+    p.name = *n;
+    auto rv = str(*meta, "resourceVersion", "metadata");
+    if (!rv) return rv.error();
+    p.resourceVersion = *rv;
+    auto space = str(*meta, "namespace", "metadata");
+    if (!space) return space.error();
+    ns = *space;
+    p.meta = *meta;
+    if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
+        p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
+    for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
+    return {};
+}
+
+// Members of the object and of spec allot does not know, kept for the write back.
+void keepOther(const json::Value& obj, const json::Value& spec, Pool& p) {
+    for (const auto& [k, v] : obj.members()) {
+        if (k == "apiVersion" || k == "kind" || k == "metadata" || k == "spec") continue;
+        if (!p.other.isObject()) p.other = json::Value::object();
+        p.other.members().emplace_back(k, v);
+    }
+    for (const auto& [k, v] : spec.members()) {
+        if (k == "range" || k == "allocations") continue;
+        if (!p.other.isObject()) p.other = json::Value::object();
+        json::Value* os = p.other.find("spec");
+        if (!os) os = &p.other.set("spec", json::Value::object());
+        os->members().emplace_back(k, v);
+    }
+}
+
+// spec.allocations, an object: each entry decoded, or kept verbatim in Pool::undecoded.
+void decodeAllocations(const json::Value& allocs, Pool& p) {
+    // Undecoded entries whose offset is free once every entry is read get a placeholder.
+    std::vector<std::pair<core::u128, std::string>> claims;
+    for (const auto& [key, entry] : allocs.members()) {
+        auto offset = core::u128FromString(key);
+        const bool canonical = offset && core::u128ToString(*offset) == key;
+        // A key seen twice keeps its last entry, as the API server's decoder does.
+        if (canonical && !p.undecoded.erase(key)) {
+            p.allocations.erase(*offset);
+            p.unknownFields.erase(*offset);
+        } else if (!canonical) {
+            p.undecoded.erase(key);
+        }
+        std::string why;
+        core::Owner o;
+        json::Value unknown;
+        if (!offset)
+            why = "its key is not a decimal offset";
+        else if (!canonical)
+            why = "its key is not written the way allot writes offsets";
+        else
+            why = readEntry(entry, o, unknown);
+        if (!why.empty()) {
+            p.undecoded[key] = UndecodedEntry{entry, std::move(why)};
+            if (offset) claims.emplace_back(*offset, key);
+            continue;
+        }
+        if (unknown.isObject())
+            p.unknownFields[*offset] = UnknownFields{o.containerId, o.ifName, std::move(unknown)};
+        p.allocations.emplace(*offset, std::move(o));
+    }
+    for (const auto& [offset, key] : claims)
+        if (p.undecoded.count(key)) p.allocations.emplace(offset, core::Owner{});
+}
+
 }  // namespace
 
 Result<Pool> decodePool(const json::Value& obj) {
-    if (!obj.isObject()) return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + obj.typeName());
+    if (!obj.isObject())
+        return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + obj.typeName());
     Pool p;
     std::string ns;
-    const json::Value* meta = obj.find("metadata");
-    if (meta && meta->isObject()) {
-        auto n = str(*meta, "name", "metadata");
-        if (!n) return n.error();
-        p.name = *n;
-        auto rv = str(*meta, "resourceVersion", "metadata");
-        if (!rv) return rv.error();
-        p.resourceVersion = *rv;
-        auto space = str(*meta, "namespace", "metadata");
-        if (!space) return space.error();
-        ns = *space;
-        p.meta = *meta;
-        if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
-            p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
-        for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
-    }
+    if (auto m = decodeMeta(obj, p, ns); !m) return m.error();
     const std::string where = "IPPool " + p.name + " spec";
     const json::Value* spec = obj.find("spec");
     if (!spec || !spec->isObject()) return makeError(Errc::Invalid, where + " is missing");
@@ -95,50 +156,13 @@ Result<Pool> decodePool(const json::Value& obj) {
     if (!range) return range.error();
     if (range->empty()) return makeError(Errc::Invalid, where + ".range is missing");
     p.range = *range;
-    for (const auto& [k, v] : obj.members()) {
-        if (k == "apiVersion" || k == "kind" || k == "metadata" || k == "spec") continue;
-        if (!p.other.isObject()) p.other = json::Value::object();
-        p.other.members().emplace_back(k, v);
-    }
-    for (const auto& [k, v] : spec->members()) {
-        if (k == "range" || k == "allocations") continue;
-        if (!p.other.isObject()) p.other = json::Value::object();
-        json::Value* os = p.other.find("spec");
-        if (!os) os = &p.other.set("spec", json::Value::object());
-        os->members().emplace_back(k, v);
-    }
+    keepOther(obj, *spec, p);
     const json::Value* allocs = spec->find("allocations");
     if (allocs && !allocs->isNull()) {
         if (!allocs->isObject())
-            return makeError(Errc::Invalid, where + ".allocations must be an object, got " + allocs->typeName());
-        // Undecoded entries whose offset is free once every entry is read get a placeholder.
-        std::vector<std::pair<core::u128, std::string>> claims;
-        for (const auto& [key, entry] : allocs->members()) {
-            auto offset = core::u128FromString(key);
-            const bool canonical = offset && core::u128ToString(*offset) == key;
-            // A key seen twice keeps its last entry, as the API server's decoder does.
-            if (canonical && !p.undecoded.erase(key)) {
-                p.allocations.erase(*offset);
-                p.unknownFields.erase(*offset);
-            } else if (!canonical) {
-                p.undecoded.erase(key);
-            }
-            std::string why;
-            core::Owner o;
-            json::Value unknown;
-            if (!offset) why = "its key is not a decimal offset";
-            else if (!canonical) why = "its key is not written the way allot writes offsets";
-            else why = readEntry(entry, o, unknown);
-            if (!why.empty()) {
-                p.undecoded[key] = UndecodedEntry{entry, std::move(why)};
-                if (offset) claims.emplace_back(*offset, key);
-                continue;
-            }
-            if (unknown.isObject()) p.unknownFields[*offset] = UnknownFields{o.containerId, o.ifName, std::move(unknown)};
-            p.allocations.emplace(*offset, std::move(o));
-        }
-        for (const auto& [offset, key] : claims)
-            if (p.undecoded.count(key)) p.allocations.emplace(offset, core::Owner{});
+            return makeError(Errc::Invalid,
+                             where + ".allocations must be an object, got " + allocs->typeName());
+        decodeAllocations(*allocs, p);
     }
     const PoolSize size = poolSize(p, ns);
     p.stored.bytes = size.bytes + p.stored.overhead;
@@ -201,15 +225,20 @@ size_t quoted(std::string_view s) {
     size_t n = 2;
     for (char c : s) {
         const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') n += 2;
-        else if (u < 0x20) n += 6;
-        else n += 1;
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+            n += 2;
+        else if (u < 0x20)
+            n += 6;
+        else
+            n += 1;
     }
     return n;
 }
 
 // ,"name":"value" for a field written only when not empty.
-size_t optional(size_t nameLen, const std::string& v) { return v.empty() ? 0 : 1 + nameLen + 3 + quoted(v); }
+size_t optional(size_t nameLen, const std::string& v) {
+    return v.empty() ? 0 : 1 + nameLen + 3 + quoted(v);
+}
 
 size_t extrasBytes(const core::Owner& o) {
     return optional(4, o.node) + optional(6, o.podUid) + optional(7, o.network);
@@ -243,8 +272,8 @@ PoolSize poolSize(const Pool& pool, const std::string& ns) {
     size_t extras = 0;
     for (const auto& [offset, o] : pool.allocations) {
         if (!writesOwner(pool, offset, o)) continue;
-        s.bytes += quoted(core::u128ToString(offset)) + 1 + baseEntryBytes(o, unknownFor(pool, offset, o)) +
-                   extrasBytes(o);
+        s.bytes += quoted(core::u128ToString(offset)) + 1 +
+                   baseEntryBytes(o, unknownFor(pool, offset, o)) + extrasBytes(o);
         extras += extrasBytes(o);
         ++s.entries;
     }
@@ -263,25 +292,32 @@ Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& poli
         if (!off || core::u128ToString(*off) != key) continue;
         auto it = pool.allocations.find(*off);
         if (it != pool.allocations.end() && !isPlaceholder(it->second))
-            return makeError(Errc::Internal, "IPPool " + pool.name + ": offset " + key +
-                                                 " holds an entry allot cannot decode; refusing to write over it");
+            return makeError(Errc::Internal,
+                             "IPPool " + pool.name + ": offset " + key +
+                                 " holds an entry allot cannot decode; refusing to write over it");
     }
     // Unknown fields of an entry whose owner changed left with that owner.
     for (auto it = pool.unknownFields.begin(); it != pool.unknownFields.end();) {
         auto a = pool.allocations.find(it->first);
-        if (a == pool.allocations.end() || !unknownFor(pool, it->first, a->second)) it = pool.unknownFields.erase(it);
-        else ++it;
+        if (a == pool.allocations.end() || !unknownFor(pool, it->first, a->second))
+            it = pool.unknownFields.erase(it);
+        else
+            ++it;
     }
     Fitted f;
     f.size = poolSize(pool, ns);
     // managedFields grow with the entries when the schema tracks them one by one.
     const StoredSize& was = pool.stored;
     size_t overhead = was.overhead;
-    if (f.size.entries > was.entries) overhead += was.overhead * (f.size.entries - was.entries) / std::max<size_t>(was.entries, 1);
+    if (f.size.entries > was.entries)
+        overhead +=
+            was.overhead * (f.size.entries - was.entries) / std::max<size_t>(was.entries, 1);
     const size_t allowed =
-        std::min(policy.maxBytes, std::max(policy.freeBytes, f.size.whereaboutsBytes / 10 * policy.ratioTenths));
+        std::min(policy.maxBytes,
+                 std::max(policy.freeBytes, f.size.whereaboutsBytes / 10 * policy.ratioTenths));
     auto total = [&] { return f.size.bytes + overhead; };
-    for (auto it = pool.allocations.rbegin(); it != pool.allocations.rend() && total() > allowed; ++it) {
+    for (auto it = pool.allocations.rbegin(); it != pool.allocations.rend() && total() > allowed;
+         ++it) {
         core::Owner& o = it->second;
         const size_t cost = extrasBytes(o);
         if (cost == 0 || !writesOwner(pool, it->first, o)) continue;
@@ -293,19 +329,21 @@ Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& poli
     }
     f.estimatedStored = total();
     if (f.estimatedStored > policy.maxBytes && !(was.bytes > 0 && f.estimatedStored <= was.bytes))
-        return makeError(Errc::Exhausted,
-                         "IPPool " + (ns.empty() ? "" : ns + "/") + pool.name + " is full: its " +
-                             std::to_string(f.size.entries) + " entries would take " +
-                             std::to_string(f.estimatedStored) + " bytes in one object, over the " +
-                             std::to_string(policy.maxBytes) +
-                             "-byte limit allot keeps under etcd's request limit (1.5 MiB by default), "
-                             "with allot's optional fields already dropped");
+        return makeError(
+            Errc::Exhausted,
+            "IPPool " + (ns.empty() ? "" : ns + "/") + pool.name + " is full: its " +
+                std::to_string(f.size.entries) + " entries would take " +
+                std::to_string(f.estimatedStored) + " bytes in one object, over the " +
+                std::to_string(policy.maxBytes) +
+                "-byte limit allot keeps under etcd's request limit (1.5 MiB by default), "
+                "with allot's optional fields already dropped");
     return f;
 }
 
 Result<Reservation> decodeReservation(const json::Value& obj) {
     if (!obj.isObject())
-        return makeError(Errc::Invalid, std::string("OverlappingRangeIPReservation is a JSON ") + obj.typeName());
+        return makeError(Errc::Invalid,
+                         std::string("OverlappingRangeIPReservation is a JSON ") + obj.typeName());
     Reservation r;
     const json::Value* meta = obj.find("metadata");
     if (meta && meta->isObject()) {

@@ -24,10 +24,10 @@ Result<Pool> decodePool(const json::Value& obj);
 // with the unknown fields of each entry still held by the owner they were read with.
 json::Value encodePool(const Pool& pool, const std::string& ns);
 
-// The size policy (SizePolicy, pool_store.h). A pool object is written whole, and etcd refuses a request over 1.5 MiB
-// by default, which is what bounds a pool in plain mode. allot's optional fields cost about
-// 80 bytes an entry on top of Whereabouts' ~120, so they are kept only while the pool is
-// small: every entry keeps them while the object is under `freeBytes`; past it, only while
+// The size policy (SizePolicy, pool_store.h). A pool object is written whole, and etcd refuses a
+// request over 1.5 MiB by default, which is what bounds a pool in plain mode. allot's optional
+// fields cost about 80 bytes an entry on top of Whereabouts' ~120, so they are kept only while the
+// pool is small: every entry keeps them while the object is under `freeBytes`; past it, only while
 // the object costs at most `ratioTenths`/10 of the same entries in Whereabouts' form
 // (dropped highest offset first: in a filling pool, the newest entries). Past `maxBytes` not
 // even that: the pool is full when its entries in Whereabouts' form do not fit.
@@ -54,7 +54,9 @@ Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& poli
 
 // True when the owner is the placeholder of an undecoded entry (an Owner{}; allot never
 // writes an entry without a container ID).
-inline bool isPlaceholder(const core::Owner& o) { return o == core::Owner{}; }
+inline bool isPlaceholder(const core::Owner& o) {
+    return o == core::Owner{};
+}
 
 Result<Reservation> decodeReservation(const json::Value& obj);
 json::Value encodeReservation(const Reservation& r, const std::string& ns);

@@ -67,7 +67,8 @@ struct Reservation {
     std::string podRef;
     std::string ifName;
     std::string resourceVersion;
-    std::chrono::system_clock::time_point created{};  // metadata.creationTimestamp; zero when unknown
+    std::chrono::system_clock::time_point
+        created{};  // metadata.creationTimestamp; zero when unknown
 };
 
 // How large a pool object may grow, and when allot's optional entry fields give way (the
@@ -84,7 +85,7 @@ struct SizePolicy {
 };
 
 class PoolStore {
-public:
+  public:
     virtual ~PoolStore() = default;
 
     // The pool named `name`. NotFound when absent; Invalid when the object itself cannot be
@@ -128,7 +129,8 @@ public:
 
     // Node-slice mode: the slice (CIDR text) that NodeSlicePool `sliceName` assigns to `node`.
     // NotFound when the pool or the node's slice does not exist.
-    virtual Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) = 0;
+    virtual Result<std::string> nodeSlice(const std::string& sliceName,
+                                          const std::string& node) = 0;
 
     // Cheap reachability probe for STATUS. Transient/Unauthorized/Forbidden on failure.
     virtual Result<void> ping() = 0;

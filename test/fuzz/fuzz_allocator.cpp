@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     if (size < 8) return 0;
     bool v6 = data[0] & 1;
     int prefix = v6 ? 104 + data[1] % 25 : 20 + data[1] % 13;
-    std::string cidr = v6 ? "fd00::/" + std::to_string(prefix) : "10.0.0.0/" + std::to_string(prefix);
+    std::string cidr =
+        v6 ? "fd00::/" + std::to_string(prefix) : "10.0.0.0/" + std::to_string(prefix);
     RangeSpec spec{cidr, "", "", {}};
     auto base = Cidr::parse(cidr);
     u128 span = base->last().value() - base->first().value();
@@ -34,14 +35,16 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     for (int n = 0; n < 64; ++n) {
         AllocationMap before = m;
         std::optional<IpAddress> req;
-        if (i < size && (data[i] & 0x80)) req = range->cidr().at(span == 0 ? 0 : data[i] % (span + 1));
+        if (i < size && (data[i] & 0x80))
+            req = range->cidr().at(span == 0 ? 0 : data[i] % (span + 1));
         auto p = pick(*range, m, {Owner{"c" + std::to_string(n), "", "eth0", "", "", ""}, req, gw});
         if (!p) {
             if (m != before) std::abort();  // a refusal changes nothing
             if (p.code() == Errc::Exhausted) break;
             continue;
         }
-        if (!range->allocatable(p->ip) || (gw && p->ip == *gw) || before.count(p->offset)) std::abort();
+        if (!range->allocatable(p->ip) || (gw && p->ip == *gw) || before.count(p->offset))
+            std::abort();
         if (range->cidr().at(p->offset) != p->ip) std::abort();
     }
     return 0;

@@ -14,9 +14,11 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     }
     if (auto c = Cidr::parse(text)) {
         auto again = Cidr::parse(c->str());
-        if (!again || !(*again == *c) || !c->contains(c->first()) || !c->contains(c->last())) std::abort();
+        if (!again || !(*again == *c) || !c->contains(c->first()) || !c->contains(c->last()))
+            std::abort();
     }
-    // Go's grammars (Whereabouts' literals): whatever they read, canonical text reads back the same.
+    // Go's grammars (Whereabouts' literals): whatever they read, canonical text reads back the
+    // same.
     for (IpSyntax syn : {IpSyntax::Strict, IpSyntax::Sloppy}) {
         if (auto ip = parseGoIp(text, syn)) {
             auto again = parseGoIp(ip->str(), IpSyntax::Strict);

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/config.h"
 #include "cni/net_config.h"
+#include "core/config.h"
 
 using namespace allot;
 
@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
         return 0;
     }
     for (const auto& r : v->ranges) {
-        if (r.end() < r.start() || !r.cidr().contains(r.start()) || !r.cidr().contains(r.end())) std::abort();
+        if (r.end() < r.start() || !r.cidr().contains(r.start()) || !r.cidr().contains(r.end()))
+            std::abort();
     }
     return 0;
 }

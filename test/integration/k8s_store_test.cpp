@@ -1,5 +1,7 @@
 // The store conformance suite and concurrent writers against the real API server started by
 // scripts/test (e2e/cluster): KUBECONFIG is the admin, ALLOT_KUBECONFIG the allot identity.
+#include "store/k8s_store.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -8,7 +10,6 @@
 
 #include "../unit/store/store_conformance.h"
 #include "k8s/resources.h"
-#include "store/k8s_store.h"
 
 using namespace allot;
 
@@ -45,7 +46,8 @@ TEST_CASE("the Kubernetes store passes the store conformance suite on a real API
 }
 
 TEST_CASE("concurrent writers on a real API server all land, surviving 409 Conflicts") {
-    test::storeConcurrency([] { return std::unique_ptr<store::PoolStore>(open()); }, runPrefix() + "conc-", 8);
+    test::storeConcurrency([] { return std::unique_ptr<store::PoolStore>(open()); },
+                           runPrefix() + "conc-", 8);
 }
 
 TEST_CASE("a pool in Whereabouts' exact format, without allot's fields, is read") {
@@ -53,7 +55,8 @@ TEST_CASE("a pool in Whereabouts' exact format, without allot's fields, is read"
     REQUIRE(admin.ok());
     std::string name = runPrefix() + "wb-10.70.0.0-24";
     auto body = json::parse(R"({"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool",
-      "metadata":{"name":")" + name + R"(","namespace":"kube-system"},
+      "metadata":{"name":")" +
+                            name + R"(","namespace":"kube-system"},
       "spec":{"range":"10.70.0.0/24","allocations":{"1":{"id":"wb-ctr","podref":"ns/wb-pod"}}}})");
     REQUIRE(admin->create(k8s::collectionPath(k8s::kIPPool, "kube-system"), *body).ok());
     auto s = open();
@@ -76,7 +79,8 @@ TEST_CASE("allot's optional allocation fields survive a write to the real server
     CHECK(back->allocations.at(3) == p.allocations.at(3));
 }
 
-TEST_CASE("a token without rights is Forbidden, a garbage token Unauthorized, both naming the request") {
+TEST_CASE(
+    "a token without rights is Forbidden, a garbage token Unauthorized, both naming the request") {
     auto s = open();
     // The allot identity may not read secrets: a 403 from the real RBAC authorizer.
     auto f = s->client().get("/api/v1/namespaces/kube-system/secrets");
@@ -108,12 +112,16 @@ TEST_CASE("a /19 fills completely on a real API server and stays within 1.1x Whe
     for (core::u128 off = 1; off <= n;) {
         for (int i = 0; i < 64 && off <= n; ++i, ++off) {
             char id[65];
-            std::snprintf(id, sizeof id, "%064llx", static_cast<unsigned long long>(off) * 2654435761ull);
+            std::snprintf(id, sizeof id, "%064llx",
+                          static_cast<unsigned long long>(off) * 2654435761ull);
             const std::string k = std::to_string(static_cast<unsigned>(off));
-            p.allocations[off] = core::Owner{id, "default/web-5f7d8c9b6d-" + k, "net1",
-                                             "worker-" + std::to_string(static_cast<unsigned>(off % 50)),
-                                             "0b5d3c1e-7f6a-4b2c-9d8e-" + std::string(12 - k.size(), '0') + k,
-                                             "macvlan-conf"};
+            p.allocations[off] =
+                core::Owner{id,
+                            "default/web-5f7d8c9b6d-" + k,
+                            "net1",
+                            "worker-" + std::to_string(static_cast<unsigned>(off % 50)),
+                            "0b5d3c1e-7f6a-4b2c-9d8e-" + std::string(12 - k.size(), '0') + k,
+                            "macvlan-conf"};
         }
         auto up = s->updatePool(p);
         REQUIRE_MESSAGE(up.ok(), (up.ok() ? "" : up.error().message));
@@ -129,9 +137,9 @@ TEST_CASE("a /19 fills completely on a real API server and stays within 1.1x Whe
     size_t kept = 0;
     for (const auto& [off, o] : p.allocations) kept += !o.podUid.empty();
     MESSAGE("8190 entries: " << stored << " bytes as stored; allot " << size.bytes / 8190.0
-                             << " bytes/entry, Whereabouts' form " << size.whereaboutsBytes / 8190.0 << " (x"
-                             << double(size.bytes) / double(size.whereaboutsBytes) << "); " << kept
-                             << " entries keep node/poduid/network");
+                             << " bytes/entry, Whereabouts' form " << size.whereaboutsBytes / 8190.0
+                             << " (x" << double(size.bytes) / double(size.whereaboutsBytes) << "); "
+                             << kept << " entries keep node/poduid/network");
     CHECK(stored < store::kEtcdRequestLimit);
     CHECK(size.bytes * 10 <= size.whereaboutsBytes * 11);
     CHECK(kept > 1000);

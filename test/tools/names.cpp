@@ -17,9 +17,10 @@
 namespace {
 
 int usage() {
-    std::fputs("usage: allot-names pool CIDR [NETWORK_NAME [NODE_NAME]]\n"
-               "       allot-names reservation IP [NETWORK_NAME]\n",
-               stderr);
+    std::fputs(
+        "usage: allot-names pool CIDR [NETWORK_NAME [NODE_NAME]]\n"
+        "       allot-names reservation IP [NETWORK_NAME]\n",
+        stderr);
     return 2;
 }
 
@@ -28,7 +29,9 @@ int fail(const std::string& message) {
     return 2;
 }
 
-std::string argOr(int argc, char** argv, int i) { return i < argc ? argv[i] : ""; }
+std::string argOr(int argc, char** argv, int i) {
+    return i < argc ? argv[i] : "";
+}
 
 }  // namespace
 

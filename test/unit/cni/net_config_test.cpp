@@ -1,10 +1,9 @@
-#include <doctest/doctest.h>
+#include "cni/net_config.h"
 
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include "cni/net_config.h"
 
 using namespace allot;
 using namespace allot::cni;
@@ -33,7 +32,8 @@ TEST_CASE("every Whereabouts IPAM key is accepted") {
       "network_name":"blue","enable_overlapping_ranges":false,"node_slice_size":"",
       "kubernetes":{"kubeconfig":"/etc/kc"},"log_file":"/tmp/x.log","log_level":"debug",
       "leader_lease_duration":1500,"leader_renew_deadline":1000,"leader_retry_period":500,
-      "sleep_for_race":0,"ipRanges":[{"range":"fd00::/64","exclude":["fd00::1"]}],"unknown_key":{"x":1}}})", {});
+      "sleep_for_race":0,"ipRanges":[{"range":"fd00::/64","exclude":["fd00::1"]}],"unknown_key":{"x":1}}})",
+                          {});
     REQUIRE(r.ok());
     const auto& c = r->ipam;
     CHECK(c.ranges.size() == 2);
@@ -59,17 +59,24 @@ TEST_CASE("malformed JSON is a decode error") {
 
 TEST_CASE("wrong types name the key") {
     CHECK(err(R"({"ipam":{"type":"allot","range":5}})").find("ipam.range") != std::string::npos);
-    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","exclude":"10.0.0.1"}})").find("exclude") != std::string::npos);
-    CHECK(err(R"({"ipam":{"type":"allot","ipRanges":[{"range_start":"10.0.0.1"}]}})").find("ipRanges[0].range") != std::string::npos);
-    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","enable_overlapping_ranges":"yes"}})").find("enable_overlapping_ranges") != std::string::npos);
-    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","routes":[{"dst":"x"}]}})").find("routes[0].dst") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","exclude":"10.0.0.1"}})")
+              .find("exclude") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","ipRanges":[{"range_start":"10.0.0.1"}]}})")
+              .find("ipRanges[0].range") != std::string::npos);
+    CHECK(
+        err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","enable_overlapping_ranges":"yes"}})")
+            .find("enable_overlapping_ranges") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","routes":[{"dst":"x"}]}})")
+              .find("routes[0].dst") != std::string::npos);
     CHECK(err(R"({"ipam":"allot"})").find("ipam") != std::string::npos);
     CHECK(err(R"({"cniVersion":"1.0.0"})").find("ipam") != std::string::npos);
 }
 
 TEST_CASE("the flat file fills keys the network config leaves out; the network config wins") {
-    auto flat = tempFile(R"({"kubernetes":{"kubeconfig":"/flat/kc"},"range":"10.9.0.0/16","network_name":"flat"})");
-    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {"/nonexistent", flat});
+    auto flat = tempFile(
+        R"({"kubernetes":{"kubeconfig":"/flat/kc"},"range":"10.9.0.0/16","network_name":"flat"})");
+    auto r =
+        parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {"/nonexistent", flat});
     REQUIRE(r.ok());
     CHECK(r->ipam.kubeconfig == "/flat/kc");
     CHECK(r->ipam.ranges[0].range == "10.0.0.0/24");
@@ -79,19 +86,23 @@ TEST_CASE("the flat file fills keys the network config leaves out; the network c
 
 TEST_CASE("configuration_path selects the flat file; a missing one falls back with a warning") {
     auto flat = tempFile(R"({"log_level":"error"})");
-    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + flat + "\"}}", {});
+    auto r = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + flat + "\"}}",
+        {});
     REQUIRE(r.ok());
     CHECK(r->ipam.logLevel == "error");
     // Whereabouts then looks in its default places; so does allot, and says so.
     auto fallback = tempFile(R"({"log_level":"debug"})");
-    auto m = parseNetConf(R"({"ipam":{"type":"allot","configuration_path":"/no/such/file"}})", {fallback});
+    auto m = parseNetConf(R"({"ipam":{"type":"allot","configuration_path":"/no/such/file"}})",
+                          {fallback});
     REQUIRE(m.ok());
     CHECK(m->flatFile == fallback);
     REQUIRE(m->warnings.size() == 1);
     CHECK(m->warnings[0].find("/no/such/file") != std::string::npos);
 }
 
-TEST_CASE("allot.d/allot.conf is looked up before Whereabouts' flat files; configuration_path wins") {
+TEST_CASE(
+    "allot.d/allot.conf is looked up before Whereabouts' flat files; configuration_path wins") {
     auto d = defaultFlatFiles();
     REQUIRE(d.size() == 3);
     CHECK(d[0] == "/etc/cni/net.d/allot.d/allot.conf");
@@ -100,12 +111,13 @@ TEST_CASE("allot.d/allot.conf is looked up before Whereabouts' flat files; confi
     // The search list is tried in order: the first that exists is merged.
     auto allotConf = tempFile(R"({"kubernetes":{"kubeconfig":"/allot/kc"}})");
     auto waConf = tempFile(R"({"kubernetes":{"kubeconfig":"/wa/kc"}})");
-    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {allotConf, waConf});
+    auto r =
+        parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {allotConf, waConf});
     REQUIRE(r.ok());
     CHECK(r->ipam.kubeconfig == "/allot/kc");
-    auto p = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + waConf +
-                              "\"}}",
-                          {allotConf, waConf});
+    auto p = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24","configuration_path":")" + waConf + "\"}}",
+        {allotConf, waConf});
     REQUIRE(p.ok());
     CHECK(p->ipam.kubeconfig == "/wa/kc");
 }
@@ -117,11 +129,12 @@ TEST_CASE("dns is checked when the config is parsed: a string nameservers is a c
               .find("ipam.dns.search[0]") != std::string::npos);
     CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":{"domain":["a"]}}})")
               .find("ipam.dns.domain") != std::string::npos);
-    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":"1.1.1.1"}})").find("ipam.dns") !=
-          std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","dns":"1.1.1.1"}})")
+              .find("ipam.dns") != std::string::npos);
     // What CNI's DNS type holds is kept, as Go writes it: empty keys and unknown ones left out.
     auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24",
-      "dns":{"nameservers":["1.1.1.1"],"search":[],"domain":"x.local","ttl":5}}})", {});
+      "dns":{"nameservers":["1.1.1.1"],"search":[],"domain":"x.local","ttl":5}}})",
+                          {});
     REQUIRE(r.ok());
     CHECK(r->dns.dump() == R"({"nameservers":["1.1.1.1"],"domain":"x.local"})");
 }
@@ -133,18 +146,22 @@ TEST_CASE("routes are checked when the config is parsed") {
     CHECK(err(conf(R"({"dst":"0.0.0.0/0"})")).find("ipam.routes") != std::string::npos);
     CHECK(err(conf(R"(["0.0.0.0/0"])")).find("ipam.routes[0]") != std::string::npos);
     CHECK(err(conf(R"([{"gw":"10.0.0.1"}])")).find("ipam.routes[0].dst") != std::string::npos);
-    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","gw":"010.0.0.1"}])")).find("ipam.routes[0].gw") != std::string::npos);
-    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","mtu":"1500"}])")).find("ipam.routes[0].mtu") != std::string::npos);
+    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","gw":"010.0.0.1"}])")).find("ipam.routes[0].gw") !=
+          std::string::npos);
+    CHECK(err(conf(R"([{"dst":"0.0.0.0/0","mtu":"1500"}])")).find("ipam.routes[0].mtu") !=
+          std::string::npos);
     CHECK(err(conf(R"([{"dst":"0.0.0.0/0","priority":1.5}])")).find("ipam.routes[0].priority") !=
           std::string::npos);
-    auto r = parseNetConf(conf(R"([{"dst":"0.0.0.0/0","gw":"10.0.0.1","mtu":1400,"table":0,"x":1}])"), {});
+    auto r = parseNetConf(
+        conf(R"([{"dst":"0.0.0.0/0","gw":"10.0.0.1","mtu":1400,"table":0,"x":1}])"), {});
     REQUIRE(r.ok());
     CHECK(r->routes.dump() == R"([{"dst":"0.0.0.0/0","gw":"10.0.0.1","mtu":1400,"table":0}])");
 }
 
 TEST_CASE("top-level range_start without a top-level range is ignored with a warning") {
     auto r = parseNetConf(R"({"ipam":{"type":"allot","range_start":"10.0.0.5",
-      "ipRanges":[{"range":"10.0.0.0/24"}]}})", {});
+      "ipRanges":[{"range":"10.0.0.0/24"}]}})",
+                          {});
     REQUIRE(r.ok());
     CHECK(r->ipam.ranges.size() == 1);
     REQUIRE(r->warnings.size() == 1);
@@ -159,28 +176,36 @@ TEST_CASE("a broken flat file is a config error naming the file") {
 }
 
 TEST_CASE("requested IPs come from runtimeConfig.ips, else args.cni.ips") {
-    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"runtimeConfig":{"ips":["10.0.0.7/24"]},
-      "args":{"cni":{"ips":["10.0.0.8"]}}})", {});
+    auto r = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"runtimeConfig":{"ips":["10.0.0.7/24"]},
+      "args":{"cni":{"ips":["10.0.0.8"]}}})",
+        {});
     REQUIRE(r.ok());
     REQUIRE(r->requestedIps.size() == 1);
     CHECK(r->requestedIps[0].str() == "10.0.0.7");
-    auto a = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"args":{"cni":{"ips":["10.0.0.8"]}}})", {});
+    auto a = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"args":{"cni":{"ips":["10.0.0.8"]}}})",
+        {});
     CHECK(a->requestedIps[0].str() == "10.0.0.8");
-    CHECK(err(R"({"ipam":{"type":"allot"},"runtimeConfig":{"ips":["nope"]}})").find("runtimeConfig.ips[0]") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot"},"runtimeConfig":{"ips":["nope"]}})")
+              .find("runtimeConfig.ips[0]") != std::string::npos);
 }
 
 TEST_CASE("GC attachments are read from cni.dev/valid-attachments or cni.dev/attachments") {
     auto r = parseNetConf(R"({"cniVersion":"1.1.0","ipam":{"type":"allot","range":"10.0.0.0/24"},
-      "cni.dev/valid-attachments":[{"containerID":"a","ifname":"eth0"}]})", {});
+      "cni.dev/valid-attachments":[{"containerID":"a","ifname":"eth0"}]})",
+                          {});
     REQUIRE(r.ok());
     CHECK(r->hasValidAttachments);
     CHECK(r->validAttachments.size() == 1);
-    auto o = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"cni.dev/attachments":[]})", {});
+    auto o = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24"},"cni.dev/attachments":[]})", {});
     CHECK(o->hasValidAttachments);
 }
 
 TEST_CASE("oversized configs are refused") {
-    std::string big = R"({"ipam":{"type":"allot","range":"10.0.0.0/24","pad":")" + std::string(kMaxConfigBytes, 'x') + "\"}}";
+    std::string big = R"({"ipam":{"type":"allot","range":"10.0.0.0/24","pad":")" +
+                      std::string(kMaxConfigBytes, 'x') + "\"}}";
     CHECK(err(big, core::Errc::Decode).find("1 MiB") != std::string::npos);
 }
 
@@ -209,8 +234,8 @@ TEST_CASE("the pool namespace must be a namespace name: it goes into request pat
         CHECK(r->ipam.poolNamespace == ok);
     }
     const std::string tooLong(64, 'a');
-    for (const char* bad : {"..", ".", "../kube-system", "a/b", "Pools", "-a", "a-", "a.b", "a?b",
-                            tooLong.c_str()}) {
+    for (const char* bad :
+         {"..", ".", "../kube-system", "a/b", "Pools", "-a", "a-", "a.b", "a?b", tooLong.c_str()}) {
         CAPTURE(bad);
         CHECK(err(conf(bad)).find("\"ipam.namespace\" must be a namespace name") !=
               std::string::npos);

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "core/allocator.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::core;
 
@@ -16,7 +16,9 @@ Owner owner(const std::string& cid, const std::string& pod = "", const std::stri
     return Owner{cid, pod, ifn, "node-a", "", "net"};
 }
 
-IpAddress ip(const char* s) { return *IpAddress::parse(s); }
+IpAddress ip(const char* s) {
+    return *IpAddress::parse(s);
+}
 
 }  // namespace
 
@@ -46,7 +48,8 @@ TEST_CASE("exclusions and range_start/range_end are honoured") {
     auto r = range({"10.0.0.0/24", "10.0.0.10", "10.0.0.40", {"10.0.0.8/29", "10.0.0.17"}});
     AllocationMap m;
     std::vector<std::string> got;
-    for (int i = 0; i < 4; ++i) got.push_back(pick(r, m, {owner("c" + std::to_string(i))})->ip.str());
+    for (int i = 0; i < 4; ++i)
+        got.push_back(pick(r, m, {owner("c" + std::to_string(i))})->ip.str());
     CHECK(got == std::vector<std::string>{"10.0.0.16", "10.0.0.18", "10.0.0.19", "10.0.0.20"});
 }
 
@@ -68,9 +71,12 @@ TEST_CASE("a requested address is granted when free and inside the range") {
     auto taken = pick(r, m, {owner("b", "ns/b"), ip("10.0.0.77")});
     REQUIRE(!taken.ok());
     CHECK(taken.error().message.find("already allocated") != std::string::npos);
-    CHECK(pick(r, m, {owner("c"), ip("10.0.1.5")}).error().message.find("outside") != std::string::npos);
-    CHECK(pick(r, m, {owner("d"), ip("10.0.0.50")}).error().message.find("excluded") != std::string::npos);
-    CHECK(pick(r, m, {owner("e"), ip("10.0.0.255")}).error().message.find("broadcast") != std::string::npos);
+    CHECK(pick(r, m, {owner("c"), ip("10.0.1.5")}).error().message.find("outside") !=
+          std::string::npos);
+    CHECK(pick(r, m, {owner("d"), ip("10.0.0.50")}).error().message.find("excluded") !=
+          std::string::npos);
+    CHECK(pick(r, m, {owner("e"), ip("10.0.0.255")}).error().message.find("broadcast") !=
+          std::string::npos);
     CHECK(m.size() == 1);
 }
 

@@ -1,8 +1,9 @@
+#include "core/anomaly.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
-#include "core/anomaly.h"
 #include "core/naming.h"
 
 using namespace allot::core;
@@ -155,13 +156,16 @@ TEST_CASE("a Node is lost when NotReady past the grace, or gone after an earlier
     using namespace std::chrono;
     const auto t = system_clock::now();
     const std::set<std::string> everListed{"a", "b", "gone"};
-    NodeIndex n{{{"a", NodeState{true, {}}}, {"b", NodeState{false, t - minutes(10)}},
+    NodeIndex n{{{"a", NodeState{true, {}}},
+                 {"b", NodeState{false, t - minutes(10)}},
                  {"c", NodeState{false, t - minutes(1)}}},
-                &everListed, t, minutes(5)};
+                &everListed,
+                t,
+                minutes(5)};
     CHECK_FALSE(n.lost("a"));
     CHECK(n.lost("b"));
-    CHECK_FALSE(n.lost("c"));       // NotReady, within the grace
-    CHECK(n.lost("gone"));          // listed before, not now
-    CHECK_FALSE(n.lost("never"));   // no Node ever had the name: proves nothing
-    CHECK_FALSE(n.lost(""));        // unscheduled
+    CHECK_FALSE(n.lost("c"));      // NotReady, within the grace
+    CHECK(n.lost("gone"));         // listed before, not now
+    CHECK_FALSE(n.lost("never"));  // no Node ever had the name: proves nothing
+    CHECK_FALSE(n.lost(""));       // unscheduled
 }

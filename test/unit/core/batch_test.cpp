@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "core/batch.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::core;
 
@@ -21,7 +21,8 @@ Owner owner(const std::string& cid, const std::string& pod = "", const std::stri
 TEST_CASE("a batch of claims gives each owner its own address in request order") {
     auto r = range("10.0.0.0/29");
     AllocationMap m;
-    auto res = applyBatch(r.cidr(), m, {Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)});
+    auto res =
+        applyBatch(r.cidr(), m, {Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)});
     REQUIRE(res.outcomes.size() == 2);
     CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
     CHECK(res.outcomes[1].pick->ip.str() == "10.0.0.2");
@@ -67,9 +68,9 @@ TEST_CASE("an address reserved elsewhere is given back and another one picked") 
 
 TEST_CASE("each claim picks in its own window and never its own gateway") {
     auto r = range("10.0.0.0/24");
-    Intent narrow = Intent::claim(owner("a"),
-                                  *IpRange::fromSpec({"10.0.0.0/24", "10.0.0.100", "10.0.0.110", {}}, "range"),
-                                  *IpAddress::parse("10.0.0.100"));
+    Intent narrow = Intent::claim(
+        owner("a"), *IpRange::fromSpec({"10.0.0.0/24", "10.0.0.100", "10.0.0.110", {}}, "range"),
+        *IpAddress::parse("10.0.0.100"));
     AllocationMap m;
     auto res = applyBatch(r.cidr(), m, {narrow, Intent::claim(owner("b"), r)});
     CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.101");

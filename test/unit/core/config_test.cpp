@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "core/config.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::core;
 
@@ -157,6 +157,7 @@ TEST_CASE("log_level: Whereabouts' levels in any case; another name is ignored w
 
 TEST_CASE("too many ranges are rejected") {
     auto c = base();
-    for (int i = 1; i <= kMaxRanges; ++i) c.ranges.push_back({"10." + std::to_string(i) + ".0.0/24", "", "", {}});
+    for (int i = 1; i <= kMaxRanges; ++i)
+        c.ranges.push_back({"10." + std::to_string(i) + ".0.0/24", "", "", {}});
     CHECK(err(c).find("limit") != std::string::npos);
 }

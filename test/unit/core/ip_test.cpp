@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "core/ip.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::core;
 

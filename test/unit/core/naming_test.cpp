@@ -1,10 +1,12 @@
-#include <doctest/doctest.h>
-
 #include "core/naming.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::core;
 
-static Cidr cidr(const char* s) { return *Cidr::parse(s); }
+static Cidr cidr(const char* s) {
+    return *Cidr::parse(s);
+}
 
 TEST_CASE("pool names match Whereabouts for IPv4 and IPv6 ranges") {
     CHECK(poolName(cidr("10.10.0.0/16"), "", "") == "10.10.0.0-16");

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "core/ownership.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::core;
 
@@ -54,7 +54,7 @@ TEST_CASE("a pod owns an entry by UID, and by podRef only when a UID is missing"
     CHECK(ownedByPod(entry("c", "ns/p", "u1"), pod));
     CHECK_FALSE(ownedByPod(entry("c", "ns/p", "u0"), pod));  // re-created under the name
     CHECK(otherPodUnderName(entry("c", "ns/p", "u0"), pod));
-    CHECK(ownedByPod(entry("c", "ns/p", ""), pod));           // Whereabouts' entry
+    CHECK(ownedByPod(entry("c", "ns/p", ""), pod));  // Whereabouts' entry
     CHECK_FALSE(otherPodUnderName(entry("c", "ns/p", ""), pod));
     CHECK_FALSE(ownedByPod(entry("c", "ns/q", ""), pod));
     // A UID matching but the name differing still owns it (UID is stronger than podRef).
@@ -64,7 +64,7 @@ TEST_CASE("a pod owns an entry by UID, and by podRef only when a UID is missing"
 TEST_CASE("an ADD takes over an earlier sandbox's record of the same pod and interface only") {
     const Owner old = entry("c1", "ns/p", "u1");
     CHECK(mayTakeOver(old, entry("c2", "ns/p", "u1")));
-    CHECK(mayTakeOver(old, entry("c2", "ns/p", "u2")));  // StatefulSet re-creation
+    CHECK(mayTakeOver(old, entry("c2", "ns/p", "u2")));        // StatefulSet re-creation
     CHECK_FALSE(mayTakeOver(old, entry("c1", "ns/p", "u1")));  // itself: idempotent, not a handover
     CHECK_FALSE(mayTakeOver(old, entry("c2", "ns/p", "u1", "net2")));
     CHECK_FALSE(mayTakeOver(old, entry("c2", "ns/q", "u1")));

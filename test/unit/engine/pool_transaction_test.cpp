@@ -1,8 +1,9 @@
+#include "engine/pool_transaction.h"
+
 #include <doctest/doctest.h>
 
 #include <map>
 
-#include "engine/pool_transaction.h"
 #include "engine/reservations.h"
 #include "store/memory_store.h"
 
@@ -12,7 +13,9 @@ using core::Intent;
 
 namespace {
 
-core::IpRange range(const char* cidr) { return *core::IpRange::fromSpec({cidr, "", "", {}}, "range"); }
+core::IpRange range(const char* cidr) {
+    return *core::IpRange::fromSpec({cidr, "", "", {}}, "range");
+}
 
 // Each container its own pod unless said otherwise (one pod's new sandbox takes over its address).
 core::Owner owner(const std::string& cid, const std::string& pod = "") {
@@ -32,14 +35,16 @@ engine::Plan fixed(std::vector<Intent> intents) {
 }
 
 class MapCache : public engine::PoolCache {
-public:
+  public:
     std::optional<store::Pool> load(const std::string& ns, const std::string& p) override {
         auto it = pools.find(ns + "/" + p);
         if (it == pools.end()) return std::nullopt;
         ++hits;
         return it->second;
     }
-    void save(const std::string& ns, const store::Pool& p) override { pools[ns + "/" + p.name] = p; }
+    void save(const std::string& ns, const store::Pool& p) override {
+        pools[ns + "/" + p.name] = p;
+    }
     void drop(const std::string& ns, const std::string& p) override { pools.erase(ns + "/" + p); }
     std::map<std::string, store::Pool> pools;
     int hits = 0;
@@ -52,7 +57,8 @@ TEST_CASE("a transaction creates a missing pool and writes a batch of claims in 
     auto retry = quick();
     engine::PoolTransaction tx(s, retry);
     auto r = range("10.0.0.0/28");
-    auto res = tx.run(target(r), fixed({Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)}));
+    auto res =
+        tx.run(target(r), fixed({Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)}));
     REQUIRE(res.ok());
     CHECK(res->found);
     CHECK(res->outcomes[0].pick->ip.str() == "10.0.0.1");
@@ -161,7 +167,8 @@ TEST_CASE("a pool object out of room fails at once with what would help") {
     CHECK(retry.attempts() == 0);
 }
 
-TEST_CASE("a reservation is handed over to a new sandbox of the same pod, and only the holder drops it") {
+TEST_CASE(
+    "a reservation is handed over to a new sandbox of the same pod, and only the holder drops it") {
     store::MemoryStore s;
     REQUIRE(engine::reserve(s, "10.0.0.5", owner("old", "ns/p")).ok());
     auto other = engine::reserve(s, "10.0.0.5", owner("x", "ns/other"));

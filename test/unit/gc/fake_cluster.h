@@ -145,6 +145,7 @@ class FakeCluster : public gc::Cluster {
         if (it == nads_.end()) return makeError(Errc::NotFound, "no NAD " + name);
         return it->second;
     }
+
   private:
     // Namespace `ns_` of the fake as a PoolStore (the same faults and hooks, by op name).
     class NsStore : public store::PoolStore {
@@ -187,7 +188,8 @@ class FakeCluster : public gc::Cluster {
             it->second.resourceVersion = std::to_string(++f_.rv_);
             return it->second;
         }
-        gc::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn, const BadPool&) override {
+        gc::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn,
+                                  const BadPool&) override {
             std::vector<store::Pool> copy;
             {
                 std::lock_guard l(f_.m_);
@@ -216,7 +218,8 @@ class FakeCluster : public gc::Cluster {
             f_.res_[ns_ + "/" + r.name] = x;
             return x;
         }
-        gc::Result<void> deleteReservation(const std::string& name, const std::string& rv) override {
+        gc::Result<void> deleteReservation(const std::string& name,
+                                           const std::string& rv) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("deleteReservation")) return *e;
             auto it = f_.res_.find(ns_ + "/" + name);
@@ -226,7 +229,8 @@ class FakeCluster : public gc::Cluster {
             f_.res_.erase(it);
             return {};
         }
-        gc::Result<void> eachReservation(const std::function<bool(store::Reservation&)>& fn) override {
+        gc::Result<void> eachReservation(
+            const std::function<bool(store::Reservation&)>& fn) override {
             std::vector<store::Reservation> copy;
             {
                 std::lock_guard l(f_.m_);
@@ -238,7 +242,8 @@ class FakeCluster : public gc::Cluster {
                 if (!fn(r)) break;
             return {};
         }
-        gc::Result<std::string> nodeSlice(const std::string& pool, const std::string& node) override {
+        gc::Result<std::string> nodeSlice(const std::string& pool,
+                                          const std::string& node) override {
             std::lock_guard l(f_.m_);
             auto it = f_.slices_.find(ns_ + "/" + pool + "/" + node);
             if (it == f_.slices_.end()) return makeError(Errc::NotFound, "no slice");

@@ -62,10 +62,9 @@ TEST_CASE(
     CHECK(gc::parseNadConfig("[]", kOwned, kNoFlat).code() == core::Errc::Decode);
     CHECK(gc::parseNadConfig(R"({"name":"x","plugins":{}})", kOwned, kNoFlat).code() ==
           core::Errc::Decode);
-    auto bad =
-        gc::parseNadConfig(R"({"name":"x","type":"m","ipam":{"type":"allot",
+    auto bad = gc::parseNadConfig(R"({"name":"x","type":"m","ipam":{"type":"allot",
         "ipRanges":[{"range":"10.0.0.0/24","range_start":"10.9.0.300"}]}})",
-                           kOwned, kNoFlat);
+                                  kOwned, kNoFlat);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.code() == core::Errc::InvalidConfig);
     CHECK(bad.error().message.find("range_start") != std::string::npos);

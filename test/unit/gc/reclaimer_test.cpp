@@ -154,7 +154,8 @@ TEST_CASE("a write conflict re-reads the pool and keeps what another node wrote 
 }
 
 TEST_CASE(
-    "malformed, missing or dangling network-status: the pod's entries on this node are found and freed") {
+    "malformed, missing or dangling network-status: the pod's entries on this node are found and "
+    "freed") {
     Fixture f;
     f.fake.putPool(kNs, {"10.9.0.0-24", "10.9.0.0/24", {}, {}, {}});
     f.allocate(1, own("c1", "app/bad", "u1"), "10.9.0.0-24");
@@ -163,7 +164,8 @@ TEST_CASE(
     f.allocate(4, core::Owner{"c4", "app/bad", "net1", "", "", ""});  // no node: not provably ours
     f.allocate(5, core::Owner{"c5", "app/none", "net1", "n2", "", ""});  // another node's
     // The catch-up scan finds the pools holding this node's entries.
-    f.r->catchUp({{"app", "bad", "u1", false, ""}, {"app", "none", "u2", false, ""},
+    f.r->catchUp({{"app", "bad", "u1", false, ""},
+                  {"app", "none", "u2", false, ""},
                   {"app", "ghost", "u3", false, ""}});
     f.run();
     const int lists = f.fake.calls("eachPool");
@@ -335,7 +337,9 @@ gc::PodRecord deleted(const std::string& name, const std::string& uid, const std
     return r;
 }
 
-core::IpAddress addr(const char* s) { return *core::IpAddress::parse(s); }
+core::IpAddress addr(const char* s) {
+    return *core::IpAddress::parse(s);
+}
 
 }  // namespace
 
@@ -409,8 +413,9 @@ TEST_CASE("hostNetwork and mirror pods' deletions read no pool and free nothing"
 TEST_CASE("a default network that is an allot NAD is released like any other") {
     Fixture f;
     f.allocate(5, own("c1", "app/web", "u1", kNode, "eth0"));
-    gc::PodRecord r{"app", "web", "u1", true,
-                    R"([{"name":"app/macnet","interface":"eth0","ips":["10.1.0.5"],"default":true}])"};
+    gc::PodRecord r{
+        "app", "web", "u1", true,
+        R"([{"name":"app/macnet","interface":"eth0","ips":["10.1.0.5"],"default":true}])"};
     r.sandboxGone = true;
     f.r->podDeleted(r);
     f.run();
@@ -420,8 +425,9 @@ TEST_CASE("a default network that is an allot NAD is released like any other") {
 
 TEST_CASE("catch-up scans the pool namespaces NADs name, not only --namespace") {
     Fixture f;
-    f.fake.putNad("app", "othernet",
-                  R"({"cniVersion":"1.1.0","name":"othernet","type":"macvlan","ipam":{"type":"allot","range":"10.7.0.0/24","namespace":"other-pools"}})");
+    f.fake.putNad(
+        "app", "othernet",
+        R"({"cniVersion":"1.1.0","name":"othernet","type":"macvlan","ipam":{"type":"allot","range":"10.7.0.0/24","namespace":"other-pools"}})");
     f.fake.putPool("other-pools", {"10.7.0.0-24", "10.7.0.0/24", {}, {}, {}});
     auto p = *f.fake.pool("other-pools", "10.7.0.0-24");
     p.allocations[4] = own("c4", "app/first", "u4");

@@ -16,7 +16,8 @@ using allot::k8s::RelayResponse;
 namespace {
 
 const std::string kServer = "https://10.96.0.1:443";
-const std::string kPool = "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/kube-system/ippools/10.0.0.0-24";
+const std::string kPool =
+    "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/kube-system/ippools/10.0.0.0-24";
 
 struct Running {
     std::string dir;
@@ -49,7 +50,7 @@ struct Running {
 
 TEST_CASE("the relay socket is root's alone and forwards pool requests for its own server") {
     Running r;
-    struct stat st{};
+    struct stat st {};
     REQUIRE(::stat(r.opts.socketPath.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
     REQUIRE(::stat((r.dir + "/sub").c_str(), &st) == 0);
@@ -64,11 +65,13 @@ TEST_CASE("the relay socket is root's alone and forwards pool requests for its o
     CHECK(ok->kind == RelayResponse::Kind::Answered);
     CHECK(ok->status == 200);
     // The same connection serves the next request; one for another server is refused unsent.
-    auto other = c->send({"https://elsewhere:6443", "GET", kPool, "", "", 1000}, std::chrono::seconds(5), sent);
+    auto other = c->send({"https://elsewhere:6443", "GET", kPool, "", "", 1000},
+                         std::chrono::seconds(5), sent);
     REQUIRE(other.ok());
     CHECK(other->kind == RelayResponse::Kind::Refused);
-    auto secret = c->send({kServer, "GET", "/api/v1/namespaces/kube-system/secrets/x", "", "", 1000},
-                          std::chrono::seconds(5), sent);
+    auto secret =
+        c->send({kServer, "GET", "/api/v1/namespaces/kube-system/secrets/x", "", "", 1000},
+                std::chrono::seconds(5), sent);
     REQUIRE(secret.ok());
     CHECK(secret->kind == RelayResponse::Kind::Refused);
     CHECK(r.forwarded.size() == 1);
@@ -80,7 +83,8 @@ TEST_CASE("a relay that is not there is no relay: the plugin goes direct") {
     CHECK_FALSE(RelayClient::connect("").has_value());
 }
 
-TEST_CASE("a relay whose API server is down refuses work at once, and serves again once it is back") {
+TEST_CASE(
+    "a relay whose API server is down refuses work at once, and serves again once it is back") {
     char tmpl[] = "/tmp/allot-relay-down-XXXXXX";
     REQUIRE(::mkdtemp(tmpl) != nullptr);
     std::string dir = tmpl;

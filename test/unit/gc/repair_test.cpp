@@ -270,7 +270,8 @@ TEST_CASE("a pass that cannot list fails without releasing anything and without 
     CHECK(f.pass().released == 1);  // the streak was kept across the failed pass
 }
 
-TEST_CASE("an entry allot cannot decode is reported, and neither it nor its reservation is touched") {
+TEST_CASE(
+    "an entry allot cannot decode is reported, and neither it nor its reservation is touched") {
     Fixture f;
     auto p = *f.fake.pool(kNs, "10.1.0.0-24");
     auto entry = json::parse(R"({"id":"other-ctr","podref":7})");
@@ -361,8 +362,8 @@ TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its address
     f.make();
     f.fake.putNode("flaky", true, now);  // came back
     f.fake.putNode("gone", true, now);
-    f.pass();                    // this loop sees "gone" once...
-    f.fake.removeNode("gone");   // ...then it is deleted
+    f.pass();                   // this loop sees "gone" once...
+    f.fake.removeNode("gone");  // ...then it is deleted
     f.pass();
     CHECK(f.held(21));
     CHECK(f.held(23));
@@ -373,7 +374,8 @@ TEST_CASE("a pod whose Node is gone, or NotReady past the grace, has its address
 
 TEST_CASE("a pass lists the pods of only the namespaces that allocations point to") {
     Fixture f;
-    for (int i = 0; i < 50; ++i) f.fake.putPod("busy-" + std::to_string(i % 5), "p" + std::to_string(i), "u");
+    for (int i = 0; i < 50; ++i)
+        f.fake.putPod("busy-" + std::to_string(i % 5), "p" + std::to_string(i), "u");
     f.fake.putPod("app", "web", "uw");
     f.fake.putPod("app", "db", "ud");
     f.allocate(30, own("c30", "app/web", "uw"));

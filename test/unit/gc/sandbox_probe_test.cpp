@@ -4,7 +4,8 @@
 
 using namespace allot;
 
-TEST_CASE("the namespace probe reads local IPv4 addresses from fib_trie, not routes or broadcasts") {
+TEST_CASE(
+    "the namespace probe reads local IPv4 addresses from fib_trie, not routes or broadcasts") {
     const std::string trie = R"(Main:
   +-- 0.0.0.0/0 3 0 4
      |-- 0.0.0.0

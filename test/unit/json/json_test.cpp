@@ -1,15 +1,17 @@
-#include <doctest/doctest.h>
-
 #include "json/json.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot;
 
 TEST_CASE("JSON parses and dumps keeping big integers exact") {
-    auto v = json::parse(R"({"a":1,"b":[true,null,"x"],"big":340282366920938463463374607431768211455})");
+    auto v =
+        json::parse(R"({"a":1,"b":[true,null,"x"],"big":340282366920938463463374607431768211455})");
     REQUIRE(v.ok());
     CHECK(v->find("a")->asInt() == 1);
     CHECK(v->find("big")->asString() == "340282366920938463463374607431768211455");
-    CHECK(v->dump() == R"({"a":1,"b":[true,null,"x"],"big":340282366920938463463374607431768211455})");
+    CHECK(v->dump() ==
+          R"({"a":1,"b":[true,null,"x"],"big":340282366920938463463374607431768211455})");
 }
 
 TEST_CASE("malformed JSON is a Decode error with the offset") {

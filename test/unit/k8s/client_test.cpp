@@ -2,17 +2,17 @@
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <cstring>
-#include <functional>
-#include <sys/un.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,7 +28,7 @@ namespace {
 // A loopback HTTP/1.1 server answering one scripted reply per connection, in order. A reply is
 // written in pieces with a pause between them, so the client sees them as separate chunks.
 class FakeServer {
-public:
+  public:
     using Reply = std::vector<std::string>;
 
     explicit FakeServer(std::vector<Reply> replies) : replies_(std::move(replies)) {
@@ -56,7 +56,7 @@ public:
         return requests_;
     }
 
-private:
+  private:
     void serve() {
         for (const Reply& reply : replies_) {
             pollfd p{fd_, POLLIN, 0};
@@ -199,14 +199,15 @@ TEST_CASE("each call sends its method, body, content type and the bearer token")
     auto body = allot::json::parse(R"({"metadata":{"name":"x"}})");
     REQUIRE(body.ok());
     CHECK(client.create("/api/v1/namespaces/d/configmaps", *body).ok());
-    CHECK(client.patch("/api/v1/namespaces/d/configmaps/x", *body, allot::k8s::PatchType::Apply,
-                       "allot", true)
+    CHECK(client
+              .patch("/api/v1/namespaces/d/configmaps/x", *body, allot::k8s::PatchType::Apply,
+                     "allot", true)
               .ok());
     CHECK(client.patch("/api/v1/namespaces/d/configmaps/x", *body, allot::k8s::PatchType::Merge)
               .ok());
-    CHECK(client.remove("/api/v1/namespaces/d/configmaps/x",
-                        allot::k8s::Preconditions{"uid-1", "42"})
-              .ok());
+    CHECK(
+        client.remove("/api/v1/namespaces/d/configmaps/x", allot::k8s::Preconditions{"uid-1", "42"})
+            .ok());
     CHECK(client.requestCount() == 4);
     const auto& reqs = server.requests();
     REQUIRE(reqs.size() == 4);
@@ -224,9 +225,9 @@ TEST_CASE("each call sends its method, body, content type and the bearer token")
 }
 
 TEST_CASE("a 429 answer is Transient and its Retry-After is kept for the caller") {
-    FakeServer server({{response(429, R"({"kind":"Status","reason":"TooManyRequests"})",
-                                 "Retry-After: 7\r\n")},
-                       {response(200, "{}")}});
+    FakeServer server(
+        {{response(429, R"({"kind":"Status","reason":"TooManyRequests"})", "Retry-After: 7\r\n")},
+         {response(200, "{}")}});
     Client client = clientFor(server);
     auto r = client.get(kPods);
     REQUIRE_FALSE(r.ok());
@@ -250,7 +251,9 @@ TEST_CASE("listEach follows continue tokens one page at a time") {
     FakeServer server(
         {{response(200, R"({"metadata":{"resourceVersion":"500","continue":"tok/1"},)"
                         R"("items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]})")},
-         {response(200, R"({"metadata":{"resourceVersion":"500"},"items":[{"metadata":{"name":"c"}}]})")}});
+         {response(
+             200,
+             R"({"metadata":{"resourceVersion":"500"},"items":[{"metadata":{"name":"c"}}]})")}});
     Client client = clientFor(server);
     allot::k8s::ListOptions opts;
     opts.labelSelector = "app=x";
@@ -368,8 +371,8 @@ TEST_CASE("after a 401 the next request re-reads a rotated token file") {
         REQUIRE(::pwrite(fd, t.data(), t.size(), 0) == static_cast<ssize_t>(t.size()));
     };
     writeToken("old-token\n");
-    FakeServer server({{response(401, R"({"kind":"Status","reason":"Unauthorized"})")},
-                       {response(200, "{}")}});
+    FakeServer server(
+        {{response(401, R"({"kind":"Status","reason":"Unauthorized"})")}, {response(200, "{}")}});
     ClusterConfig cfg = configFor(server.url());
     cfg.tokenFile = path;
     auto client = Client::fromConfig(cfg);
@@ -394,8 +397,9 @@ namespace {
 // A node relay stand-in on a Unix socket: answers every frame of one connection with `answer`,
 // recording the requests.
 class FakeRelay {
-public:
-    explicit FakeRelay(std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer)
+  public:
+    explicit FakeRelay(
+        std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer)
         : answer_(std::move(answer)) {
         char tmpl[] = "/tmp/allot-relay-XXXXXX";
         REQUIRE(::mkdtemp(tmpl) != nullptr);
@@ -418,7 +422,9 @@ public:
                 auto req = allot::k8s::decodeRelayRequest(*frame);
                 REQUIRE(req.has_value());
                 seen_.push_back(*req);
-                if (!allot::k8s::writeFrame(c, allot::k8s::encodeRelayResponse(answer_(*req)), deadline)) break;
+                if (!allot::k8s::writeFrame(c, allot::k8s::encodeRelayResponse(answer_(*req)),
+                                            deadline))
+                    break;
             }
             ::close(c);
         });
@@ -431,11 +437,9 @@ public:
         ::rmdir(dir_.c_str());
     }
     const std::string& path() const { return path_; }
-    const std::vector<allot::k8s::RelayRequest>& seen() {
-        return seen_;
-    }
+    const std::vector<allot::k8s::RelayRequest>& seen() { return seen_; }
 
-private:
+  private:
     std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer_;
     std::string dir_, path_;
     int fd_ = -1;
@@ -478,7 +482,8 @@ TEST_CASE("a relay that refuses sends the client direct, for good") {
     FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")},
                        {response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
     FakeRelay relay([](const allot::k8s::RelayRequest&) {
-        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Refused, 0, -1, "another server"};
+        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Refused, 0, -1,
+                                         "another server"};
     });
     Client::Options o;
     o.relaySocket = relay.path();
@@ -495,7 +500,8 @@ TEST_CASE("a relay that refuses sends the client direct, for good") {
 TEST_CASE("an answer the relay could not get is Transient: the request may have been applied") {
     FakeServer server({});
     FakeRelay relay([](const allot::k8s::RelayRequest&) {
-        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Failed, 0, -1, "timed out"};
+        return allot::k8s::RelayResponse{allot::k8s::RelayResponse::Kind::Failed, 0, -1,
+                                         "timed out"};
     });
     Client::Options o;
     o.relaySocket = relay.path();
@@ -510,7 +516,8 @@ TEST_CASE("an answer the relay could not get is Transient: the request may have 
 
 TEST_CASE("relay frames round-trip, and truncated or foreign frames are rejected") {
     using allot::k8s::RelayRequest;
-    RelayRequest r{"https://10.0.0.1:6443", "PUT", "/apis/x", "application/json", std::string("a\0b", 3), 1234};
+    RelayRequest r{"https://10.0.0.1:6443", "PUT", "/apis/x", "application/json",
+                   std::string("a\0b", 3),  1234};
     auto frame = allot::k8s::encodeRelayRequest(r);
     auto back = allot::k8s::decodeRelayRequest(frame);
     REQUIRE(back.has_value());
@@ -545,7 +552,8 @@ TEST_CASE("the relay carries only the plugin's pool requests") {
     CHECK_FALSE(relayAllowed("GET", base + "ippools/../../../../api/v1/secrets"));
     CHECK_FALSE(relayAllowed("GET", base + "ippools/a/b"));
     CHECK_FALSE(relayAllowed("GET", base + "ippools/x?watch=true"));
-    CHECK_FALSE(relayAllowed("GET", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/../ippools/x"));
+    CHECK_FALSE(
+        relayAllowed("GET", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/../ippools/x"));
     CHECK_FALSE(relayAllowed("PATCH", base + "ippools/x"));
 }
 
@@ -554,7 +562,7 @@ namespace {
 // A relay stand-in that misbehaves. Its listening socket is made here; `serve` runs on the
 // accepted connection (or, with accept=false, nothing ever accepts: a stopped allot-gc).
 class BadRelay {
-public:
+  public:
     BadRelay(bool accept, std::function<void(int)> serve) {
         char tmpl[] = "/tmp/allot-badrelay-XXXXXX";
         REQUIRE(::mkdtemp(tmpl) != nullptr);
@@ -585,7 +593,7 @@ public:
     }
     const std::string& path() const { return path_; }
 
-private:
+  private:
     std::string dir_, path_;
     int fd_ = -1;
     std::thread thread_;
@@ -597,7 +605,9 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-TEST_CASE("a relay that accepts and never answers costs the acknowledgement wait, then the call goes direct") {
+TEST_CASE(
+    "a relay that accepts and never answers costs the acknowledgement wait, then the call goes "
+    "direct") {
     FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
     // Reads the request, then sits on it until the client is gone.
     BadRelay relay(true, [](int c) {
@@ -619,7 +629,8 @@ TEST_CASE("a relay that accepts and never answers costs the acknowledgement wait
     CHECK(server.requests().size() == 1);
 }
 
-TEST_CASE("a relay that nobody accepts on (a stopped allot-gc) costs at most the acknowledgement wait") {
+TEST_CASE(
+    "a relay that nobody accepts on (a stopped allot-gc) costs at most the acknowledgement wait") {
     FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
     BadRelay relay(false, nullptr);
     Client::Options o;
@@ -637,8 +648,9 @@ TEST_CASE("a relay that nobody accepts on (a stopped allot-gc) costs at most the
 TEST_CASE("a relay that closes mid-request sends the call direct at once") {
     FakeServer server({{response(201, R"({"kind":"OverlappingRangeIPReservation"})")}});
     BadRelay relay(true, [](int c) {
-        auto frame = allot::k8s::readFrame(c, allot::k8s::kMaxRelayFrame,
-                                           std::chrono::steady_clock::now() + std::chrono::seconds(5));
+        auto frame =
+            allot::k8s::readFrame(c, allot::k8s::kMaxRelayFrame,
+                                  std::chrono::steady_clock::now() + std::chrono::seconds(5));
         (void)frame;  // and close without a word
     });
     Client::Options o;
@@ -662,10 +674,13 @@ TEST_CASE("a busy relay that acknowledged is waited for past the acknowledgement
         REQUIRE(req.has_value());
         CHECK(req->wantAck);
         using Kind = allot::k8s::RelayResponse::Kind;
-        REQUIRE(allot::k8s::writeFrame(c, allot::k8s::encodeRelayResponse({Kind::Accepted, 0, -1, ""}), deadline));
+        REQUIRE(allot::k8s::writeFrame(
+            c, allot::k8s::encodeRelayResponse({Kind::Accepted, 0, -1, ""}), deadline));
         std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // queued behind a burst
         REQUIRE(allot::k8s::writeFrame(
-            c, allot::k8s::encodeRelayResponse({Kind::Answered, 201, -1, R"({"kind":"OverlappingRangeIPReservation"})"}),
+            c,
+            allot::k8s::encodeRelayResponse(
+                {Kind::Answered, 201, -1, R"({"kind":"OverlappingRangeIPReservation"})"}),
             deadline));
     });
     Client::Options o;

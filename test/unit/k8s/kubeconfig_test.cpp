@@ -44,12 +44,16 @@ struct EnvVar {
     std::optional<std::string> old;
     EnvVar(std::string n, const char* value) : name(std::move(n)) {
         if (const char* v = getenv(name.c_str())) old = v;
-        if (value) setenv(name.c_str(), value, 1);
-        else unsetenv(name.c_str());
+        if (value)
+            setenv(name.c_str(), value, 1);
+        else
+            unsetenv(name.c_str());
     }
     ~EnvVar() {
-        if (old) setenv(name.c_str(), old->c_str(), 1);
-        else unsetenv(name.c_str());
+        if (old)
+            setenv(name.c_str(), old->c_str(), 1);
+        else
+            unsetenv(name.c_str());
     }
 };
 
@@ -76,7 +80,8 @@ users:
   user:
     client-certificate-data: )" +
            kCertB64 + R"(
-    client-key-data: )" + kKeyB64 + R"(
+    client-key-data: )" +
+           kKeyB64 + R"(
 - name: robot
   user:
     token: abc.def.ghi
@@ -197,7 +202,8 @@ TEST_CASE("missing pieces of a kubeconfig are errors naming the missing key") {
          "users: [{name: u, user: {client-certificate-data: LS0t}}]\n"
          "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
          "x", "client-key"},
-        {"clusters: [{name: c, cluster: {server: 'https://k', certificate-authority-data: '%%%'}}]\n"
+        {"clusters: [{name: c, cluster: {server: 'https://k', certificate-authority-data: "
+         "'%%%'}}]\n"
          "contexts: [{name: x, context: {cluster: c}}]\n",
          "x", "certificate-authority-data is not valid base64"},
         {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
@@ -225,8 +231,8 @@ TEST_CASE("missing pieces of a kubeconfig are errors naming the missing key") {
 
 TEST_CASE("garbage instead of YAML is an InvalidConfig error, not a crash") {
     TempDir dir;
-    for (const char* text : {"clusters: [unclosed\n  - {{{", "\t\t: : :\n[", "just a string",
-                             "- a\n- list\n", ""}) {
+    for (const char* text :
+         {"clusters: [unclosed\n  - {{{", "\t\t: : :\n[", "just a string", "- a\n- list\n", ""}) {
         CAPTURE(text);
         auto cfg = loadKubeconfig(dir.write("config", text));
         REQUIRE_FALSE(cfg.ok());

@@ -57,8 +57,8 @@ TEST_CASE("404 is NotFound") {
 }
 
 TEST_CASE("409 is AlreadyExists only when the Status reason says so, else Conflict") {
-    auto exists = mapStatus(409, statusBody(409, "AlreadyExists", "already exists"), "create",
-                            kPath, kWho);
+    auto exists =
+        mapStatus(409, statusBody(409, "AlreadyExists", "already exists"), "create", kPath, kWho);
     REQUIRE(exists);
     CHECK(exists->code == Errc::AlreadyExists);
 
@@ -75,12 +75,12 @@ TEST_CASE("409 is AlreadyExists only when the Status reason says so, else Confli
 }
 
 TEST_CASE("410 is Expired and 422 is Invalid") {
-    auto gone = mapStatus(410, statusBody(410, "Expired", "too old resource version"), "list",
-                          kPath, kWho);
+    auto gone =
+        mapStatus(410, statusBody(410, "Expired", "too old resource version"), "list", kPath, kWho);
     REQUIRE(gone);
     CHECK(gone->code == Errc::Expired);
-    auto invalid = mapStatus(422, statusBody(422, "Invalid", "spec.range: Invalid value"),
-                             "create", kPath, kWho);
+    auto invalid = mapStatus(422, statusBody(422, "Invalid", "spec.range: Invalid value"), "create",
+                             kPath, kWho);
     REQUIRE(invalid);
     CHECK(invalid->code == Errc::Invalid);
     CHECK(mentions(*invalid, "spec.range"));
@@ -104,8 +104,8 @@ TEST_CASE("429 and 5xx are Transient and keep the Retry-After hint") {
 TEST_CASE("other statuses are Internal") {
     for (long status : {400L, 405L, 415L, 301L}) {
         CAPTURE(status);
-        auto e = mapStatus(status, statusBody(static_cast<int>(status), "BadRequest", "bad"), "patch",
-                           kPath, kWho);
+        auto e = mapStatus(status, statusBody(static_cast<int>(status), "BadRequest", "bad"),
+                           "patch", kPath, kWho);
         REQUIRE(e);
         CHECK(e->code == Errc::Internal);
         CHECK(mentions(*e, std::to_string(status)));
@@ -113,7 +113,8 @@ TEST_CASE("other statuses are Internal") {
 }
 
 TEST_CASE("a non-JSON error body is summarised, not dumped whole") {
-    const std::string html = "<html>\r\n<body>502 Bad Gateway</body></html>" + std::string(5000, 'x');
+    const std::string html =
+        "<html>\r\n<body>502 Bad Gateway</body></html>" + std::string(5000, 'x');
     auto e = mapStatus(502, html, "get", kPath, kWho);
     REQUIRE(e);
     CHECK(e->code == Errc::Transient);

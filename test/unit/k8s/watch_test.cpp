@@ -31,8 +31,8 @@ const std::string kEvent2 =
 
 TEST_CASE("events split across chunk boundaries are reassembled whole") {
     const std::string stream = kEvent1 + "\n" + kEvent2 + "\n";
-    for (size_t chunkSize : {size_t{1}, size_t{2}, size_t{7}, kEvent1.size(), kEvent1.size() + 1,
-                             stream.size()}) {
+    for (size_t chunkSize :
+         {size_t{1}, size_t{2}, size_t{7}, kEvent1.size(), kEvent1.size() + 1, stream.size()}) {
         CAPTURE(chunkSize);
         LineSplitter splitter;
         Collector c;
@@ -133,10 +133,10 @@ TEST_CASE("watch events decode into their type and object") {
 }
 
 TEST_CASE("garbled watch lines are Decode errors") {
-    for (const char* line : {"{\"type\":\"ADDED\",\"object\":{", "not json", "[1,2]",
-                             R"({"object":{}})", R"({"type":"EXPLODED","object":{}})",
-                             R"({"type":"ADDED"})", R"({"type":"ADDED","object":"x"})",
-                             R"({"type":7,"object":{}})"}) {
+    for (const char* line :
+         {"{\"type\":\"ADDED\",\"object\":{", "not json", "[1,2]", R"({"object":{}})",
+          R"({"type":"EXPLODED","object":{}})", R"({"type":"ADDED"})",
+          R"({"type":"ADDED","object":"x"})", R"({"type":7,"object":{}})"}) {
         CAPTURE(line);
         auto ev = parseWatchEvent(line);
         REQUIRE_FALSE(ev.ok());

@@ -1,13 +1,12 @@
-#include <doctest/doctest.h>
+#include "node/journal.h"
 
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-
-#include "node/journal.h"
 
 using namespace allot;
 
@@ -27,7 +26,7 @@ TEST_CASE("journal entries are written with mode 0600 and read back in order") {
     REQUIRE(e->size() == 2);
     CHECK((*e)[0].containerId == "ctr-1");
     CHECK((*e)[1].pools == std::vector<std::string>{"p2"});
-    struct stat st{};
+    struct stat st {};
     REQUIRE(::stat((*e)[0].file.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
     REQUIRE(::stat(dir.c_str(), &st) == 0);
@@ -59,7 +58,8 @@ TEST_CASE("a journal file in the format older plugins write is read back") {
     std::ofstream(dir + "/1700000000000000000-ctr-9-eth0.json")
         << R"({"version":1,"namespace":"kube-system","pools":["10.0.0.0-24","p2"],"networkName":"net",)"
         << R"("containerID":"ctr-9","ifname":"eth0","podref":"ns/p","node":"n1",)"
-        << R"("reservations":["10.0.0.5"],"time":1700000000000000000})" << "\n";
+        << R"("reservations":["10.0.0.5"],"time":1700000000000000000})"
+        << "\n";
     node::Journal j(dir);
     auto e = j.entries();
     REQUIRE(e.ok());

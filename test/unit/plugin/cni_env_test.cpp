@@ -1,13 +1,16 @@
-#include <doctest/doctest.h>
-
 #include "plugin/cni_env.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot::plugin;
 using allot::core::Errc;
 
 static EnvMap addEnv() {
-    return {{"CNI_COMMAND", "ADD"}, {"CNI_CONTAINERID", "abc123"}, {"CNI_NETNS", "/var/run/netns/x"},
-            {"CNI_IFNAME", "net1"}, {"CNI_PATH", "/opt/cni/bin"}};
+    return {{"CNI_COMMAND", "ADD"},
+            {"CNI_CONTAINERID", "abc123"},
+            {"CNI_NETNS", "/var/run/netns/x"},
+            {"CNI_IFNAME", "net1"},
+            {"CNI_PATH", "/opt/cni/bin"}};
 }
 
 static std::string envErr(EnvMap env) {
@@ -55,8 +58,9 @@ TEST_CASE("container IDs and interface names are validated") {
 }
 
 TEST_CASE("CNI_ARGS keys in any order, split on the first '='") {
-    auto a = parseCniArgs("K8S_POD_NAMESPACE=ns;IgnoreUnknown=1;K8S_POD_NAME=web-0;FOO=a=b;"
-                          "K8S_POD_UID=u-1;K8S_POD_INFRA_CONTAINER_ID=abc");
+    auto a = parseCniArgs(
+        "K8S_POD_NAMESPACE=ns;IgnoreUnknown=1;K8S_POD_NAME=web-0;FOO=a=b;"
+        "K8S_POD_UID=u-1;K8S_POD_INFRA_CONTAINER_ID=abc");
     REQUIRE(a.ok());
     CHECK(a->podRef() == "ns/web-0");
     CHECK(a->podUid == "u-1");
@@ -88,7 +92,9 @@ TEST_CASE("IP= in CNI_ARGS gives requested addresses") {
 
 TEST_CASE("a malformed IP= in CNI_ARGS does not fail parsing the environment") {
     // Only ADD uses IP=, and only when the config requests nothing itself (CONVENTIONS.md).
-    auto e = parseEnv({{"CNI_COMMAND", "DEL"}, {"CNI_CONTAINERID", "c1"}, {"CNI_IFNAME", "net1"},
+    auto e = parseEnv({{"CNI_COMMAND", "DEL"},
+                       {"CNI_CONTAINERID", "c1"},
+                       {"CNI_IFNAME", "net1"},
                        {"CNI_ARGS", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;IP=notanip"}});
     REQUIRE(e.ok());
     CHECK(e->args.podRef() == "ns/p");

@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "plugin/cni_result.h"
+
+#include <doctest/doctest.h>
 
 using namespace allot;
 using namespace allot::plugin;
@@ -15,9 +15,10 @@ static CniResult dual() {
 }
 
 TEST_CASE("1.x results have no ips[].version and no interfaces") {
-    CHECK(formatResult(dual(), "1.1.0") ==
-          R"({"cniVersion":"1.1.0","ips":[{"address":"10.0.0.2/24","gateway":"10.0.0.1"},{"address":"fd00::2/64"}],)"
-          R"("routes":[{"dst":"0.0.0.0/0"},{"dst":"fd01::/64","gw":"fd00::1"}],"dns":{"nameservers":["10.0.0.53"]}})");
+    CHECK(
+        formatResult(dual(), "1.1.0") ==
+        R"({"cniVersion":"1.1.0","ips":[{"address":"10.0.0.2/24","gateway":"10.0.0.1"},{"address":"fd00::2/64"}],)"
+        R"("routes":[{"dst":"0.0.0.0/0"},{"dst":"fd01::/64","gw":"fd00::1"}],"dns":{"nameservers":["10.0.0.53"]}})");
     CHECK(formatResult(dual(), "1.0.0").find("\"version\"") == std::string::npos);
 }
 
@@ -32,9 +33,10 @@ TEST_CASE("0.3.x and 0.4.0 results carry ips[].version") {
 }
 
 TEST_CASE("0.1.0 and 0.2.0 results use ip4/ip6 with routes split by family") {
-    CHECK(formatResult(dual(), "0.2.0") ==
-          R"({"cniVersion":"0.2.0","ip4":{"ip":"10.0.0.2/24","gateway":"10.0.0.1","routes":[{"dst":"0.0.0.0/0"}]},)"
-          R"("ip6":{"ip":"fd00::2/64","routes":[{"dst":"fd01::/64","gw":"fd00::1"}]},"dns":{"nameservers":["10.0.0.53"]}})");
+    CHECK(
+        formatResult(dual(), "0.2.0") ==
+        R"({"cniVersion":"0.2.0","ip4":{"ip":"10.0.0.2/24","gateway":"10.0.0.1","routes":[{"dst":"0.0.0.0/0"}]},)"
+        R"("ip6":{"ip":"fd00::2/64","routes":[{"dst":"fd01::/64","gw":"fd00::1"}]},"dns":{"nameservers":["10.0.0.53"]}})");
 }
 
 TEST_CASE("errors carry version, code, msg and details") {
@@ -43,15 +45,17 @@ TEST_CASE("errors carry version, code, msg and details") {
 }
 
 TEST_CASE("VERSION lists every supported version") {
-    CHECK(formatVersionInfo("0.4.0") ==
-          R"({"cniVersion":"0.4.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]})");
+    CHECK(
+        formatVersionInfo("0.4.0") ==
+        R"({"cniVersion":"0.4.0","supportedVersions":["0.1.0","0.2.0","0.3.0","0.3.1","0.4.0","1.0.0","1.1.0"]})");
 }
 
 TEST_CASE("prevResult addresses are read from any result version") {
     auto a = prevResultIps(*json::parse(R"({"ips":[{"address":"10.0.0.2/24","interface":0}]})"));
     REQUIRE(a.size() == 1);
     CHECK(a[0].ip.str() == "10.0.0.2");
-    auto b = prevResultIps(*json::parse(R"({"ip4":{"ip":"10.0.0.3/24"},"ip6":{"ip":"fd00::3/64"}})"));
+    auto b =
+        prevResultIps(*json::parse(R"({"ip4":{"ip":"10.0.0.3/24"},"ip6":{"ip":"fd00::3/64"}})"));
     CHECK(b.size() == 2);
 }
 

@@ -1,5 +1,6 @@
-#include <doctest/doctest.h>
+#include "plugin/plugin.h"
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -7,17 +8,16 @@
 
 #include <filesystem>
 #include <fstream>
-#include <numeric>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <thread>
 
+#include "../store/store_ref.h"
 #include "node/claim_queue.h"
 #include "node/file_lock.h"
 #include "node/pool_cache.h"
-#include "plugin/plugin.h"
 #include "store/memory_store.h"
-#include "../store/store_ref.h"
 
 using namespace allot;
 using namespace allot::plugin;
@@ -44,29 +44,38 @@ struct Harness {
 
     Harness() {
         deps.flatFiles = {};
-        deps.makeStore = [this](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
-            return StoreHandle{std::make_unique<test::StoreRef<store::MemoryStore>>(mem), "kube-system"};
+        deps.makeStore = [this](const core::ValidatedConfig&,
+                                Clock::time_point) -> core::Result<StoreHandle> {
+            return StoreHandle{std::make_unique<test::StoreRef<store::MemoryStore>>(mem),
+                               "kube-system"};
         };
-        deps.makeJournal = [this](const core::ValidatedConfig&) { return std::make_unique<MemJournal>(&journal); };
+        deps.makeJournal = [this](const core::ValidatedConfig&) {
+            return std::make_unique<MemJournal>(&journal);
+        };
         deps.nodeName = [this](const core::ValidatedConfig&, const cni::NetConf&) { return node; };
         deps.sleep = [](std::chrono::milliseconds) {};
         deps.checkInterface = [this](const std::string& netns, const std::string&,
                                      const std::vector<IpResult>& ips) -> core::Result<void> {
             checkedNetns.push_back(netns);
-            if (!ifaceOk) return core::makeError(core::Errc::NotFound, "address " + ips[0].ip.str() + " missing");
+            if (!ifaceOk)
+                return core::makeError(core::Errc::NotFound,
+                                       "address " + ips[0].ip.str() + " missing");
             return {};
         };
     }
 
     Outcome call(const std::string& cmd, const std::string& conf, const std::string& cid = "ctr1",
-                 const std::string& ifname = "net1", const std::string& args = "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1") {
-        EnvMap env{{"CNI_COMMAND", cmd}, {"CNI_CONTAINERID", cid}, {"CNI_NETNS", "/var/run/netns/t"},
-                   {"CNI_IFNAME", ifname}, {"CNI_PATH", "/opt/cni/bin"}, {"CNI_ARGS", args}};
+                 const std::string& ifname = "net1",
+                 const std::string& args = "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1") {
+        EnvMap env{
+            {"CNI_COMMAND", cmd},   {"CNI_CONTAINERID", cid},     {"CNI_NETNS", "/var/run/netns/t"},
+            {"CNI_IFNAME", ifname}, {"CNI_PATH", "/opt/cni/bin"}, {"CNI_ARGS", args}};
         return run(env, conf, deps);
     }
 };
 
-std::string conf(const std::string& ipam, const std::string& version = "1.1.0", const std::string& extra = "") {
+std::string conf(const std::string& ipam, const std::string& version = "1.1.0",
+                 const std::string& extra = "") {
     return R"({"cniVersion":")" + version + R"(","name":"net","type":"macvlan",)" + extra +
            R"("ipam":{"type":"allot",)" + ipam + "}}";
 }
@@ -95,7 +104,10 @@ TEST_CASE("ADD returns the lowest free address with the gateway, and DEL frees i
     Harness h;
     auto a = h.call("ADD", conf(kV4));
     REQUIRE(a.exitCode == 0);
-    CHECK(a.stdoutText == R"({"cniVersion":"1.1.0","ips":[{"address":"10.0.0.2/29","gateway":"10.0.0.1"}],"dns":{}})" "\n");
+    CHECK(
+        a.stdoutText ==
+        R"({"cniVersion":"1.1.0","ips":[{"address":"10.0.0.2/29","gateway":"10.0.0.1"}],"dns":{}})"
+        "\n");
     auto pool = h.mem->getPool("10.0.0.0-29");
     REQUIRE(pool.ok());
     CHECK(pool->allocations.at(2).node == "node-a");
@@ -126,7 +138,8 @@ TEST_CASE("a new sandbox of the same pod gets the pod's address") {
     CHECK(h.mem->getReservation("10.0.0.2").ok());
 }
 
-TEST_CASE("a handover records the new container on the reservation, so the old one's release keeps it") {
+TEST_CASE(
+    "a handover records the new container on the reservation, so the old one's release keeps it") {
     Harness h;
     auto a = h.call("ADD", conf(kV4), "old");
     auto b = h.call("ADD", conf(kV4), "new");
@@ -141,7 +154,8 @@ TEST_CASE("results follow the requested CNI version") {
     Harness h;
     auto old = h.call("ADD", conf(kV4, "0.2.0"), "c020");
     CHECK(parsed(old).find("ip4") != nullptr);
-    auto mid = h.call("ADD", conf(kV4, "0.4.0"), "c040", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p040");
+    auto mid =
+        h.call("ADD", conf(kV4, "0.4.0"), "c040", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p040");
     CHECK(parsed(mid).find("ips")->items()[0].find("version")->asString() == "4");
 }
 
@@ -160,7 +174,8 @@ TEST_CASE("errors map to CNI codes and go to stdout as JSON") {
     CHECK(bad.exitCode != 0);
     CHECK(errorCode(bad) == 6);
     // Whereabouts refuses an unreadable range_start in ipRanges (at the top level it drops it).
-    auto cfg = h.call("ADD", conf(R"("ipRanges":[{"range":"10.0.0.0/24","range_start":"10.1.0.300"}])"));
+    auto cfg =
+        h.call("ADD", conf(R"("ipRanges":[{"range":"10.0.0.0/24","range_start":"10.1.0.300"}])"));
     CHECK(errorCode(cfg) == 7);
     CHECK(parsed(cfg).find("msg")->asString().find("range_start") != std::string::npos);
     CHECK(errorCode(h.call("ADD", conf(kV4, "9.9.9"))) == 1);
@@ -173,8 +188,10 @@ TEST_CASE("a gateway outside the range is returned and never fails the ADD (issu
     Harness h;
     auto a = h.call("ADD", conf(R"("range":"10.1.0.64/26","gateway":"10.1.0.1")"));
     REQUIRE(a.exitCode == 0);
-    CHECK(a.stdoutText ==
-          R"({"cniVersion":"1.1.0","ips":[{"address":"10.1.0.65/26","gateway":"10.1.0.1"}],"dns":{}})" "\n");
+    CHECK(
+        a.stdoutText ==
+        R"({"cniVersion":"1.1.0","ips":[{"address":"10.1.0.65/26","gateway":"10.1.0.1"}],"dns":{}})"
+        "\n");
 }
 
 TEST_CASE("an unreadable exclude fails ADD with code 7 but never DEL, as in Whereabouts") {
@@ -190,7 +207,8 @@ TEST_CASE("an exhausted range fails with a clear error and no partial allocation
     Harness h;
     for (int i = 0; i < 5; ++i)
         REQUIRE(h.call("ADD", conf(kV4), "c" + std::to_string(i), "net1",
-                       "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i)).exitCode == 0);
+                       "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i))
+                    .exitCode == 0);
     auto full = h.call("ADD", conf(kV4), "c9", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p9");
     CHECK(errorCode(full) == kAddressesExhausted);
     CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 5);
@@ -199,8 +217,10 @@ TEST_CASE("an exhausted range fails with a clear error and no partial allocation
 TEST_CASE("multi-range ADD rolls back earlier ranges when a later one is exhausted") {
     Harness h;
     const std::string two = R"("ipRanges":[{"range":"10.1.0.0/24"},{"range":"fd00::/126"}])";
-    REQUIRE(h.call("ADD", conf(two), "a", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=a").exitCode == 0);
-    REQUIRE(h.call("ADD", conf(two), "b", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=b").exitCode == 0);
+    REQUIRE(h.call("ADD", conf(two), "a", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=a").exitCode ==
+            0);
+    REQUIRE(h.call("ADD", conf(two), "b", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=b").exitCode ==
+            0);
     auto c = h.call("ADD", conf(two), "c", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=c");
     CHECK(errorCode(c) == kAddressesExhausted);
     auto v4 = h.mem->getPool("10.1.0.0-24");
@@ -223,21 +243,25 @@ TEST_CASE("requested IPs come from runtimeConfig, args and CNI_ARGS, args winnin
     Harness h;
     auto a = h.call("ADD", conf(kV4, "1.1.0", R"("runtimeConfig":{"ips":["10.0.0.5/29"]},)"));
     CHECK(firstAddress(a) == "10.0.0.5/29");
-    auto b = h.call("ADD", conf(kV4, "1.1.0", R"("args":{"cni":{"ips":["10.0.0.6"]}},)"), "c2", "net1",
-                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=10.0.0.4");
+    auto b = h.call("ADD", conf(kV4, "1.1.0", R"("args":{"cni":{"ips":["10.0.0.6"]}},)"), "c2",
+                    "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=10.0.0.4");
     CHECK(firstAddress(b) == "10.0.0.6/29");
-    auto c = h.call("ADD", conf(kV4), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3;IP=10.0.0.4");
+    auto c =
+        h.call("ADD", conf(kV4), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3;IP=10.0.0.4");
     CHECK(firstAddress(c) == "10.0.0.4/29");
-    auto taken = h.call("ADD", conf(kV4), "c4", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p4;IP=10.0.0.4");
+    auto taken =
+        h.call("ADD", conf(kV4), "c4", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p4;IP=10.0.0.4");
     CHECK(errorCode(taken) == 7);
-    auto outside = h.call("ADD", conf(kV4), "c5", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p5;IP=10.9.0.4");
+    auto outside =
+        h.call("ADD", conf(kV4), "c5", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p5;IP=10.9.0.4");
     CHECK(errorCode(outside) == 7);
 }
 
 TEST_CASE("DEL with nothing to release succeeds, with or without prevResult or netns") {
     Harness h;
     CHECK(h.call("DEL", conf(kV4)).exitCode == 0);
-    CHECK(h.call("DEL", conf(kV4, "1.1.0", R"("prevResult":{"ips":[{"address":"10.0.0.2/29"}]},)")).exitCode == 0);
+    CHECK(h.call("DEL", conf(kV4, "1.1.0", R"("prevResult":{"ips":[{"address":"10.0.0.2/29"}]},)"))
+              .exitCode == 0);
     EnvMap env{{"CNI_COMMAND", "DEL"}, {"CNI_CONTAINERID", "x"}, {"CNI_IFNAME", "eth0"}};
     CHECK(run(env, conf(kV4), h.deps).exitCode == 0);
 }
@@ -282,8 +306,8 @@ TEST_CASE("an address reserved through an overlapping pool is skipped") {
     REQUIRE(pool.ok());
     CHECK(pool->allocations.size() == 1);
     CHECK(pool->allocations.count(3) == 1);
-    auto off = h.call("ADD", conf(R"("range":"10.0.0.0/29","enable_overlapping_ranges":false)"), "c2", "net1",
-                      "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2");
+    auto off = h.call("ADD", conf(R"("range":"10.0.0.0/29","enable_overlapping_ranges":false)"),
+                      "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2");
     CHECK(firstAddress(off) == "10.0.0.1/29");
 }
 
@@ -298,7 +322,8 @@ TEST_CASE("a pool name collision with another range is an error") {
 TEST_CASE("CHECK passes for a live allocation and fails when it or its address is gone") {
     Harness h;
     auto a = h.call("ADD", conf(kV4, "1.1.0"));
-    std::string prev = R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":")" + firstAddress(a) + R"("}]},)";
+    std::string prev =
+        R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":")" + firstAddress(a) + R"("}]},)";
     CHECK(h.call("CHECK", conf(kV4, "1.1.0", prev)).exitCode == 0);
     CHECK(h.checkedNetns.back() == "/var/run/netns/t");
     h.ifaceOk = false;
@@ -311,16 +336,21 @@ TEST_CASE("CHECK passes for a live allocation and fails when it or its address i
 
 TEST_CASE("GC frees only this node's allocations of this network that are not valid") {
     Harness h;
-    REQUIRE(h.call("ADD", conf(kV4), "keep", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=keep").exitCode == 0);
-    REQUIRE(h.call("ADD", conf(kV4), "drop", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=drop").exitCode == 0);
+    REQUIRE(h.call("ADD", conf(kV4), "keep", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=keep")
+                .exitCode == 0);
+    REQUIRE(h.call("ADD", conf(kV4), "drop", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=drop")
+                .exitCode == 0);
     h.node = "node-b";
-    REQUIRE(h.call("ADD", conf(kV4), "other", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=other").exitCode == 0);
+    REQUIRE(h.call("ADD", conf(kV4), "other", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=other")
+                .exitCode == 0);
     h.node = "node-a";
     // An entry without a node (written by Whereabouts) is never touched.
     auto p = *h.mem->getPool("10.0.0.0-29");
     p.allocations[6] = core::Owner{"legacy", "ns/legacy", "net1", "", "", ""};
     REQUIRE(h.mem->updatePool(p).ok());
-    auto gc = h.call("GC", conf(kV4, "1.1.0", R"("cni.dev/valid-attachments":[{"containerID":"keep","ifname":"net1"}],)"));
+    auto gc = h.call(
+        "GC", conf(kV4, "1.1.0",
+                   R"("cni.dev/valid-attachments":[{"containerID":"keep","ifname":"net1"}],)"));
     CHECK(gc.exitCode == 0);
     auto after = h.mem->getPool("10.0.0.0-29")->allocations;
     CHECK(core::findHolder(after, "keep", "net1"));
@@ -344,12 +374,16 @@ TEST_CASE("STATUS reports exhaustion and an unreachable store with code 50") {
 TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool") {
     Harness h;
     h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
-    auto a = h.call("ADD", conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue")"));
+    auto a = h.call("ADD",
+                    conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue")"));
     CHECK(firstAddress(a) == "10.5.1.1/28");
     CHECK(h.mem->getPool("blue-node-a-10.5.1.0-28").ok());
     h.node = "node-z";
-    auto none = h.call("ADD", conf(R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue","deadline_ms":20)"),
-                       "c2");
+    auto none = h.call(
+        "ADD",
+        conf(
+            R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue","deadline_ms":20)"),
+        "c2");
     CHECK(errorCode(none) == 11);
     CHECK(none.stdoutText.find("NodeSlicePool blue") != std::string::npos);
     CHECK(none.stdoutText.find("node-z") != std::string::npos);
@@ -489,7 +523,8 @@ TEST_CASE("concurrent ADDs through the node lock and claim queue get distinct ad
         ts.emplace_back([&, t] {
             for (int i = 0; i < kEach; ++i) {
                 std::string cid = "c" + std::to_string(t) + "-" + std::to_string(i);
-                auto o = h.call("ADD", conf(kBig), cid, "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=" + cid);
+                auto o = h.call("ADD", conf(kBig), cid, "net1",
+                                "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=" + cid);
                 if (o.exitCode == 0) got[t].push_back(o.stdoutText);
                 served[t] += o.served;
             }
@@ -510,7 +545,8 @@ TEST_CASE("concurrent ADDs through the node lock and claim queue get distinct ad
     auto pool = h.mem->getPool("10.1.0.0-24");
     REQUIRE(pool.ok());
     CHECK(pool->allocations.size() == ok);
-    MESSAGE("ADDs served by another call's write: " << std::accumulate(served.begin(), served.end(), 0));
+    MESSAGE("ADDs served by another call's write: " << std::accumulate(served.begin(), served.end(),
+                                                                       0));
 }
 
 TEST_CASE("a queued release is committed by the holder's write, and DEL goes through the queue") {
@@ -524,7 +560,8 @@ TEST_CASE("a queued release is committed by the holder's write, and DEL goes thr
     rel.release = true;
     auto t = q->submit(kPoolKey, rel);
     REQUIRE(t.ok());
-    auto a = h.call("ADD", conf(kBig), "leader", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=leader");
+    auto a =
+        h.call("ADD", conf(kBig), "leader", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=leader");
     REQUIRE(a.exitCode == 0);
     CHECK(a.served == 1);
     auto ans = q->answered(**t);
@@ -535,9 +572,11 @@ TEST_CASE("a queued release is committed by the holder's write, and DEL goes thr
     REQUIRE(pool.ok());
     CHECK_FALSE(core::findHolder(pool->allocations, "gone", "net1").has_value());
     // A DEL of the leader through the queue releases it and its reservation.
-    CHECK(h.call("DEL", conf(kBig), "leader", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=leader").exitCode == 0);
+    CHECK(h.call("DEL", conf(kBig), "leader", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=leader")
+              .exitCode == 0);
     CHECK(h.mem->getPool("10.1.0.0-24")->allocations.empty());
-    CHECK(h.mem->listReservations()->size() == 1);  // the queued release left "gone"'s to its caller
+    CHECK(h.mem->listReservations()->size() ==
+          1);  // the queued release left "gone"'s to its caller
 }
 
 TEST_CASE("a holder whose batch fails answers nobody else: they keep their own chance") {
@@ -571,7 +610,8 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
     h.deps.log = &log;
     std::string file = dir.path + "/allot.log";
     auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""), "c1", "net1",
-                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p\nFORGED allot[1] container=x pod=y: ADD allocated 10.0.0.9");
+                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p\nFORGED allot[1] container=x pod=y: ADD "
+                    "allocated 10.0.0.9");
     CHECK(o.exitCode == 0);
     std::ifstream in(file);
     std::string line;
@@ -588,8 +628,10 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
 namespace {
 
 // Two configs on one pool (same range): disjoint windows, and an exclude on one of them.
-const std::string kTeamA = R"("range":"10.1.0.0/24","range_start":"10.1.0.10","range_end":"10.1.0.59","exclude":["10.1.0.8/30"])";
-const std::string kTeamB = R"("range":"10.1.0.0/24","range_start":"10.1.0.100","range_end":"10.1.0.149")";
+const std::string kTeamA =
+    R"("range":"10.1.0.0/24","range_start":"10.1.0.10","range_end":"10.1.0.59","exclude":["10.1.0.8/30"])";
+const std::string kTeamB =
+    R"("range":"10.1.0.0/24","range_start":"10.1.0.100","range_end":"10.1.0.149")";
 
 int lastOctet(const std::string& cidr) {
     auto ip = cidr.substr(0, cidr.find('/'));
@@ -610,7 +652,8 @@ TEST_CASE("concurrent ADDs from two configs sharing a pool each stay inside thei
             const bool a = t % 2 == 0;
             for (int i = 0; i < kEach; ++i) {
                 std::string cid = "c" + std::to_string(t) + "-" + std::to_string(i);
-                auto o = h.call("ADD", conf(a ? kTeamA : kTeamB), cid, "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=" + cid);
+                auto o = h.call("ADD", conf(a ? kTeamA : kTeamB), cid, "net1",
+                                "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=" + cid);
                 if (o.exitCode == 0) got[t].emplace_back(a, firstAddress(o));
             }
         });
@@ -632,13 +675,16 @@ TEST_CASE("concurrent ADDs from two configs sharing a pool each stay inside thei
     CHECK(seen.size() == n);
 }
 
-TEST_CASE("the holder of the node lock picks a queued request with that request's window and gateway") {
+TEST_CASE(
+    "the holder of the node lock picks a queued request with that request's window and gateway") {
     Harness h;
     ScratchDir dir;
     useNodeFiles(h, dir.path);
     auto q = makeFileClaimQueue(dir.path);
     auto other = request("team-b");
-    other.window = core::IpRange::fromSpec({"10.1.0.0/24", "10.1.0.100", "10.1.0.149", {"10.1.0.100/31"}}, "range").value();
+    other.window = core::IpRange::fromSpec(
+                       {"10.1.0.0/24", "10.1.0.100", "10.1.0.149", {"10.1.0.100/31"}}, "range")
+                       .value();
     other.gateway = core::IpAddress::parse("10.1.0.102").value();
     auto t = q->submit(kPoolKey, other);
     REQUIRE(t.ok());
@@ -667,7 +713,8 @@ TEST_CASE("a queued request without its window is not served by another config's
     auto ans = q->answered(**t);
     REQUIRE(ans.has_value());
     CHECK_FALSE(ans->ok());  // answered with an error: it tries for itself
-    CHECK_FALSE(core::findHolder(h.mem->getPool("10.1.0.0-24")->allocations, "old-binary", "net1").has_value());
+    CHECK_FALSE(core::findHolder(h.mem->getPool("10.1.0.0-24")->allocations, "old-binary", "net1")
+                    .has_value());
 }
 
 TEST_CASE("the pool cache keeps the same pool name in two namespaces apart") {
@@ -684,20 +731,25 @@ TEST_CASE("the pool cache keeps the same pool name in two namespaces apart") {
     CHECK(cache->load("team-a", "10.1.0.0-24").has_value());
 }
 
-TEST_CASE("a malformed IP= in CNI_ARGS never fails DEL, and ADD ignores it when args.cni.ips is given") {
+TEST_CASE(
+    "a malformed IP= in CNI_ARGS never fails DEL, and ADD ignores it when args.cni.ips is given") {
     Harness h;
     REQUIRE(h.call("ADD", conf(kV4), "c1").exitCode == 0);
-    auto d = h.call("DEL", conf(kV4), "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1;IP=notanip");
+    auto d =
+        h.call("DEL", conf(kV4), "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1;IP=notanip");
     CHECK(d.exitCode == 0);
     CHECK(h.mem->getPool("10.0.0.0-29")->allocations.empty());
-    auto a = h.call("ADD", conf(kV4, "1.1.0", R"("args":{"cni":{"ips":["10.0.0.6"]}},)"), "c2", "net1",
-                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=notanip");
+    auto a = h.call("ADD", conf(kV4, "1.1.0", R"("args":{"cni":{"ips":["10.0.0.6"]}},)"), "c2",
+                    "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=notanip");
     REQUIRE(a.exitCode == 0);
     CHECK(firstAddress(a) == "10.0.0.6/29");
-    CHECK(h.call("CHECK", conf(kV4, "1.1.0", R"("prevResult":{"ips":[{"address":"10.0.0.6/29"}]},)"), "c2", "net1",
-                 "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=notanip").exitCode == 0);
+    CHECK(h.call("CHECK",
+                 conf(kV4, "1.1.0", R"("prevResult":{"ips":[{"address":"10.0.0.6/29"}]},)"), "c2",
+                 "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;IP=notanip")
+              .exitCode == 0);
     // Where IP= is the only request, a malformed one is still an error of the environment.
-    auto bad = h.call("ADD", conf(kV4), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3;IP=notanip");
+    auto bad =
+        h.call("ADD", conf(kV4), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3;IP=notanip");
     CHECK(errorCode(bad) == 4);
     CHECK(parsed(bad).find("msg")->asString().find("notanip") != std::string::npos);
 }
@@ -706,9 +758,11 @@ TEST_CASE("GC with null or no valid-attachments releases this node's entries for
     for (const std::string top : {R"("cni.dev/valid-attachments":null,)", ""}) {
         Harness h;
         REQUIRE(h.call("ADD", conf(kV4), "c1").exitCode == 0);
-        REQUIRE(h.call("ADD", conf(kV4), "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2").exitCode == 0);
+        REQUIRE(h.call("ADD", conf(kV4), "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2")
+                    .exitCode == 0);
         h.node = "node-b";
-        REQUIRE(h.call("ADD", conf(kV4), "other", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3").exitCode == 0);
+        REQUIRE(h.call("ADD", conf(kV4), "other", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3")
+                    .exitCode == 0);
         h.node = "node-a";
         auto gc = h.call("GC", conf(kV4, "1.1.0", top));
         CHECK_MESSAGE(gc.exitCode == 0, gc.stdoutText);
@@ -721,8 +775,10 @@ TEST_CASE("GC with null or no valid-attachments releases this node's entries for
 
 TEST_CASE("errors carry a longer details text, and NotFound on ADD is not CHECK's code 102") {
     Harness h;
-    h.deps.makeStore = [](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
-        return core::makeError(core::Errc::NotFound, "kubeconfig /etc/nowhere/kubeconfig: no such file");
+    h.deps.makeStore = [](const core::ValidatedConfig&,
+                          Clock::time_point) -> core::Result<StoreHandle> {
+        return core::makeError(core::Errc::NotFound,
+                               "kubeconfig /etc/nowhere/kubeconfig: no such file");
     };
     auto a = h.call("ADD", conf(kV4));
     CHECK(errorCode(a) != 102);
@@ -735,7 +791,8 @@ TEST_CASE("errors carry a longer details text, and NotFound on ADD is not CHECK'
     Harness full;
     for (int i = 0; i < 5; ++i)
         REQUIRE(full.call("ADD", conf(kV4), "c" + std::to_string(i), "net1",
-                          "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i)).exitCode == 0);
+                          "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i))
+                    .exitCode == 0);
     auto ex = full.call("ADD", conf(kV4), "c9", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p9");
     CHECK(errorCode(ex) == 100);
     CHECK(parsed(ex).find("details")->asString().find("no free address") != std::string::npos);
@@ -743,10 +800,12 @@ TEST_CASE("errors carry a longer details text, and NotFound on ADD is not CHECK'
 
 TEST_CASE("DEL without a usable kubeconfig journals the release and exits 0") {
     Harness h;
-    h.deps.makeStore = [](const core::ValidatedConfig&, Clock::time_point) -> core::Result<StoreHandle> {
+    h.deps.makeStore = [](const core::ValidatedConfig&,
+                          Clock::time_point) -> core::Result<StoreHandle> {
         return core::makeError(core::Errc::NotFound, "kubeconfig /nowhere: no such file");
     };
-    auto d = h.call("DEL", conf(R"("range":"10.0.0.0/29","network_name":"blue","namespace":"team-a")"));
+    auto d =
+        h.call("DEL", conf(R"("range":"10.0.0.0/29","network_name":"blue","namespace":"team-a")"));
     CHECK(d.exitCode == 0);
     REQUIRE(h.journal.size() == 1);
     CHECK(h.journal[0].containerId == "ctr1");
@@ -756,7 +815,8 @@ TEST_CASE("DEL without a usable kubeconfig journals the release and exits 0") {
 }
 
 TEST_CASE("DEL journals on a 403 or an undecodable pool instead of failing") {
-    for (auto code : {core::Errc::Forbidden, core::Errc::Unauthorized, core::Errc::Decode, core::Errc::Invalid}) {
+    for (auto code : {core::Errc::Forbidden, core::Errc::Unauthorized, core::Errc::Decode,
+                      core::Errc::Invalid}) {
         Harness h;
         REQUIRE(h.call("ADD", conf(kV4)).exitCode == 0);
         h.mem->failNext(100, code);
@@ -825,11 +885,13 @@ TEST_CASE("a lock_dir that is world-writable or a symlink is refused; a missing 
     o = h.call("ADD", conf(kV4 + R"(,"lock_dir":")" + dir.path + "/link\""));
     CHECK(errorCode(o) == 7);
     // Missing: the production locker makes it, private.
-    h.deps.makeLocker = [](const core::ValidatedConfig& c) { return makeFileLocker(c.raw.lockDir); };
+    h.deps.makeLocker = [](const core::ValidatedConfig& c) {
+        return makeFileLocker(c.raw.lockDir);
+    };
     std::string fresh = dir.path + "/a/b/locks";
     o = h.call("ADD", conf(kV4 + R"(,"lock_dir":")" + fresh + "\""));
     CHECK_MESSAGE(o.exitCode == 0, o.stdoutText);
-    struct stat st{};
+    struct stat st {};
     REQUIRE(::stat(fresh.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0700);
 }
@@ -837,8 +899,9 @@ TEST_CASE("a lock_dir that is world-writable or a symlink is refused; a missing 
 TEST_CASE("a journal_dir allot-gc does not replay is refused, naming the one it replays") {
     Harness h;
     ScratchDir dir;
-    std::ofstream(dir.path + "/flat.conf") << R"({"lock_dir":")" << dir.path << R"(/locks","journal_dir":")"
-                                           << dir.path << R"(/journal"})";
+    std::ofstream(dir.path + "/flat.conf")
+        << R"({"lock_dir":")" << dir.path << R"(/locks","journal_dir":")" << dir.path
+        << R"(/journal"})";
     h.deps.flatFiles = {dir.path + "/flat.conf"};
     auto o = h.call("ADD", conf(kV4 + R"(,"journal_dir":")" + dir.path + "/locks/j\""));
     CHECK(errorCode(o) == 7);

@@ -1,6 +1,7 @@
+#include "store/memory_store.h"
+
 #include <doctest/doctest.h>
 
-#include "store/memory_store.h"
 #include "store_conformance.h"
 #include "store_ref.h"
 
@@ -13,7 +14,8 @@ TEST_CASE("the in-memory store passes the store conformance suite") {
 
 TEST_CASE("the in-memory store keeps concurrent writers consistent") {
     auto shared = std::make_shared<store::MemoryStore>();
-    test::storeConcurrency([&] { return std::make_unique<test::StoreRef<store::MemoryStore>>(shared); }, "", 8);
+    test::storeConcurrency(
+        [&] { return std::make_unique<test::StoreRef<store::MemoryStore>>(shared); }, "", 8);
 }
 
 TEST_CASE("injected faults surface as their codes") {

@@ -1,3 +1,5 @@
+#include "store/pool_codec.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -5,7 +7,6 @@
 #include <functional>
 
 #include "core/allocator.h"
-#include "store/pool_codec.h"
 
 using namespace allot;
 
@@ -43,13 +44,15 @@ TEST_CASE("bad pool objects are Invalid and name the field") {
         CHECK(p.code() == core::Errc::Invalid);
         return p.error().message;
     };
-    CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":[]}})").find("allocations") != std::string::npos);
+    CHECK(bad(R"({"spec":{"range":"10.0.0.0/24","allocations":[]}})").find("allocations") !=
+          std::string::npos);
     CHECK(bad(R"({"spec":{}})").find("range") != std::string::npos);
     CHECK(bad(R"({"spec":{"range":7}})").find("range") != std::string::npos);
     CHECK(bad(R"([])").find("array") != std::string::npos);
 }
 
-TEST_CASE("entries allot cannot decode are kept verbatim with a reason, and their offsets are taken") {
+TEST_CASE(
+    "entries allot cannot decode are kept verbatim with a reason, and their offsets are taken") {
     const char* text = R"({"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool",
       "metadata":{"name":"10.0.0.0-24","namespace":"kube-system","resourceVersion":"42"},
       "spec":{"range":"10.0.0.0/24","allocations":{
@@ -83,7 +86,8 @@ TEST_CASE("entries allot cannot decode are kept verbatim with a reason, and thei
     // Never handed out: the allocator skips every taken offset.
     auto range = core::IpRange::fromSpec({"10.0.0.0/24", "", "", {}}, "range");
     REQUIRE(range.ok());
-    auto pick = core::pick(*range, p->allocations, {core::Owner{"new", "ns/new", "eth0", "", "", ""}, {}, {}, nullptr});
+    auto pick = core::pick(*range, p->allocations,
+                           {core::Owner{"new", "ns/new", "eth0", "", "", ""}, {}, {}, nullptr});
     REQUIRE(pick.ok());
     CHECK(pick->offset == 8);
     // A release of the one real owner leaves the placeholders (a CNI call always names a
@@ -104,8 +108,10 @@ TEST_CASE("entries allot cannot decode are kept verbatim with a reason, and thei
     CHECK(allocs.members().size() == in.members().size() + 1);
 }
 
-TEST_CASE("a placeholder overwritten by a caller is refused, not written over the undecoded entry") {
-    auto p = store::decodePool(*json::parse(R"({"spec":{"range":"10.0.0.0/24","allocations":{"2":{"podref":"a/b"}}}})"));
+TEST_CASE(
+    "a placeholder overwritten by a caller is refused, not written over the undecoded entry") {
+    auto p = store::decodePool(
+        *json::parse(R"({"spec":{"range":"10.0.0.0/24","allocations":{"2":{"podref":"a/b"}}}})"));
     REQUIRE(p.ok());
     p->allocations[2] = core::Owner{"ctr", "ns/p", "eth0", "", "", ""};
     auto f = store::fitPool(*p, "ns");
@@ -114,7 +120,8 @@ TEST_CASE("a placeholder overwritten by a caller is refused, not written over th
 }
 
 TEST_CASE("unknown fields survive a round trip and leave with their owner") {
-    auto p = store::decodePool(*json::parse(R"({"metadata":{"name":"n","labels":{"a":"b"}},"status":{"s":1},
+    auto p = store::decodePool(
+        *json::parse(R"({"metadata":{"name":"n","labels":{"a":"b"}},"status":{"s":1},
       "spec":{"range":"10.0.0.0/24","future":[1],"allocations":{
         "1":{"id":"c1","podref":"ns/p1","ifname":"net1","ipamclaimref":"ns/claim","zz":{"k":true}},
         "2":{"id":"c2","podref":"ns/p2","ifname":"net1","ipamclaimref":"ns/claim2"}}}})"));
@@ -124,8 +131,9 @@ TEST_CASE("unknown fields survive a round trip and leave with their owner") {
     p->allocations[2] = core::Owner{"c3", "ns/p3", "net1", "", "", ""};  // another owner
     auto out = store::encodePool(*p, "ns");
     const json::Value& allocs = *out.find("spec")->find("allocations");
-    CHECK(allocs.find("1")->dump() ==
-          R"({"id":"c1","podref":"ns/p1","ifname":"net1","ipamclaimref":"ns/claim","zz":{"k":true}})");
+    CHECK(
+        allocs.find("1")->dump() ==
+        R"({"id":"c1","podref":"ns/p1","ifname":"net1","ipamclaimref":"ns/claim","zz":{"k":true}})");
     CHECK(allocs.find("2")->find("ipamclaimref") == nullptr);
     CHECK(out.find("status")->dump() == R"({"s":1})");
     CHECK(out.find("spec")->find("future")->dump() == "[1]");
@@ -164,8 +172,10 @@ TEST_CASE("a Whereabouts 0.9.4 pool round-trips with every field it writes") {
         // Member order is not part of the format: compare as the API server stores (sorted).
         std::function<json::Value(const json::Value&)> sort = [&](const json::Value& y) {
             if (!y.isObject()) return y;
-            std::vector<std::pair<std::string, json::Value>> m(y.members().begin(), y.members().end());
-            std::sort(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+            std::vector<std::pair<std::string, json::Value>> m(y.members().begin(),
+                                                               y.members().end());
+            std::sort(m.begin(), m.end(),
+                      [](const auto& a, const auto& b) { return a.first < b.first; });
             json::Value o = json::Value::object();
             for (auto& [k, val] : m) o.members().emplace_back(k, sort(val));
             return o;
@@ -229,11 +239,13 @@ TEST_CASE("a full /19 fits and costs at most 1.1x Whereabouts' bytes per entry")
         p.allocations[i] = full.allocations.at(i);
         auto f = store::fitPool(p, "kube-system");
         REQUIRE(f.ok());
-        if (i % 512 == 0 || i == n) p.stored = store::StoredSize{f->estimatedStored, 0, f->size.entries};
+        if (i % 512 == 0 || i == n)
+            p.stored = store::StoredSize{f->estimatedStored, 0, f->size.entries};
     }
     const size_t allotBytes = store::poolSize(p, "kube-system").bytes;
-    MESSAGE("bytes per entry at 8190: allot " << allotBytes / double(n) << ", Whereabouts " << wbBytes / double(n)
-                                              << " (x" << double(allotBytes) / double(wbBytes) << ")");
+    MESSAGE("bytes per entry at 8190: allot " << allotBytes / double(n) << ", Whereabouts "
+                                              << wbBytes / double(n) << " (x"
+                                              << double(allotBytes) / double(wbBytes) << ")");
     CHECK(allotBytes * 10 <= wbBytes * 11);
     CHECK(allotBytes <= store::SizePolicy{}.maxBytes);
     size_t kept = 0;
@@ -259,7 +271,8 @@ TEST_CASE("reservations round-trip in Whereabouts' format") {
     auto back = store::decodeReservation(v);
     REQUIRE(back.ok());
     CHECK(back->containerId == "ctr");
-    auto wb = store::decodeReservation(*json::parse(R"({"metadata":{"name":"fd00--1"},"spec":{"podref":"ns/x"}})"));
+    auto wb = store::decodeReservation(
+        *json::parse(R"({"metadata":{"name":"fd00--1"},"spec":{"podref":"ns/x"}})"));
     REQUIRE(wb.ok());
     CHECK(wb->containerId.empty());
 }

@@ -111,7 +111,9 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
         for (const auto& p : *list) found = found || p.name == name;
         CHECK(found);
     }
-    SUBCASE("the store answers ping") { CHECK(s.ping().ok()); }
+    SUBCASE("the store answers ping") {
+        CHECK(s.ping().ok());
+    }
     SUBCASE("an entry allot cannot decode is kept verbatim and its offset stays taken") {
         store::Pool p{name, "10.50.0.0/24", {}, {}};
         // Keys in sorted order, as the API server stores them.
@@ -141,7 +143,8 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
         auto f = json::parse(R"({"ipamclaimref":"ns/claim-a","future":{"x":[1,2]}})");
         REQUIRE(f.ok());
         p.unknownFields[5] = store::UnknownFields{"ctr-a", "eth0", *f};
-        p.unknownFields[6] = store::UnknownFields{"ctr-b", "eth0", *json::parse(R"({"ipamclaimref":"ns/claim-b"})")};
+        p.unknownFields[6] =
+            store::UnknownFields{"ctr-b", "eth0", *json::parse(R"({"ipamclaimref":"ns/claim-b"})")};
         auto made = s.createPool(p);
         REQUIRE(made.ok());
         store::Pool next = *made;
@@ -174,8 +177,12 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
         for (core::u128 off = 1; off < 255; ++off) {
             store::Pool next = p;
             const std::string n = std::to_string(static_cast<unsigned>(off));
-            next.allocations[off] = core::Owner{"ctr-" + n, "ns/pod-" + n, "eth0", "node-1",
-                                                "0b5d3c1e-7f6a-4b2c-9d8e-1f2a3b4c5d" + n, "net"};
+            next.allocations[off] = core::Owner{"ctr-" + n,
+                                                "ns/pod-" + n,
+                                                "eth0",
+                                                "node-1",
+                                                "0b5d3c1e-7f6a-4b2c-9d8e-1f2a3b4c5d" + n,
+                                                "net"};
             auto up = s.updatePool(next);
             if (!up) {
                 full = up.error();

@@ -10,12 +10,17 @@ namespace allot::test {
 
 template <typename Store>
 class StoreRef : public store::PoolStore {
-public:
+  public:
     explicit StoreRef(std::shared_ptr<Store> s) : s_(std::move(s)) {}
     core::Result<store::Pool> getPool(const std::string& n) override { return s_->getPool(n); }
-    core::Result<store::Pool> createPool(const store::Pool& p) override { return s_->createPool(p); }
-    core::Result<store::Pool> updatePool(const store::Pool& p) override { return s_->updatePool(p); }
-    core::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn, const BadPool& bad) override {
+    core::Result<store::Pool> createPool(const store::Pool& p) override {
+        return s_->createPool(p);
+    }
+    core::Result<store::Pool> updatePool(const store::Pool& p) override {
+        return s_->updatePool(p);
+    }
+    core::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn,
+                                const BadPool& bad) override {
         return s_->eachPool(fn, bad);
     }
     core::Result<store::Reservation> getReservation(const std::string& n) override {
@@ -27,7 +32,8 @@ public:
     core::Result<void> deleteReservation(const std::string& n, const std::string& v) override {
         return s_->deleteReservation(n, v);
     }
-    core::Result<void> eachReservation(const std::function<bool(store::Reservation&)>& fn) override {
+    core::Result<void> eachReservation(
+        const std::function<bool(store::Reservation&)>& fn) override {
         return s_->eachReservation(fn);
     }
     core::Result<std::string> nodeSlice(const std::string& a, const std::string& b) override {
@@ -36,7 +42,7 @@ public:
     core::Result<void> ping() override { return s_->ping(); }
     void setSizePolicy(const store::SizePolicy& p) override { s_->setSizePolicy(p); }
 
-private:
+  private:
     std::shared_ptr<Store> s_;
 };
 
