@@ -36,13 +36,30 @@ std::string runPrefix() {
     return p;
 }
 
+// A NodeSlicePool as Whereabouts' controller (and allot-gc's) writes it, created as the admin.
+void seedSlice(const std::string& sliceName, const std::string& node, const std::string& range) {
+    auto admin = k8s::makeClient(env("KUBECONFIG"));
+    REQUIRE(admin.ok());
+    auto body = json::parse(
+        R"({"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"NodeSlicePool",
+      "metadata":{"name":")" +
+        sliceName + R"(","namespace":"kube-system"},
+      "spec":{"range":"10.60.0.0/24","sliceSize":"/28"},
+      "status":{"allocations":[{"nodeName":"","sliceRange":"10.60.0.0/28"},
+        {"nodeName":")" +
+        node + R"(","sliceRange":")" + range + R"("}]}})");
+    REQUIRE(body.ok());
+    auto made = admin->create(k8s::collectionPath(k8s::kNodeSlicePool, "kube-system"), *body);
+    REQUIRE_MESSAGE(made.ok(), (made.ok() ? "" : made.error().message));
+}
+
 }  // namespace
 
 TEST_CASE("the Kubernetes store passes the store conformance suite on a real API server") {
     static int n = 0;
     auto s = open();
     CHECK(s->poolNamespace() == "kube-system");
-    test::storeConformance(*s, runPrefix() + "c" + std::to_string(n++) + "-");
+    test::storeConformance(*s, runPrefix() + "c" + std::to_string(n++) + "-", seedSlice);
 }
 
 TEST_CASE("concurrent writers on a real API server all land, surviving 409 Conflicts") {

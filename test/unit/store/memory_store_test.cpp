@@ -9,7 +9,10 @@ using namespace allot;
 
 TEST_CASE("the in-memory store passes the store conformance suite") {
     store::MemoryStore s;
-    test::storeConformance(s, "");
+    test::storeConformance(
+        s, "", [&](const std::string& slice, const std::string& node, const std::string& range) {
+            s.setNodeSlice(slice, node, range);
+        });
 }
 
 TEST_CASE("the in-memory store keeps concurrent writers consistent") {

@@ -17,9 +17,27 @@
 
 namespace allot::test {
 
-inline void storeConformance(store::PoolStore& s, const std::string& prefix) {
+// Makes NodeSlicePool `sliceName` in the store's namespace assign `range` to `node` (the
+// store reads slices; the slice controller, not the store, writes them).
+using SeedSlice = std::function<void(const std::string& sliceName, const std::string& node,
+                                     const std::string& range)>;
+
+inline void storeConformance(store::PoolStore& s, const std::string& prefix,
+                             const SeedSlice& seedSlice) {
     using core::Errc;
     const std::string name = prefix + "10.50.0.0-24";
+
+    SUBCASE("a node's slice comes from its NodeSlicePool; no slice or no pool is NotFound") {
+        seedSlice(prefix + "slicenet", "node-a", "10.60.0.16/28");
+        auto got = s.nodeSlice(prefix + "slicenet", "node-a");
+        REQUIRE_MESSAGE(got.ok(), (got.ok() ? "" : got.error().message));
+        CHECK(*got == "10.60.0.16/28");
+        auto other = s.nodeSlice(prefix + "slicenet", "node-b");
+        REQUIRE(!other.ok());
+        CHECK(other.code() == Errc::NotFound);
+        CHECK(other.error().message.find("node-b") != std::string::npos);
+        CHECK(s.nodeSlice(prefix + "absent-slicenet", "node-a").code() == Errc::NotFound);
+    }
 
     SUBCASE("a missing pool is NotFound") {
         auto p = s.getPool(prefix + "absent");
