@@ -57,49 +57,26 @@ RepairLoop::RepairLoop(RepairOptions opts, std::vector<Cluster*> clusters, Event
       events_(events),
       metrics_(metrics),
       stop_(stop),
-      tracker_(opts_.leakPasses, opts_.leakGrace) {
-    stop_.onStop([this] {
-        {
-            std::lock_guard l(m_);
-            stopping_ = true;
-        }
-        cv_.notify_all();
-    });
-}
+      tracker_(opts_.leakPasses, opts_.leakGrace),
+      loop_(stop) {}
 
 void RepairLoop::setLeading(bool leading) {
-    {
-        std::lock_guard l(m_);
-        leading_ = leading;
-        leadershipChanged_ = true;
-    }
-    cv_.notify_all();
+    loop_.setLeading(leading);
 }
 
 void RepairLoop::run() {
-    Clock::time_point next = Clock::now();
-    for (;;) {
-        {
-            std::unique_lock l(m_);
-            cv_.wait_until(l, leading_ ? next : Clock::time_point::max(), [&] {
-                return stopping_ || leadershipChanged_ || (leading_ && Clock::now() >= next);
-            });
-            if (stopping_) return;
-            if (leadershipChanged_) {
-                leadershipChanged_ = false;
-                // A new term starts from scratch: candidates seen under an earlier term may
-                // have been repaired by another leader meanwhile.
-                tracker_ = LeakTracker(opts_.leakPasses, opts_.leakGrace);
-                anomaliesSeen_.clear();
-                next = Clock::now();
-                if (!leading_) continue;
-            }
-            if (!leading_ || Clock::now() < next) continue;
-        }
-        auto report = pass();
-        next = Clock::now() + opts_.interval;
-        if (!report.ok) logging::logWarn("repair pass failed: " + report.error);
-    }
+    loop_.run(
+        [this] {
+            // A new term starts from scratch: candidates seen under an earlier term may have
+            // been repaired by another leader meanwhile.
+            tracker_ = LeakTracker(opts_.leakPasses, opts_.leakGrace);
+            anomaliesSeen_.clear();
+        },
+        [this]() -> LeaderLoop::Clock::duration {
+            auto report = pass();
+            if (!report.ok) logging::logWarn("repair pass failed: " + report.error);
+            return opts_.interval;
+        });
 }
 
 // scan → analyze (core::PassAnalysis) → report → decide (grace) → apply.
@@ -226,7 +203,7 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
     Cluster& cl, const store::Pool& p, const std::vector<size_t>& idxs,
     const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
     std::vector<core::u128> out;
-    if (!leading_) return core::makeError(Errc::Transient, "leadership lost");
+    if (!loop_.leading()) return core::makeError(Errc::Transient, "leadership lost");
     for (size_t i : idxs) {
         const core::LeakCandidate& cand = cands[i];
         auto e = p.allocations.find(cand.offset);
@@ -252,7 +229,7 @@ Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::st
     });
     if (!rel) return rel;
     for (auto& r : *rel) {
-        if (!leading_) break;
+        if (!loop_.leading()) break;
         auto d = dropReservation(cl, r);
         if (!d)
             logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
@@ -304,7 +281,7 @@ void RepairLoop::applyOrphanDeletes(const std::vector<core::ReservationEntry>& r
                                     const std::vector<size_t>& toDelete, PassReport& rep) {
     const std::string& ns = opts_.poolNamespace;
     for (size_t i : toDelete) {
-        if (!leading_) break;
+        if (!loop_.leading()) break;
         const auto& r = res[i];
         tracker_.forget(core::orphanKey(r));
         auto d = clusters_[0]->pools(ns).deleteReservation(r.name, r.resourceVersion);
@@ -325,7 +302,7 @@ void RepairLoop::applyReservationCreates(const std::vector<core::MissingReservat
                                          const std::vector<size_t>& toCreate, PassReport& rep) {
     const std::string& ns = opts_.poolNamespace;
     for (size_t i : toCreate) {
-        if (!leading_) break;
+        if (!loop_.leading()) break;
         const auto& m = missing[i];
         tracker_.forget(core::missingKey(m));
         auto made = clusters_[0]->pools(ns).createReservation(store::Reservation{

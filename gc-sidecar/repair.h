@@ -31,6 +31,7 @@
 #include "core/anomaly.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
+#include "gc-sidecar/leader_loop.h"
 #include "gc-sidecar/leak_tracker.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/metrics.h"
@@ -108,11 +109,7 @@ class RepairLoop {
     LeakTracker tracker_;
     std::map<std::string, int> anomaliesSeen_;  // key -> consecutive passes (reported once each)
     std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::atomic<bool> leading_{false};
-    bool stopping_ = false;
-    bool leadershipChanged_ = false;
+    LeaderLoop loop_;
 };
 
 }  // namespace allot::gc

@@ -76,56 +76,28 @@ std::vector<OwnerRef> ownersFor(const std::vector<OwnerRef>& current,
 
 SliceController::SliceController(SliceOptions opts, SliceCluster& cluster, EventSink& events,
                                  Metrics& metrics, StopSignal& stop)
-    : opts_(std::move(opts)), cluster_(cluster), events_(events), metrics_(metrics), stop_(stop) {
-    stop_.onStop([this] {
-        {
-            std::lock_guard l(m_);
-            stopping_ = true;
-        }
-        cv_.notify_all();
-    });
-}
-
-void SliceController::setLeading(bool leading) {
-    {
-        std::lock_guard l(m_);
-        leading_ = leading;
-        leadershipChanged_ = true;
-    }
-    cv_.notify_all();
-}
-
-bool SliceController::leading() {
-    std::lock_guard l(m_);
-    return leading_;
-}
+    : opts_(std::move(opts)),
+      cluster_(cluster),
+      events_(events),
+      metrics_(metrics),
+      stop_(stop),
+      loop_(stop) {}
 
 void SliceController::run() {
-    Clock::time_point next = Clock::now();
-    for (;;) {
-        {
-            std::unique_lock l(m_);
-            cv_.wait_until(l, leading_ ? next : Clock::time_point::max(), [&] {
-                return stopping_ || leadershipChanged_ || (leading_ && Clock::now() >= next);
-            });
-            if (stopping_) return;
-            if (leadershipChanged_) {
-                leadershipChanged_ = false;
-                exhaustedSeen_.clear();  // a new term reports again
-                next = Clock::now();
-                if (!leading_) continue;
-            }
-            if (!leading_ || Clock::now() < next) continue;
-        }
-        auto rep = pass();
-        // A lost race is settled on a fresh read soon, not a whole interval later.
-        const auto soon = std::min<Clock::duration>(opts_.interval, std::chrono::milliseconds(200));
-        next = Clock::now() + (rep.conflicts > 0 ? soon : Clock::duration(opts_.interval));
-        // Said once per distinct failure: a cluster without the NAD CRD would say it every pass.
-        if (!rep.ok && rep.error != lastError_)
-            logging::logWarn("node-slice pass failed: " + rep.error);
-        lastError_ = rep.ok ? std::string() : rep.error;
-    }
+    loop_.run([this] { exhaustedSeen_.clear(); },  // a new term reports again
+              [this]() -> Clock::duration {
+                  auto rep = pass();
+                  // Said once per distinct failure: a cluster without the NAD CRD would say it
+                  // every pass.
+                  if (!rep.ok && rep.error != lastError_)
+                      logging::logWarn("node-slice pass failed: " + rep.error);
+                  lastError_ = rep.ok ? std::string() : rep.error;
+                  // A lost race is settled on a fresh read soon, not a whole interval later.
+                  if (rep.conflicts > 0)
+                      return std::min<Clock::duration>(opts_.interval,
+                                                       std::chrono::milliseconds(200));
+                  return opts_.interval;
+              });
 }
 
 bool SliceController::warnOnce(const std::string& key, const std::string& message) {

@@ -36,6 +36,7 @@
 #include "core/node_slices.h"
 #include "core/result.h"
 #include "gc-sidecar/events.h"
+#include "gc-sidecar/leader_loop.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
@@ -116,8 +117,8 @@ class SliceController {
     SliceController(SliceOptions opts, SliceCluster& cluster, EventSink& events, Metrics& metrics,
                     StopSignal& stop);
 
-    void setLeading(bool leading);  // from the leader elector
-    void run();                     // passes every interval while leading, until stopped
+    void setLeading(bool leading) { loop_.setLeading(leading); }  // from the leader elector
+    void run();  // passes every interval while leading, until stopped
     // One pass now, on the calling thread; it writes only while leading (checked before each
     // NodeSlicePool: a leader that lost its Lease writes nothing more).
     SliceReport pass();
@@ -140,7 +141,7 @@ class SliceController {
                          const core::Cidr& range);
     void deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing, const Wanted& w,
                         SliceReport& rep);
-    bool leading();
+    bool leading() const { return loop_.leading(); }
     bool warnOnce(const std::string& key, const std::string& message);  // true: said now
 
     SliceOptions opts_;
@@ -151,9 +152,7 @@ class SliceController {
     std::set<std::string> exhaustedSeen_;  // "ns/pool node" evented while it stays without
     std::set<std::string> warned_;         // log lines said once
     std::string lastError_;                // of the last pass that failed
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool leading_ = false, stopping_ = false, leadershipChanged_ = false;
+    LeaderLoop loop_;
 };
 
 // The owner references a NodeSlicePool in `ns` should carry for the NADs `nads`: those of
