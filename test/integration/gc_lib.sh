@@ -154,12 +154,15 @@ set_network_status() {
 
 # mk_nad NAME IPAM_JSON: a NetworkAttachmentDefinition in PODNS; its ipam section is
 # IPAM_JSON + {type: allot, namespace: POOLNS}.
-mk_nad() {
+mk_nad() { mk_nad_in "$PODNS" "$@"; }
+
+# mk_nad_in NS NAME IPAM_JSON: the same in namespace NS (created or replaced).
+mk_nad_in() {
   local cfg
-  cfg=$(jq -cn --arg name "$1" --arg ns "$POOLNS" --argjson ipam "$2" \
+  cfg=$(jq -cn --arg name "$2" --arg ns "$POOLNS" --argjson ipam "$3" \
     '{cniVersion: "1.1.0", name: $name, type: "macvlan", master: "eth0",
       ipam: ({type: "allot", namespace: $ns} + $ipam)}')
-  jq -n --arg name "$1" --arg ns "$PODNS" --arg cfg "$cfg" \
+  jq -n --arg name "$2" --arg ns "$1" --arg cfg "$cfg" \
     '{apiVersion: "k8s.cni.cncf.io/v1", kind: "NetworkAttachmentDefinition",
       metadata: {name: $name, namespace: $ns}, spec: {config: $cfg}}' | kubectl apply -f - >/dev/null
 }

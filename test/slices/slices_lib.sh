@@ -27,18 +27,6 @@ mk_node() {
   jq -n --arg n "$1" '{apiVersion: "v1", kind: "Node", metadata: {name: $n}}' | kubectl create -f - >/dev/null
 }
 
-# mk_slice_nad NS NAME IPAM_JSON: a NetworkAttachmentDefinition whose ipam is
-# IPAM_JSON + {type: allot, namespace: POOLNS}; created or replaced.
-mk_slice_nad() {
-  local cfg
-  cfg=$(jq -cn --arg name "$2" --arg ns "$POOLNS" --argjson ipam "$3" \
-    '{cniVersion: "1.1.0", name: $name, type: "macvlan", master: "eth0",
-      ipam: ({type: "allot", namespace: $ns} + $ipam)}')
-  jq -n --arg name "$2" --arg ns "$1" --arg cfg "$cfg" \
-    '{apiVersion: "k8s.cni.cncf.io/v1", kind: "NetworkAttachmentDefinition",
-      metadata: {name: $name, namespace: $ns}, spec: {config: $cfg}}' | kubectl apply -f - >/dev/null
-}
-
 nsp_json() { kubectl get nodeslicepool -n "$POOLNS" "$1" -o json 2>/dev/null; }
 # slice_of NSP NODE: the node's first slice (what a plugin reads), "" when none.
 slice_of() {

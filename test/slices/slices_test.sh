@@ -41,7 +41,7 @@ t_start() {
 NET1=$RUN-blue
 IPAM1='{"range":"10.71.0.0/16","node_slice_size":"/24","network_name":"'$NET1'"}'
 t_assign() {
-  mk_slice_nad "$POOLNS" blue "$IPAM1" || return 1
+  mk_nad_in "$POOLNS" blue "$IPAM1" || return 1
   wait_for 10 has_slice "$NET1" "$NA" || { echo "no slice for $NA"; nsp_json "$NET1"; gc_log s | tail; return 1; }
   wait_for 5 has_slice "$NET1" "$NB" || { echo "no slice for $NB"; return 1; }
   local j
@@ -103,7 +103,7 @@ IPAM1B='{"range":"10.71.0.0/16","node_slice_size":"/25","network_name":"'$NET1'"
 t_resize() {
   local ipam=$IPAM1B old
   old=$(slice_of "$NET1" "$NA")
-  mk_slice_nad "$POOLNS" blue "$ipam" || return 1
+  mk_nad_in "$POOLNS" blue "$ipam" || return 1
   wait_for 10 nsp_field "$NET1" .spec.sliceSize /25 || { echo "spec.sliceSize not /25"; nsp_json "$NET1" | jq .spec; return 1; }
   expect_eq "$NA's slice (busy) after the resize" "$(slice_of "$NET1" "$NA")" "$old" || return 1
   local nd=$RUN-node-d
@@ -122,7 +122,7 @@ t_resize() {
 NET6=$RUN-six
 IPAM6='{"range":"fd00:71::/64","node_slice_size":"/76","network_name":"'$NET6'"}'
 t_ipv6() {
-  mk_slice_nad "$POOLNS" six "$IPAM6" || return 1
+  mk_nad_in "$POOLNS" six "$IPAM6" || return 1
   wait_for 10 has_slice "$NET6" "$NA" || { echo "no IPv6 slice for $NA"; nsp_json "$NET6"; return 1; }
   expect_eq "IPv6 slices" "$(nsp_json "$NET6" | jq '.status.allocations | length')" 4096 || return 1
   local ip
@@ -134,7 +134,7 @@ t_ipv6() {
 NETD=$RUN-ds
 IPAMD='{"ipRanges":[{"range":"10.72.0.0/16"},{"range":"fd00:72::/64"}],"node_slice_size":"/24","network_name":"'$NETD'"}'
 t_dual_stack() {
-  mk_slice_nad "$POOLNS" ds "$IPAMD" || return 1
+  mk_nad_in "$POOLNS" ds "$IPAMD" || return 1
   local v6name
   v6name=$NETD-fd00-72---64
   wait_for 10 has_slice "$NETD" "$NA" && wait_for 10 has_slice "$v6name" "$NA" ||
@@ -153,7 +153,7 @@ t_dual_stack() {
 # More Nodes than slices: the Nodes left over are counted, and evented on Node and pool.
 NETX=$RUN-small
 t_exhausted() {
-  mk_slice_nad "$POOLNS" small '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'$NETX'"}' || return 1
+  mk_nad_in "$POOLNS" small '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'$NETX'"}' || return 1
   wait_for 10 nsp_json "$NETX" >/dev/null || return 1
   local nodes
   nodes=$(kubectl get nodes -o name | wc -l)
@@ -173,7 +173,7 @@ t_exhausted() {
 
 # Two NADs on one network: the pool stays while one is left, and goes with the last.
 t_nad_removed() {
-  mk_slice_nad "$PODNS" blue-too "$IPAM1B" || return 1
+  mk_nad_in "$PODNS" blue-too "$IPAM1B" || return 1
   sleep 1
   kubectl delete network-attachment-definitions -n "$POOLNS" blue >/dev/null || return 1
   never_for 2 not nsp_json "$NET1" || { echo "NodeSlicePool deleted while another NAD wants it"; return 1; }
@@ -189,7 +189,7 @@ IPAMW='{"type":"whereabouts","range":"10.74.0.0/16","node_slice_size":"/24","net
 t_whereabouts() {
   local wa
   wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
-  mk_slice_nad "$POOLNS" mixed "$IPAMW" || return 1
+  mk_nad_in "$POOLNS" mixed "$IPAMW" || return 1
   wait_for 10 has_slice "$NETW" "$NA" && wait_for 10 has_slice "$NETW" "$NC" || { echo "no slices"; return 1; }
   wa_setup || return 1
   local out
