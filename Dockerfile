@@ -39,6 +39,6 @@ ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update && apt-get install -y --no-install-recommends libcurl4 libcpp-httplib0.11 ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/plugin/allot /build/gc-sidecar/allot-gc /build/cli/kubectl-allot /usr/local/bin/
-COPY deploy/install-cni.sh /usr/local/bin/install-cni.sh
+COPY deploy/install-cni.sh cli/kubectl_complete-allot /usr/local/bin/
 USER 0
 ENTRYPOINT ["/usr/local/bin/allot-gc"]

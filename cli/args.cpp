@@ -38,6 +38,9 @@ Global flags:
   --request-timeout S   give up after S seconds (default 60)
   -h, --help            help; `kubectl allot COMMAND --help` for a command's
 
+Completion: kubectl 1.26+ completes `kubectl allot` through kubectl_complete-allot (install it
+on PATH beside kubectl-allot); for the binary alone: source <(kubectl-allot completion bash).
+
 Exit codes: 0 ok; 1 check/lint found problems; 2 bad command line; 3 kubeconfig, API or
 input error; 4 not found (who, pod, release); 5 release refused (pod alive).
 )";
@@ -92,8 +95,9 @@ Exits 4 when no pool holds it.
         {"lint", R"(Usage: kubectl allot lint FILE|- [--offline] [-n NS] [-o table|json|yaml]
 
 Validates NetworkAttachmentDefinition manifests (YAML or JSON, several documents allowed)
-or a bare CNI network config / conflist with the plugin's own parser. Reports the parser's
-error (naming the key), the values it ignores or repairs as Whereabouts does (warnings),
+or a bare CNI network config / conflist with the plugin's own parser. Reports every value
+the plugin refuses (errors, each naming its key), the values it ignores or repairs as
+Whereabouts does (warnings),
 the pool each range uses, and existing pools whose ranges overlap (unless --offline).
 Exits 1 when a config does not parse, 0 otherwise.
 )"},

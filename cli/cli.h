@@ -91,6 +91,13 @@ int runRelease(Env& env);
 int runLint(Env* env, const Options& opts, const std::string& source, const std::string& input,
             std::ostream& out, std::ostream& err);
 
+// Shell completion (complete.cpp): the candidates for the words typed so far (the last one
+// being completed), one per line, then cobra's directive line as kubectl expects of
+// kubectl_complete-allot; and the bash script for `kubectl-allot completion bash` ("" for a
+// shell it does not know).
+std::string completions(const std::vector<std::string>& words);
+std::string completionScript(const std::string& shell);
+
 // The whole program after argument parsing (main.cpp): connects, runs the command.
 int run(const Options& opts, std::ostream& out, std::ostream& err);
 

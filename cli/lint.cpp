@@ -84,13 +84,15 @@ json::Value Linter::rangeJson(const cluster::NetworkIpam& n, const core::IpRange
 json::Value Linter::lintConfig(const std::string& config) {
     json::Value out = json::Value::object(), networks = json::Value::array(),
                 problems = json::Value::array();
-    auto nets = cluster::parseNadConfig(config, {"allot", "whereabouts"}, {});
+    const size_t errorsBefore = errors;
+    std::vector<core::Error> found;
+    auto nets = cluster::parseNadConfig(config, {"allot", "whereabouts"}, {}, &found);
+    for (const auto& e : found) problem(problems, "error", e.message);
     if (!nets) {
         problem(problems, "error", nets.error().message);
     } else if (nets->empty()) {
         problem(problems, "error", "no plugin with an \"ipam\" of type allot or whereabouts");
     }
-    const size_t errorsBefore = errors;
     for (const auto& n : nets ? *nets : std::vector<cluster::NetworkIpam>{}) {
         // Accepted for DEL, but every ADD fails with it (an unreadable exclude).
         if (n.config.addError) problem(problems, "error", n.config.addError->message);

@@ -9,6 +9,16 @@
 int main(int argc, char** argv) {
     using namespace allot::cli;
     std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "__complete") {
+        std::cout << completions({args.begin() + 1, args.end()});
+        return kExitOk;
+    }
+    if (args.size() == 2 && args[0] == "completion") {
+        const std::string script = completionScript(args[1]);
+        if (script.empty()) std::cerr << "error: completion: only \"bash\" is supported\n";
+        std::cout << script;
+        return script.empty() ? kExitUsage : kExitOk;
+    }
     auto opts = parseArgs(args);
     if (!opts) {
         std::cerr << "error: " << opts.error().message

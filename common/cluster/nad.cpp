@@ -24,23 +24,29 @@ bool owned(const json::Value& plugin, const std::vector<std::string>& types) {
     return std::find(types.begin(), types.end(), t->asString()) != types.end();
 }
 
+core::Error located(const core::Error& e, const std::string& where) {
+    return makeError(e.code, where + ": " + printable(e.message, kMaxMessageBytes));
+}
+
+// With `all`, every problem of the section goes there (located) and the config is returned
+// as far as it could be read; without, the first problem is the error.
 Result<NetworkIpam> decodeOne(const json::Value& plugin, const std::string& name,
                               const std::string& cniVersion,
-                              const std::vector<std::string>& flatFiles, const std::string& where) {
+                              const std::vector<std::string>& flatFiles, const std::string& where,
+                              std::vector<core::Error>* all) {
     // Hand the plugin's own decoder a single network config, as a runtime would.
     json::Value single = json::Value::object();
     single.set("cniVersion", json::Value::string(cniVersion.empty() ? "1.1.0" : cniVersion));
     single.set("name", json::Value::string(name));
     single.set("ipam", *plugin.find("ipam"));
-    auto net = cni::parseNetConf(single.dump(), flatFiles);
-    if (!net)
-        return makeError(net.code(),
-                         where + ": " + printable(net.error().message, kMaxMessageBytes));
-    auto cfg = core::validate(net->ipam);
-    if (!cfg)
-        return makeError(cfg.code(),
-                         where + ": " + printable(cfg.error().message, kMaxMessageBytes));
-    return NetworkIpam{name, std::move(*cfg)};
+    std::vector<core::Error> errors;
+    auto net = cni::parseNetConfAll(single.dump(), flatFiles, errors);
+    if (!net) return located(net.error(), where);
+    core::ValidatedConfig cfg = core::validateAll(net->ipam, errors);
+    if (!all && !errors.empty()) return located(errors.front(), where);
+    for (const auto& e : errors) all->push_back(located(e, where));
+    cfg.warnings.insert(cfg.warnings.begin(), net->warnings.begin(), net->warnings.end());
+    return NetworkIpam{name, std::move(cfg)};
 }
 
 }  // namespace
@@ -66,7 +72,8 @@ std::string printable(std::string_view s, size_t max) {
 
 Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
                                                 const std::vector<std::string>& ownedTypes,
-                                                const std::vector<std::string>& flatFiles) {
+                                                const std::vector<std::string>& flatFiles,
+                                                std::vector<core::Error>* all) {
     if (specConfig.size() > kMaxNadConfigBytes)
         return makeError(Errc::Decode, "spec.config is larger than 1 MiB");
     auto doc = json::parse(specConfig, {kMaxNadConfigBytes, 32});
@@ -90,15 +97,15 @@ Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
                 return makeError(Errc::Decode, "spec.config.plugins[" + std::to_string(i) +
                                                    "] must be an object");
             if (!owned(p, ownedTypes)) continue;
-            auto one =
-                decodeOne(p, netName, cniVersion, flatFiles, "plugins[" + std::to_string(i) + "]");
+            auto one = decodeOne(p, netName, cniVersion, flatFiles,
+                                 "plugins[" + std::to_string(i) + "]", all);
             if (!one) return one.error();
             out.push_back(std::move(*one));
         }
         return out;
     }
     if (owned(*doc, ownedTypes)) {
-        auto one = decodeOne(*doc, netName, cniVersion, flatFiles, "spec.config");
+        auto one = decodeOne(*doc, netName, cniVersion, flatFiles, "spec.config", all);
         if (!one) return one.error();
         out.push_back(std::move(*one));
     }

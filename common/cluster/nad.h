@@ -22,10 +22,13 @@ inline constexpr size_t kMaxNadConfigBytes = 1u << 20;
 // Decodes spec.config (a single CNI config with "ipam", or a conflist with "plugins") and
 // returns the IPAM configurations whose "type" is in `ownedTypes` (none: empty). Errors:
 // Decode for malformed JSON or shape; InvalidConfig (naming the key) when an owned IPAM
-// section is invalid. `flatFiles` as for cni::parseNetConf.
+// section is invalid. `flatFiles` as for cni::parseNetConf. With `all` (linting), every
+// problem of every owned IPAM section is appended there, each naming where it is, and each
+// section is returned as far as it could be read; only Decode errors are returned.
 core::Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
                                                       const std::vector<std::string>& ownedTypes,
-                                                      const std::vector<std::string>& flatFiles);
+                                                      const std::vector<std::string>& flatFiles,
+                                                      std::vector<core::Error>* all = nullptr);
 
 // spec.config of a NetworkAttachmentDefinition object. NotFound when it has none (Multus then
 // reads a file on the node, which allot-gc cannot see).

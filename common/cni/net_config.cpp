@@ -14,6 +14,8 @@ using json::Value;
 
 namespace {
 
+using Errors = std::vector<core::Error>;
+
 core::Error bad(const std::string& key, const std::string& why) {
     return makeError(Errc::InvalidConfig, "\"" + key + "\" " + why);
 }
@@ -125,12 +127,13 @@ void mergeUnder(Value& ipam, const Value& flat) {
     }
 }
 
-// The top-level "range" (entry 0 when set) and the ipRanges entries.
-Result<void> decodeRanges(const Value& ipam, const std::string& p, core::IpamConfig& c,
-                          std::vector<std::string>& warnings) {
+// The top-level "range" (entry 0 when set) and the ipRanges entries; a bad entry is skipped.
+void decodeRanges(const Value& ipam, const std::string& p, core::IpamConfig& c,
+                  std::vector<std::string>& warnings, Errors& errors) {
     auto top = rangeSpec(ipam, p);
-    if (!top) return top.error();
-    if (!top->range.empty()) {
+    if (!top) {
+        errors.push_back(top.error());
+    } else if (!top->range.empty()) {
         c.ranges.push_back(*top);
         c.topLevelRange = true;
     } else if (!top->rangeStart.empty() || !top->rangeEnd.empty() || !top->exclude.empty()) {
@@ -138,27 +141,34 @@ Result<void> decodeRanges(const Value& ipam, const std::string& p, core::IpamCon
             "\"ipam.range_start\", \"ipam.range_end\" and \"ipam.exclude\" apply to the "
             "top-level \"range\", which is not set: ignored, as Whereabouts does");
     }
-    if (const Value* list = ipam.find("ipRanges"); list && !list->isNull()) {
-        if (!list->isArray())
-            return bad(p + "ipRanges", std::string("must be a list, got ") + list->typeName());
-        if (list->items().size() > static_cast<size_t>(core::kMaxRanges))
-            return bad(p + "ipRanges",
-                       "has more than " + std::to_string(core::kMaxRanges) + " entries");
-        for (size_t i = 0; i < list->items().size(); ++i) {
-            std::string k = p + "ipRanges[" + std::to_string(i) + "].";
-            const Value& item = list->items()[i];
-            if (!item.isObject()) return bad(k.substr(0, k.size() - 1), "must be an object");
-            auto r = rangeSpec(item, k);
-            if (!r) return r.error();
-            if (r->range.empty()) return bad(k + "range", "is required");
+    const Value* list = ipam.find("ipRanges");
+    if (!list || list->isNull()) return;
+    if (!list->isArray())
+        return errors.push_back(
+            bad(p + "ipRanges", std::string("must be a list, got ") + list->typeName()));
+    if (list->items().size() > static_cast<size_t>(core::kMaxRanges))
+        return errors.push_back(
+            bad(p + "ipRanges", "has more than " + std::to_string(core::kMaxRanges) + " entries"));
+    for (size_t i = 0; i < list->items().size(); ++i) {
+        std::string k = p + "ipRanges[" + std::to_string(i) + "].";
+        const Value& item = list->items()[i];
+        if (!item.isObject()) {
+            errors.push_back(bad(k.substr(0, k.size() - 1), "must be an object"));
+            continue;
+        }
+        auto r = rangeSpec(item, k);
+        if (!r) {
+            errors.push_back(r.error());
+        } else if (r->range.empty()) {
+            errors.push_back(bad(k + "range", "is required"));
+        } else {
             c.ranges.push_back(*r);
         }
     }
-    return core::success();
 }
 
 // The plain string keys, then the namespace they name.
-Result<void> decodeStrings(const Value& ipam, const std::string& p, core::IpamConfig& c) {
+void decodeStrings(const Value& ipam, const std::string& p, core::IpamConfig& c, Errors& errors) {
     struct {
         const char* key;
         std::string* out;
@@ -174,76 +184,81 @@ Result<void> decodeStrings(const Value& ipam, const std::string& p, core::IpamCo
                    {"relay_socket", &c.relaySocket}};
     for (auto& s : strings) {
         auto v = optString(ipam, p, s.key);
-        if (!v) return v.error();
-        *s.out = *v;
+        if (v) *s.out = *v;
+        if (!v) errors.push_back(v.error());
     }
     // It goes into request paths: only a real namespace name may ("..", "a/b" must not).
-    if (!c.poolNamespace.empty() && !namespaceName(c.poolNamespace))
-        return bad(p + "namespace", "must be a namespace name: at most " +
-                                        std::to_string(kMaxNamespaceBytes) +
-                                        " lowercase letters, digits or '-', starting and ending "
-                                        "with a letter or digit");
-    return core::success();
+    if (!c.poolNamespace.empty() && !namespaceName(c.poolNamespace)) {
+        errors.push_back(bad(p + "namespace", "must be a namespace name: at most " +
+                                                  std::to_string(kMaxNamespaceBytes) +
+                                                  " lowercase letters, digits or '-', starting "
+                                                  "and ending with a letter or digit"));
+        c.poolNamespace.clear();
+    }
 }
 
 // enable_overlapping_ranges, kubernetes, deadline_ms and the accepted-but-unused numbers.
-Result<void> decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c) {
+void decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c, Errors& errors) {
     if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
+        if (v->isBool()) c.enableOverlappingRanges = v->asBool();
         if (!v->isBool())
-            return bad(p + "enable_overlapping_ranges",
-                       std::string("must be true or false, got ") + v->typeName());
-        c.enableOverlappingRanges = v->asBool();
+            errors.push_back(bad(p + "enable_overlapping_ranges",
+                                 std::string("must be true or false, got ") + v->typeName()));
     }
     if (const Value* v = ipam.find("kubernetes"); v && !v->isNull()) {
-        if (!v->isObject()) return bad(p + "kubernetes", "must be an object");
-        auto kc = optString(*v, p + "kubernetes.", "kubeconfig");
-        if (!kc) return kc.error();
-        c.kubeconfig = *kc;
+        auto kc = v->isObject() ? optString(*v, p + "kubernetes.", "kubeconfig")
+                                : Result<std::string>(bad(p + "kubernetes", "must be an object"));
+        if (kc) c.kubeconfig = *kc;
+        if (!kc) errors.push_back(kc.error());
     }
     if (const Value* v = ipam.find("deadline_ms"); v && !v->isNull()) {
         auto n = v->asInt();
+        if (n && *n > 0 && *n <= core::kMaxDeadlineMs) c.deadlineMs = static_cast<int>(*n);
         if (!n || *n <= 0 || *n > core::kMaxDeadlineMs)
-            return bad(p + "deadline_ms", "must be a whole number of milliseconds between 1 and " +
-                                              std::to_string(core::kMaxDeadlineMs));
-        c.deadlineMs = static_cast<int>(*n);
+            errors.push_back(
+                bad(p + "deadline_ms", "must be a whole number of milliseconds between 1 and " +
+                                           std::to_string(core::kMaxDeadlineMs)));
     }
     // Accepted for compatibility and unused: allot takes no global lock and never sleeps.
     for (const char* numeric : {"leader_lease_duration", "leader_renew_deadline",
                                 "leader_retry_period", "sleep_for_race"}) {
         if (const Value* v = ipam.find(numeric); v && !v->isNull() && !v->isNumber())
-            return bad(p + numeric, std::string("must be a number, got ") + v->typeName());
+            errors.push_back(
+                bad(p + numeric, std::string("must be a number, got ") + v->typeName()));
     }
-    return core::success();
 }
 
-Result<void> decodeStaticAddresses(const Value& ipam, const std::string& p, core::IpamConfig& c) {
+void decodeStaticAddresses(const Value& ipam, const std::string& p, core::IpamConfig& c,
+                           Errors& errors) {
     const Value* v = ipam.find("addresses");
-    if (!v || v->isNull()) return core::success();
-    if (!v->isArray()) return bad(p + "addresses", "must be a list");
+    if (!v || v->isNull()) return;
+    if (!v->isArray()) return errors.push_back(bad(p + "addresses", "must be a list"));
     for (size_t i = 0; i < v->items().size(); ++i) {
         std::string k = p + "addresses[" + std::to_string(i) + "].";
         const Value& item = v->items()[i];
-        if (!item.isObject()) return bad(k.substr(0, k.size() - 1), "must be an object");
+        if (!item.isObject()) {
+            errors.push_back(bad(k.substr(0, k.size() - 1), "must be an object"));
+            continue;
+        }
         auto a = optString(item, k, "address");
         auto g = optString(item, k, "gateway");
-        if (!a) return a.error();
-        if (!g) return g.error();
-        if (a->empty()) return bad(k + "address", "is required");
-        c.addresses.push_back({*a, *g});
+        if (!a) errors.push_back(a.error());
+        if (!g) errors.push_back(g.error());
+        if (a && a->empty()) errors.push_back(bad(k + "address", "is required"));
+        if (a && g && !a->empty()) c.addresses.push_back({*a, *g});
     }
-    return core::success();
 }
 
-Result<core::IpamConfig> decodeIpam(const Value& ipam, std::vector<std::string>& warnings) {
+core::IpamConfig decodeIpam(const Value& ipam, std::vector<std::string>& warnings, Errors& errors) {
     core::IpamConfig c;
     const std::string p = "ipam.";
     auto type = optString(ipam, p, "type");
-    if (!type) return type.error();
-    c.type = *type;
-    if (auto r = decodeRanges(ipam, p, c, warnings); !r) return r.error();
-    if (auto r = decodeStrings(ipam, p, c); !r) return r.error();
-    if (auto r = decodeOptions(ipam, p, c); !r) return r.error();
-    if (auto r = decodeStaticAddresses(ipam, p, c); !r) return r.error();
+    if (type) c.type = *type;
+    if (!type) errors.push_back(type.error());
+    decodeRanges(ipam, p, c, warnings, errors);
+    decodeStrings(ipam, p, c, errors);
+    decodeOptions(ipam, p, c, errors);
+    decodeStaticAddresses(ipam, p, c, errors);
     return c;
 }
 
@@ -352,17 +367,14 @@ Result<std::string> findFlatFile(const Value& ipam, const std::vector<std::strin
 }
 
 // ipam (merged with its flat file) as the core config, the routes and the dns.
-Result<void> decodeIpamSections(const Value& ipam, NetConf& n) {
-    auto cfg = decodeIpam(ipam, n.warnings);
-    if (!cfg) return cfg.error();
-    n.ipam = std::move(*cfg);
+void decodeIpamSections(const Value& ipam, NetConf& n, Errors& errors) {
+    n.ipam = decodeIpam(ipam, n.warnings, errors);
     auto routes = decodeRoutes(ipam);
-    if (!routes) return routes.error();
-    n.routes = std::move(*routes);
+    if (routes) n.routes = std::move(*routes);
+    if (!routes) errors.push_back(routes.error());
     auto dns = decodeDns(ipam);
-    if (!dns) return dns.error();
-    n.dns = std::move(*dns);
-    return core::success();
+    if (dns) n.dns = std::move(*dns);
+    if (!dns) errors.push_back(dns.error());
 }
 
 // Requested IPs: runtimeConfig.ips (the "ips" capability) first, then args.cni.ips.
@@ -427,8 +439,8 @@ std::vector<std::string> flatFiles(const char* allotFlatFilesEnv) {
     return out;
 }
 
-Result<NetConf> parseNetConf(std::string_view stdinText,
-                             const std::vector<std::string>& flatFiles) {
+Result<NetConf> parseNetConfAll(std::string_view stdinText,
+                                const std::vector<std::string>& flatFiles, Errors& errors) {
     auto doc = parseDocument(stdinText);
     if (!doc) return doc.error();
     NetConf n;
@@ -439,15 +451,10 @@ Result<NetConf> parseNetConf(std::string_view stdinText,
     if (!name) return name.error();
     n.name = *name;
 
-    Value ipam = Value::object();
-    if (const Value* v = doc->find("ipam"); v && !v->isNull()) {
-        if (!v->isObject())
-            return bad("ipam", std::string("must be an object, got ") + v->typeName());
-        ipam = *v;
-    } else {
-        return bad("ipam", "is missing");
-    }
-
+    const Value* v = doc->find("ipam");
+    if (!v || v->isNull()) return bad("ipam", "is missing");
+    if (!v->isObject()) return bad("ipam", std::string("must be an object, got ") + v->typeName());
+    Value ipam = *v;
     auto flat = findFlatFile(ipam, flatFiles, n.warnings);
     if (!flat) return flat.error();
     if (!flat->empty()) {
@@ -457,10 +464,18 @@ Result<NetConf> parseNetConf(std::string_view stdinText,
         n.flatFile = *flat;
     }
 
-    if (auto r = decodeIpamSections(ipam, n); !r) return r.error();
-    if (auto r = readRequestedIps(*doc, n); !r) return r.error();
+    decodeIpamSections(ipam, n, errors);
+    if (auto r = readRequestedIps(*doc, n); !r) errors.push_back(r.error());
     if (const Value* pr = doc->find("prevResult"); pr && !pr->isNull()) n.prevResult = *pr;
-    if (auto r = readValidAttachments(*doc, n); !r) return r.error();
+    if (auto r = readValidAttachments(*doc, n); !r) errors.push_back(r.error());
+    return n;
+}
+
+Result<NetConf> parseNetConf(std::string_view stdinText,
+                             const std::vector<std::string>& flatFiles) {
+    Errors errors;
+    auto n = parseNetConfAll(stdinText, flatFiles, errors);
+    if (n && !errors.empty()) return errors.front();
     return n;
 }
 

@@ -47,6 +47,14 @@ struct NetConf {
 // config.
 Result<NetConf> parseNetConf(std::string_view stdinText, const std::vector<std::string>& flatFiles);
 
+// The same, going on past a bad key: every key-level problem is appended to `errors` (the
+// first is the one parseNetConf returns) and the key keeps its default. Only a document that
+// cannot be read at all (not JSON, no "ipam", an unreadable flat file) is an error here.
+// For linting: a config with any `errors` is refused by the plugin.
+Result<NetConf> parseNetConfAll(std::string_view stdinText,
+                                const std::vector<std::string>& flatFiles,
+                                std::vector<core::Error>& errors);
+
 // The default flat-file search list: allot's own first (so a node running both finds allot's
 // kubeconfig), then Whereabouts' places.
 std::vector<std::string> defaultFlatFiles();

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "core/node_slices.h"
@@ -33,8 +34,11 @@ bool validNameFragment(const std::string& s) {
     return true;
 }
 
-// When a top-level "range" exists it is entry 0 and errors name it as such.
-Result<void> validateRanges(const IpamConfig& cfg, ValidatedConfig& out) {
+using Errors = std::vector<Error>;
+
+// When a top-level "range" exists it is entry 0 and errors name it as such. A bad entry is
+// reported and left out.
+void validateRanges(const IpamConfig& cfg, ValidatedConfig& out, Errors& errors) {
     for (size_t i = 0; i < cfg.ranges.size(); ++i) {
         const bool top = cfg.topLevelRange && i == 0;
         size_t listIndex = cfg.topLevelRange ? i - 1 : i;
@@ -43,19 +47,23 @@ Result<void> validateRanges(const IpamConfig& cfg, ValidatedConfig& out) {
         auto r = IpRange::fromSpec(cfg.ranges[i], key,
                                    top ? BoundsSyntax::TopLevel : BoundsSyntax::IpRangesEntry,
                                    &out.warnings);
-        if (!r) return r.error();
+        if (!r) {
+            errors.push_back(r.error());
+            continue;
+        }
         if (r->addError() && !out.addError) out.addError = r->addError();
         // Two entries with one CIDR share one pool: Whereabouts returns the same address twice.
-        for (size_t j = 0; j < out.ranges.size(); ++j) {
-            if (out.ranges[j].cidr() == r->cidr()) {
-                return bad(key, cfg.ranges[i].range,
-                           "is the same network as range entry " + std::to_string(j) + " (" +
-                               out.ranges[j].cidr().str() + "): both would get the same address");
-            }
+        auto same = std::find_if(out.ranges.begin(), out.ranges.end(),
+                                 [&](const IpRange& o) { return o.cidr() == r->cidr(); });
+        if (same != out.ranges.end()) {
+            errors.push_back(bad(key, cfg.ranges[i].range,
+                                 "is the same network as range entry " +
+                                     std::to_string(same - out.ranges.begin()) + " (" +
+                                     same->cidr().str() + "): both would get the same address"));
+            continue;
         }
         out.ranges.push_back(std::move(*r));
     }
-    return success();
 }
 
 Result<void> validateGateway(const IpamConfig& cfg, ValidatedConfig& out) {
@@ -72,22 +80,25 @@ Result<void> validateGateway(const IpamConfig& cfg, ValidatedConfig& out) {
     return success();
 }
 
-Result<void> validateStaticAddresses(const IpamConfig& cfg, ValidatedConfig& out) {
+void validateStaticAddresses(const IpamConfig& cfg, ValidatedConfig& out, Errors& errors) {
     for (size_t i = 0; i < cfg.addresses.size(); ++i) {
         std::string key = "addresses[" + std::to_string(i) + "]";
         const std::string& text = cfg.addresses[i].address;
         // A static address keeps its host part: it is used as written.
         auto c = parseGoCidr(text, IpSyntax::Sloppy);
-        if (!c) return bad(key + ".address", text, "is not a CIDR");
+        if (!c) errors.push_back(bad(key + ".address", text, "is not a CIDR"));
         std::optional<IpAddress> gw;
         if (!cfg.addresses[i].gateway.empty()) {
             auto g = parseGoIp(cfg.addresses[i].gateway, IpSyntax::Strict);
-            if (!g) return bad(key + ".gateway", cfg.addresses[i].gateway, "is not an IP address");
+            if (!g) {
+                errors.push_back(
+                    bad(key + ".gateway", cfg.addresses[i].gateway, "is not an IP address"));
+                continue;
+            }
             gw = *g;
         }
-        out.staticAddresses.push_back({StaticIp{c->ip, c->net.length()}, gw});
+        if (c) out.staticAddresses.push_back({StaticIp{c->ip, c->net.length()}, gw});
     }
-    return success();
 }
 
 // Whereabouts reads the level case-insensitively and keeps its default for a name it does
@@ -125,41 +136,52 @@ Result<void> validateSliceSize(const IpamConfig& cfg, ValidatedConfig& out) {
     return success();
 }
 
+// Every check, each problem appended to `errors` (in the order the plugin has always reported
+// the first one).
+ValidatedConfig validateEach(const IpamConfig& cfg, Errors& errors) {
+    ValidatedConfig out;
+    out.raw = cfg;
+    auto note = [&](Result<void> r) {
+        if (!r) errors.push_back(r.error());
+    };
+    if (cfg.type != "allot" && cfg.type != "whereabouts")
+        errors.push_back(bad("ipam.type", cfg.type, "is not \"allot\" or \"whereabouts\""));
+    // Whereabouts starts the pod with no address from it; so does allot, and says so.
+    if (cfg.ranges.empty() && cfg.addresses.empty())
+        out.warnings.push_back(
+            "no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
+    if (cfg.ranges.size() > static_cast<size_t>(kMaxRanges))
+        errors.push_back(bad("ipRanges", std::to_string(cfg.ranges.size()) + " entries",
+                             "exceeds the limit of " + std::to_string(kMaxRanges)));
+    else
+        validateRanges(cfg, out, errors);
+    note(validateGateway(cfg, out));
+    validateStaticAddresses(cfg, out, errors);
+    if (!validNameFragment(cfg.networkName))
+        errors.push_back(
+            bad("network_name", cfg.networkName,
+                "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)"));
+    normalizeLogLevel(cfg, out);
+    note(validateSliceSize(cfg, out));
+    if (cfg.deadlineMs < 0 || cfg.deadlineMs > kMaxDeadlineMs)
+        errors.push_back(bad("deadline_ms", std::to_string(cfg.deadlineMs),
+                             "must be between 1 and " + std::to_string(kMaxDeadlineMs)));
+    if (!cfg.poolNamespace.empty() && !validNameFragment(cfg.poolNamespace))
+        errors.push_back(bad("namespace", cfg.poolNamespace, "is not a valid namespace name"));
+    return out;
+}
+
 }  // namespace
 
 Result<ValidatedConfig> validate(const IpamConfig& cfg) {
-    ValidatedConfig out;
-    out.raw = cfg;
-    if (cfg.type != "allot" && cfg.type != "whereabouts") {
-        return bad("ipam.type", cfg.type, "is not \"allot\" or \"whereabouts\"");
-    }
-    if (cfg.ranges.empty() && cfg.addresses.empty()) {
-        // Whereabouts starts the pod with no address from it; so does allot, and says so.
-        out.warnings.push_back(
-            "no \"range\", \"ipRanges\" or \"addresses\": the result carries no address");
-    }
-    if (cfg.ranges.size() > static_cast<size_t>(kMaxRanges)) {
-        return bad("ipRanges", std::to_string(cfg.ranges.size()) + " entries",
-                   "exceeds the limit of " + std::to_string(kMaxRanges));
-    }
-    if (auto r = validateRanges(cfg, out); !r) return r.error();
-    if (auto r = validateGateway(cfg, out); !r) return r.error();
-    if (auto r = validateStaticAddresses(cfg, out); !r) return r.error();
-    if (!validNameFragment(cfg.networkName)) {
-        return bad(
-            "network_name", cfg.networkName,
-            "must be lowercase letters, digits, '-' or '.' (it becomes part of object names)");
-    }
-    normalizeLogLevel(cfg, out);
-    if (auto r = validateSliceSize(cfg, out); !r) return r.error();
-    if (cfg.deadlineMs < 0 || cfg.deadlineMs > kMaxDeadlineMs) {
-        return bad("deadline_ms", std::to_string(cfg.deadlineMs),
-                   "must be between 1 and " + std::to_string(kMaxDeadlineMs));
-    }
-    if (!cfg.poolNamespace.empty() && !validNameFragment(cfg.poolNamespace)) {
-        return bad("namespace", cfg.poolNamespace, "is not a valid namespace name");
-    }
+    Errors errors;
+    ValidatedConfig out = validateEach(cfg, errors);
+    if (!errors.empty()) return errors.front();
     return out;
+}
+
+ValidatedConfig validateAll(const IpamConfig& cfg, std::vector<Error>& errors) {
+    return validateEach(cfg, errors);
 }
 
 }  // namespace allot::core

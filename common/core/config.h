@@ -65,4 +65,9 @@ inline constexpr int kMaxDeadlineMs = 180'000;
 // same way and described in `warnings`.
 Result<ValidatedConfig> validate(const IpamConfig& cfg);
 
+// The same checks, going on past each problem: every error is appended to `errors` (the first
+// is the one validate() returns), a bad range or address is left out of the result. For
+// linting; a config with any error is refused by the plugin.
+ValidatedConfig validateAll(const IpamConfig& cfg, std::vector<Error>& errors);
+
 }  // namespace allot::core

@@ -330,6 +330,9 @@ EOF
   expect_json "bad" ".errors == 1 and (.configs[1].valid | not) and (.configs[1].problems[0].message | contains(\"exclude\"))" || return 1
   expect_eq "stdin rc" "$(echo '{"cniVersion":"1.0.0","name":"c","plugins":[{"type":"bridge","ipam":{"type":"allot","range":"10.9.9.0/24","range_start":"10.9.8.1"}}]}' | rc_of ka lint - --offline -o json)" 0 || return 1
   expect_json "stdin" ".configs[0].kind == \"CNI conflist\" and .warnings == 1" || return 1
+  # Every problem, each naming its key, not only the first.
+  expect_eq "many rc" "$(echo '{"cniVersion":"1.0.0","name":"m","type":"bridge","ipam":{"type":"allot","range":"10.9.0.0/24","gateway":"x","network_name":"UPPER","node_slice_size":"abc","deadline_ms":"1"}}' | rc_of ka lint - --offline -o json)" 1 || return 1
+  expect_json "many" ".errors == 4 and ([.configs[0].problems[].message] | (.[0] | contains(\"deadline_ms\")) and (.[1] | contains(\"gateway\")) and (.[2] | contains(\"network_name\")) and (.[3] | contains(\"node_slice_size\")))" || return 1
   expect_eq "bad yaml rc" "$(printf 'a: [\n' | rc_of ka lint -)" 3 || return 1
 }
 check "lint: the plugin's parser, overlaps with existing pools, stdin" t_lint

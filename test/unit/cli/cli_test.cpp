@@ -337,3 +337,19 @@ TEST_CASE("pools shows each NodeSlicePool's slices with the use of their node's 
         if (cli::text(p, "name") == slicePool)
             CHECK(cli::list(p, "networks")[0].asString() == "app/sliced");
 }
+
+TEST_CASE("completion offers commands, each command's flags, output formats and files for lint") {
+    CHECK(cli::completions({""}) == "pools\nwho\npod\ncheck\nrelease\nlint\n:4\n");
+    CHECK(cli::completions({"p"}) == "pools\npod\n:4\n");
+    CHECK(cli::completions({"release", "--f"}) == "--force\n:4\n");
+    CHECK(cli::completions({"check", "--"}).find("--leak-grace\n") != std::string::npos);
+    CHECK(cli::completions({"pools", "--"}).find("--force") == std::string::npos);
+    CHECK(cli::completions({"-o", "j"}) == "json\n:4\n");
+    CHECK(cli::completions({"-n", "kube-system", ""}) ==
+          "pools\nwho\npod\ncheck\nrelease\nlint\n:4\n");
+    CHECK(cli::completions({"lint", ""}) == ":0\n");
+    CHECK(cli::completions({"--kubeconfig", ""}) == ":0\n");
+    CHECK(cli::completionScript("bash").find("complete -F _kubectl_allot kubectl-allot") !=
+          std::string::npos);
+    CHECK(cli::completionScript("tcsh").empty());
+}

@@ -254,3 +254,27 @@ TEST_CASE("enable_overlapping_ranges comes from the network config only, as in W
     REQUIRE(r.ok());
     CHECK(r->ipam.enableOverlappingRanges);
 }
+
+TEST_CASE("parseNetConfAll reports every bad key, keeps the good ones; parseNetConf the first") {
+    const std::string text = R"({"cniVersion":"1.0.0","name":"n","ipam":{"type":"allot",
+      "range":"10.0.0.0/24","gateway":7,"ipRanges":[{"range":"10.1.0.0/24"},{"range":5},"x"],
+      "enable_overlapping_ranges":"yes","deadline_ms":-1,"routes":"no"}})";
+    std::vector<core::Error> errors;
+    auto r = parseNetConfAll(text, {}, errors);
+    REQUIRE(r.ok());
+    std::vector<std::string> keys;
+    for (const auto& e : errors) keys.push_back(e.message.substr(0, e.message.find("\" ") + 1));
+    CHECK(keys == std::vector<std::string>{"\"ipam.ipRanges[1].range\"", "\"ipam.ipRanges[2]\"",
+                                           "\"ipam.gateway\"", "\"ipam.enable_overlapping_ranges\"",
+                                           "\"ipam.deadline_ms\"", "\"ipam.routes\""});
+    CHECK(r->ipam.ranges.size() == 2);  // the top-level range and ipRanges[0]
+    CHECK(r->ipam.enableOverlappingRanges);
+    CHECK(err(text) == errors.front().message);
+}
+
+TEST_CASE("parseNetConfAll still refuses a document it cannot read at all") {
+    std::vector<core::Error> errors;
+    CHECK(parseNetConfAll("{", {}, errors).code() == core::Errc::Decode);
+    CHECK(parseNetConfAll(R"({"name":"n"})", {}, errors).code() == core::Errc::InvalidConfig);
+    CHECK(errors.empty());
+}

@@ -161,3 +161,30 @@ TEST_CASE("too many ranges are rejected") {
         c.ranges.push_back({"10." + std::to_string(i) + ".0.0/24", "", "", {}});
     CHECK(err(c).find("limit") != std::string::npos);
 }
+
+TEST_CASE("validateAll reports every problem in order and leaves the bad entries out") {
+    auto c = base();
+    c.type = "host-local";
+    c.ranges.push_back({"10.0.0.0/24", "", "", {}});  // the same network as entry 0
+    c.ranges.push_back({"10.2.0.0/24", "", "", {}});
+    c.gateway = "not-an-ip";
+    c.addresses.push_back({"10.3.0.5", ""});
+    c.networkName = "Bad_Name";
+    std::vector<Error> errors;
+    auto out = validateAll(c, errors);
+    REQUIRE(errors.size() == 5);
+    CHECK(errors[0].message.find("ipam.type") != std::string::npos);
+    CHECK(errors[1].message.find("same network as range entry 0") != std::string::npos);
+    CHECK(errors[2].message.find("\"gateway\"") != std::string::npos);
+    CHECK(errors[3].message.find("addresses[0].address") != std::string::npos);
+    CHECK(errors[4].message.find("network_name") != std::string::npos);
+    CHECK(out.ranges.size() == 2);
+    CHECK(err(c) == errors[0].message);
+}
+
+TEST_CASE("validateAll finds nothing in a config validate accepts") {
+    std::vector<Error> errors;
+    auto out = validateAll(base(), errors);
+    CHECK(errors.empty());
+    CHECK(out.ranges.size() == 1);
+}
