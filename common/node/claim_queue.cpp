@@ -53,6 +53,7 @@ json::Value encodeRequest(const ClaimRequest& r) {
         v.set("window", std::move(w));
     }
     if (r.gateway) v.set("gateway", json::Value::string(r.gateway->str()));
+    if (r.cooldownS > 0) v.set("cooldownS", json::Value::number(r.cooldownS));
     return v;
 }
 
@@ -115,6 +116,11 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
         auto ip = core::IpAddress::parse(gw);
         if (!ip) return std::nullopt;
         r.gateway = *ip;
+    }
+    if (const auto* c = v.find("cooldownS"); c && !c->isNull()) {
+        auto n = c->asInt();
+        if (!n || *n < 0) return std::nullopt;
+        r.cooldownS = *n;
     }
     if (const auto* a = v.find("avoid"); a && a->isArray()) {
         for (const auto& item : a->items()) {

@@ -69,6 +69,46 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
     return {};
 }
 
+// The release log an annotation holds; an empty one when it cannot be read.
+core::ReleaseLog decodeReleased(const json::Value& text) {
+    core::ReleaseLog log;
+    if (!text.isString()) return log;
+    auto v = json::parse(text.asString());
+    if (!v || !v->isObject()) return log;
+    const json::Value* keep = v->find("keep");
+    const json::Value* at = v->find("at");
+    auto keepS = keep ? keep->asInt() : std::nullopt;
+    if (!keepS || *keepS <= 0 || !at || !at->isObject()) return log;
+    log.keepS = std::min(*keepS, core::kMaxCooldownS);
+    for (const auto& [k, t] : at->members()) {
+        auto off = core::u128FromString(k);
+        auto when = t.asInt();
+        if (off && when) log.at[*off] = *when;
+    }
+    return log;
+}
+
+// Moves the release log out of the kept metadata into Pool::released.
+void takeReleased(Pool& p) {
+    json::Value* ann = p.meta.find("annotations");
+    if (!ann || !ann->isObject()) return;
+    if (const json::Value* v = ann->find(kReleasedAnnotation)) {
+        p.released = decodeReleased(*v);
+        ann->erase(kReleasedAnnotation);
+        if (ann->members().empty()) p.meta.erase("annotations");
+    }
+}
+
+json::Value encodeReleased(const core::ReleaseLog& log) {
+    json::Value v = json::Value::object();
+    v.set("keep", json::Value::number(log.keepS));
+    json::Value at = json::Value::object();
+    for (const auto& [off, when] : log.at)
+        at.members().emplace_back(core::u128ToString(off), json::Value::number(when));
+    v.set("at", std::move(at));
+    return v;
+}
+
 // metadata: name, namespace and resourceVersion; the rest is kept (Pool::meta).
 Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
     const json::Value* meta = obj.find("metadata");
@@ -86,6 +126,7 @@ Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
     if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
         p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
     for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
+    takeReleased(p);
     return {};
 }
 
@@ -181,7 +222,13 @@ json::Value encodeShell(const Pool& pool, const std::string& ns) {
     json::Value obj = json::Value::object();
     addMember(obj, "apiVersion", json::Value::string(kGroupVersion));
     addMember(obj, "kind", json::Value::string("IPPool"));
-    addMember(obj, "metadata", metadata(pool.name, ns, pool.resourceVersion, pool.meta));
+    json::Value meta = metadata(pool.name, ns, pool.resourceVersion, pool.meta);
+    if (pool.released.keepS > 0) {
+        json::Value* ann = meta.find("annotations");
+        if (!ann || !ann->isObject()) ann = &meta.set("annotations", json::Value::object());
+        ann->set(kReleasedAnnotation, json::Value::string(encodeReleased(pool.released).dump()));
+    }
+    addMember(obj, "metadata", std::move(meta));
     json::Value spec = json::Value::object();
     const json::Value* otherSpec = pool.other.isObject() ? pool.other.find("spec") : nullptr;
     if (otherSpec && otherSpec->isObject()) spec = *otherSpec;

@@ -123,3 +123,70 @@ TEST_CASE("a claim without a window is refused as a bug, not served from the who
     CHECK(res.outcomes[0].pick.code() == Errc::Internal);
     CHECK(m.empty());
 }
+
+namespace {
+
+Intent cooledClaim(const Owner& o, const IpRange& r, int64_t cooldownS) {
+    Intent in = Intent::claim(o, r);
+    in.cooldownS = cooldownS;
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("with a cooldown, a released address is recorded and not handed out again at once") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m;
+    ReleaseLog log;
+    applyBatch(r.cidr(), m, {cooledClaim(owner("a"), r, 30)}, &log, 1000);
+    CHECK(log.keepS == 30);
+    applyBatch(r.cidr(), m, {Intent::release(owner("a"))}, &log, 1001);
+    REQUIRE(log.at.count(1) == 1);
+    CHECK(log.at.at(1) == 1001);
+    auto res = applyBatch(r.cidr(), m, {cooledClaim(owner("b"), r, 30)}, &log, 1010);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.2");  // .1 still cools down
+    // Past the cooldown the lowest free address is back in turn, and the log forgets it.
+    res = applyBatch(r.cidr(), m, {cooledClaim(owner("c"), r, 30)}, &log, 1031);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
+    CHECK(log.at.empty());
+}
+
+TEST_CASE("a cooldown yields to exhaustion: the address released longest ago is handed out") {
+    auto r = range("10.0.0.0/30");  // .1 and .2
+    AllocationMap m;
+    ReleaseLog log{60, {{1, 1005}, {2, 1002}}};
+    auto res = applyBatch(r.cidr(), m, {cooledClaim(owner("a"), r, 60)}, &log, 1010);
+    REQUIRE(res.outcomes[0].pick.ok());
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.2");
+    CHECK(log.at.count(2) == 0);
+    res = applyBatch(r.cidr(), m, {cooledClaim(owner("b"), r, 60)}, &log, 1010);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
+    res = applyBatch(r.cidr(), m, {cooledClaim(owner("c"), r, 60)}, &log, 1010);
+    CHECK(res.outcomes[0].pick.code() == Errc::Exhausted);
+}
+
+TEST_CASE("without a cooldown nothing is recorded and the lowest free address is picked") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m{{1, owner("a")}};
+    ReleaseLog log;
+    applyBatch(r.cidr(), m, {Intent::release(owner("a"))}, &log, 1000);
+    CHECK(log.at.empty());
+    // A config without a cooldown sharing a pool that has one ignores the log when picking,
+    // while releases keep being recorded for the configs that have one.
+    ReleaseLog shared{30, {{1, 995}}};
+    auto res = applyBatch(r.cidr(), m, {Intent::claim(owner("b"), r)}, &shared, 1000);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
+    applyBatch(r.cidr(), m, {Intent::releaseIfHeld(1, owner("b"))}, &shared, 1001);
+    CHECK(shared.at.at(1) == 1001);
+}
+
+TEST_CASE("a requested address is handed out even while it cools down") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m;
+    ReleaseLog log{30, {{3, 1000}}};
+    Intent in = cooledClaim(owner("a"), r, 30);
+    in.requested = IpAddress::parse("10.0.0.3").value();
+    auto res = applyBatch(r.cidr(), m, {in}, &log, 1001);
+    REQUIRE(res.outcomes[0].pick.ok());
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.3");
+}
