@@ -64,6 +64,14 @@ std::optional<Result<Pick>> pickExisting(const Cidr& cidr, AllocationMap& allocs
         }
         return Pick{ip, *held, PickKind::Existing};
     }
+    // Live migration: the address already held for this owner's IPAMClaim, under another pod.
+    for (const auto& [offset, o] : allocs) {
+        if (owner.claim.empty()) break;
+        if (!sharesClaim(o, owner)) continue;
+        IpAddress ip = cidr.at(offset);
+        if (req.requested && *req.requested != ip) break;
+        return Pick{ip, offset, PickKind::Existing};
+    }
     if (owner.podRef.empty()) return std::nullopt;
     for (auto& [offset, o] : allocs) {
         if (!mayTakeOver(o, owner)) continue;
@@ -98,6 +106,8 @@ Result<Pick> pickRequested(const IpRange& range, AllocationMap& allocs, const Pi
     if (isGateway(ip, req.gateway)) return makeError(Errc::InvalidConfig, what + " is the gateway");
     u128 off = cidr.offsetOf(ip);
     if (auto it = allocs.find(off); it != allocs.end()) {
+        // Live migration: the claim's address, held for it under another pod, is shared.
+        if (sharesClaim(it->second, req.owner)) return Pick{ip, off, PickKind::Existing};
         return makeError(
             Errc::InvalidConfig,
             what + " is already allocated to " +

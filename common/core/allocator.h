@@ -25,6 +25,9 @@ struct Owner {
     std::string node;
     std::string podUid;
     std::string network;  // the CNI network name that allocated it (GC scope)
+    // The IPAMClaim ("namespace/name") that owns the address (core/ownership.h: claimOwned);
+    // allot's optional field, empty for an ordinary pod's entry.
+    std::string claim = {};
 
     friend bool operator==(const Owner&, const Owner&) = default;
 };

@@ -60,6 +60,9 @@ Outcome applyRelease(const Cidr& cidr, AllocationMap& allocs, const Intent& in, 
         res.wantsFresh = true;
         return nothingHeld();
     }
+    if (!mayRelease(allocs.at(*held), false))
+        return Outcome{makeError(Errc::NotFound, "kept for IPAMClaim " + allocs.at(*held).claim),
+                       {}};
     Outcome out{Pick{cidr.at(*held), *held, PickKind::Existing}, allocs.at(*held)};
     release(allocs, in.owner.containerId, in.owner.ifName);
     clk.released(*held);
@@ -70,7 +73,9 @@ Outcome applyRelease(const Cidr& cidr, AllocationMap& allocs, const Intent& in, 
 Outcome applyReleaseIfHeld(const Cidr& cidr, AllocationMap& allocs, const Intent& in,
                            BatchResult& res, const Clock& clk) {
     auto it = allocs.find(in.offset);
-    if (it == allocs.end() || !heldBy(it->second, in.owner)) return nothingHeld();
+    if (it == allocs.end() || !heldBy(it->second, in.owner) ||
+        !mayRelease(it->second, in.claimGone))
+        return nothingHeld();
     Outcome out{Pick{cidr.at(in.offset), in.offset, PickKind::Existing}, it->second};
     allocs.erase(it);
     clk.released(in.offset);

@@ -17,10 +17,12 @@ struct Intent {
         // An address for `owner`: the one it holds (idempotent), one an earlier sandbox of
         // the same pod held (handover), `requested`, or the lowest free one in `window`.
         Claim,
-        // Whatever (owner.containerId, owner.ifName) holds: a CNI DEL's sandbox.
+        // Whatever (owner.containerId, owner.ifName) holds: a CNI DEL's sandbox. An entry owned
+        // by an IPAMClaim stays (NotFound, "kept for IPAMClaim ...": core::mayRelease).
         Release,
         // The entry at `offset`, only while it still belongs to `owner` as the writer saw it
-        // (core::heldBy): a decision made on an older read never frees another's address.
+        // (core::heldBy): a decision made on an older read never frees another's address. An
+        // entry owned by an IPAMClaim is freed only with `claimGone`.
         ReleaseIfHeld,
     };
     Kind kind = Kind::Claim;
@@ -33,6 +35,7 @@ struct Intent {
     int64_t cooldownS = 0;             // released_ip_cooldown_s of the requester's config
     // ReleaseIfHeld only.
     u128 offset = 0;
+    bool claimGone = false;  // a confirmed read found the entry's IPAMClaim gone
 
     static Intent claim(Owner o, IpRange window, std::optional<IpAddress> gateway = {}) {
         Intent i{Kind::Claim, std::move(o)};

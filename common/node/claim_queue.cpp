@@ -36,6 +36,7 @@ json::Value encodeRequest(const ClaimRequest& r) {
     v.set("node", json::Value::string(r.owner.node));
     v.set("podUid", json::Value::string(r.owner.podUid));
     v.set("network", json::Value::string(r.owner.network));
+    if (!r.owner.claim.empty()) v.set("claim", json::Value::string(r.owner.claim));
     if (r.requested) v.set("requested", json::Value::string(r.requested->str()));
     auto avoid = json::Value::array();
     for (auto off : r.avoid) avoid.push(json::Value::string(core::u128ToString(off)));
@@ -94,6 +95,7 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
         !str("podUid", r.owner.podUid) || !str("network", r.owner.network) ||
         r.owner.containerId.empty())
         return std::nullopt;
+    if (!str("claim", r.owner.claim)) return std::nullopt;
     std::string req;
     if (!str("requested", req)) return std::nullopt;
     if (!req.empty()) {

@@ -37,7 +37,8 @@ json::Value metadata(const std::string& name, const std::string& ns, const std::
 
 namespace {
 
-constexpr const char* kKnownEntryFields[] = {"id", "podref", "ifname", "node", "poduid", "network"};
+constexpr const char* kKnownEntryFields[] = {"id",     "podref",  "ifname",   "node",
+                                             "poduid", "network", "ipamclaim"};
 
 bool knownEntryField(std::string_view k) {
     for (const char* f : kKnownEntryFields)
@@ -51,7 +52,8 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
         return std::string("the entry is a JSON ") + entry.typeName() + ", not an object";
     const json::Value* idv = entry.find("id");
     if (!idv || idv->isNull()) return "it has no id";
-    std::string* into[] = {&o.containerId, &o.podRef, &o.ifName, &o.node, &o.podUid, &o.network};
+    std::string* into[] = {&o.containerId, &o.podRef,  &o.ifName, &o.node,
+                           &o.podUid,      &o.network, &o.claim};
     for (size_t i = 0; i < std::size(kKnownEntryFields); ++i) {
         const json::Value* v = entry.find(kKnownEntryFields[i]);
         if (!v || v->isNull()) continue;
@@ -255,13 +257,15 @@ const json::Value* unknownFor(const Pool& pool, core::u128 offset, const core::O
 
 json::Value encodeEntry(const core::Owner& o, const json::Value* unknown) {
     json::Value e = json::Value::object();
-    e.members().reserve(6 + (unknown ? unknown->members().size() : 0));
+    e.members().reserve(7 + (unknown ? unknown->members().size() : 0));
     addMember(e, "id", json::Value::string(o.containerId));
     addMember(e, "podref", json::Value::string(o.podRef));
     if (!o.ifName.empty()) addMember(e, "ifname", json::Value::string(o.ifName));
     if (!o.node.empty()) addMember(e, "node", json::Value::string(o.node));
     if (!o.podUid.empty()) addMember(e, "poduid", json::Value::string(o.podUid));
     if (!o.network.empty()) addMember(e, "network", json::Value::string(o.network));
+    // Never dropped by the size policy: it is what keeps a claim's address from being freed.
+    if (!o.claim.empty()) addMember(e, "ipamclaim", json::Value::string(o.claim));
     if (unknown)
         for (const auto& [k, v] : unknown->members()) addMember(e, k, v);
     return e;
@@ -293,7 +297,8 @@ size_t extrasBytes(const core::Owner& o) {
 
 // {"id":"..","podref":"..",...} without allot's optional fields.
 size_t baseEntryBytes(const core::Owner& o, const json::Value* unknown) {
-    size_t n = 2 + 5 + quoted(o.containerId) + 1 + 9 + quoted(o.podRef) + optional(6, o.ifName);
+    size_t n = 2 + 5 + quoted(o.containerId) + 1 + 9 + quoted(o.podRef) + optional(6, o.ifName) +
+               optional(9, o.claim);
     if (unknown)
         for (const auto& [k, v] : unknown->members()) n += 1 + quoted(k) + 1 + v.dump().size();
     return n;

@@ -190,3 +190,54 @@ TEST_CASE("a requested address is handed out even while it cools down") {
     REQUIRE(res.outcomes[0].pick.ok());
     CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.3");
 }
+
+namespace {
+
+Owner claimed(const std::string& cid, const std::string& pod, const std::string& claim) {
+    Owner o = owner(cid, pod, "pod7");
+    o.claim = claim;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("a claim-owned address survives its pod's DEL and every pod-scoped release") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m{{3, claimed("src", "vms/launcher-a", "vms/vm-a.pod7")}};
+    auto del = applyBatch(r.cidr(), m, {Intent::release(m.at(3))});
+    CHECK(del.outcomes[0].pick.code() == Errc::NotFound);
+    CHECK(del.outcomes[0].pick.error().message.find("IPAMClaim vms/vm-a.pod7") !=
+          std::string::npos);
+    CHECK_FALSE(del.changed);
+    // allot-gc's pod deletion, repair, GC verb: the entry as seen, without claimGone.
+    auto gc = applyBatch(r.cidr(), m, {Intent::releaseIfHeld(3, m.at(3))});
+    CHECK(gc.outcomes[0].pick.code() == Errc::NotFound);
+    REQUIRE(m.count(3) == 1);
+    // The claim confirmed gone: released.
+    Intent gone = Intent::releaseIfHeld(3, m.at(3));
+    gone.claimGone = true;
+    auto freed = applyBatch(r.cidr(), m, {gone});
+    CHECK(freed.outcomes[0].pick.ok());
+    CHECK(m.empty());
+}
+
+TEST_CASE("a second pod with the same claim gets the same address without taking the entry") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m{{3, claimed("src", "vms/launcher-a", "vms/vm-a.pod7")}};
+    // Without a requested address (the claim's status not written yet) and with it.
+    auto any = applyBatch(r.cidr(), m,
+                          {Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r)});
+    REQUIRE(any.outcomes[0].pick.ok());
+    CHECK(any.outcomes[0].pick->offset == 3);
+    CHECK(any.outcomes[0].pick->kind == PickKind::Existing);
+    Intent exact = Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r);
+    exact.requested = IpAddress::parse("10.0.0.3").value();
+    auto res = applyBatch(r.cidr(), m, {exact});
+    REQUIRE(res.outcomes[0].pick.ok());
+    CHECK(res.outcomes[0].pick->kind == PickKind::Existing);
+    CHECK(m.at(3).containerId == "src");  // the source pod still holds the entry
+    // Another claim asking for that address is refused.
+    Intent other = Intent::claim(claimed("x", "vms/launcher-c", "vms/vm-b.pod7"), r);
+    other.requested = IpAddress::parse("10.0.0.3").value();
+    CHECK(applyBatch(r.cidr(), m, {other}).outcomes[0].pick.code() == Errc::InvalidConfig);
+}

@@ -323,3 +323,23 @@ TEST_CASE("a pool without a release log gets no annotation, and an unreadable lo
     CHECK(back->released == core::ReleaseLog{});
     CHECK(back->meta.find("annotations") == nullptr);
 }
+
+TEST_CASE("an entry's IPAMClaim owner round-trips as ipamclaim and survives the size policy") {
+    store::Pool p{"n", "10.0.0.0/16", {}, "9"};
+    core::Owner o{"c", "ns/p", "net1", "node-a", "uid", "net"};
+    o.claim = "ns/vm-a.net1";
+    p.allocations[5] = o;
+    auto text = store::encodePool(p, "ns").dump();
+    CHECK(text.find(R"("ipamclaim":"ns/vm-a.net1")") != std::string::npos);
+    auto back = store::decodePool(*json::parse(text));
+    REQUIRE(back.ok());
+    CHECK(back->allocations.at(5).claim == "ns/vm-a.net1");
+    // A policy that strips every optional field keeps the claim.
+    store::SizePolicy tight;
+    tight.freeBytes = 0;
+    tight.ratioTenths = 10;
+    auto fitted = store::fitPool(p, "ns", tight);
+    REQUIRE(fitted.ok());
+    CHECK(p.allocations.at(5).node.empty());
+    CHECK(p.allocations.at(5).claim == "ns/vm-a.net1");
+}
