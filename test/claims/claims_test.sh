@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Persistent IPs (issue 18) against a real kube-apiserver and etcd (e2e/cluster), driving the
 # real plugin (build/plugin/allot) as a runtime does, from simulated nodes (NODENAME and a lock
-# dir each): the released-address cooldown across nodes and its yield to exhaustion.
+# dir each): the released-address cooldown across nodes and its yield to exhaustion, a fixed
+# address as Multus delivers it, and allowPersistentIPs accepted with a warning.
 #
 # Uses the cluster named by ALLOT_CLUSTER_DIR when it is up, else starts a private one.
 # Prints `ok - NAME` / `not ok - NAME` per check, then `claims: N passed, N failed`.
@@ -117,12 +118,28 @@ t_fixed_ip_multus() {
   cni_msg "in no configured range"
 }
 
+# ------------------------------------------------------------- IPAMClaim --
+
+# Not implemented yet: the key is accepted, the call warns, the address is an ordinary one.
+t_persistent_ips_warns() {
+  local n r=10.186.0.0/29 top
+  n=$(net persist)
+  top='{"allowPersistentIPs":true,"args":{"cni":{"ipam-claim-reference":"vm-a.net1"}}}'
+  add_ok node-a c1 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" "$top")" p1 >/dev/null || return 1
+  grep -q "allowPersistentIPs: IPAMClaim support is not implemented yet" <<<"$CNI_ERR" ||
+    { echo "no warning: $CNI_ERR"; return 1; }
+  cni ADD node-a c2 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" '{"allowPersistentIPs":"yes"}')" p2
+  cni_code 7 "allowPersistentIPs not a boolean" || return 1
+  cni_msg allowPersistentIPs
+}
+
 check "cooldown across two nodes: not handed out while another is free; yields to exhaustion" t_cooldown_two_nodes
 check "a 2 s cooldown expires: the address is handed out again" t_cooldown_expires
 check "no cooldown key: Whereabouts' behaviour, no annotation" t_cooldown_off
 check "a write that knows nothing of the log (Whereabouts') keeps it" t_cooldown_foreign_writer
 
 check "a fixed address through Multus' ips capability (runtimeConfig.ips)" t_fixed_ip_multus
+check "allowPersistentIPs: accepted with a warning (IPAMClaim not implemented yet); a non-boolean is code 7" t_persistent_ips_warns
 
 suite_summary "($((SECONDS - suite_start)) s)"
 (( failed == 0 ))
