@@ -46,6 +46,9 @@ struct ReleaseLog {
 };
 
 inline constexpr int64_t kMaxCooldownS = 86'400;
+// Most offsets a release log keeps (the oldest release gives way): about 25 bytes each in the
+// annotation, well under the API server's 256 KiB for all of an object's annotations.
+inline constexpr size_t kMaxReleaseLog = 4096;
 
 enum class PickKind {
     Existing,    // (containerId, ifName) already held it: idempotent ADD

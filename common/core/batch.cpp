@@ -19,13 +19,23 @@ struct Clock {
     int64_t now = 0;
 
     void released(u128 offset) const {
-        if (log && log->keepS > 0) log->at[offset] = now;
+        if (!log || log->keepS <= 0) return;
+        log->at[offset] = now;
+        if (log->at.size() <= kMaxReleaseLog) return;
+        // Full: the release longest ago cools down no more.
+        auto oldest = log->at.begin();
+        for (auto it = log->at.begin(); it != log->at.end(); ++it)
+            if (it->second < oldest->second) oldest = it;
+        log->at.erase(oldest);
     }
 };
 
+// Drops what cools down no more: past its cooldown, in use again, or dated further ahead than
+// a cooldown reaches (another writer's clock, or a hand edit).
 void prune(ReleaseLog& log, const AllocationMap& allocs, int64_t now) {
     for (auto it = log.at.begin(); it != log.at.end();) {
-        if (it->second + log.keepS <= now || allocs.count(it->first))
+        if (it->second + log.keepS <= now || it->second > now + log.keepS ||
+            allocs.count(it->first))
             it = log.at.erase(it);
         else
             ++it;

@@ -241,3 +241,20 @@ TEST_CASE("a second pod with the same claim gets the same address without taking
     other.requested = IpAddress::parse("10.0.0.3").value();
     CHECK(applyBatch(r.cidr(), m, {other}).outcomes[0].pick.code() == Errc::InvalidConfig);
 }
+
+TEST_CASE("the release log stays bounded: the oldest release gives way, future dates are dropped") {
+    auto r = range("10.0.0.0/16");
+    AllocationMap m;
+    ReleaseLog log{600, {}};
+    for (u128 off = 1; off <= kMaxReleaseLog; ++off)
+        log.at[off] = 1000 + static_cast<int64_t>(off % 400);
+    log.at[5] = 999;  // the oldest
+    m[9000] = owner("a");
+    applyBatch(r.cidr(), m, {Intent::release(owner("a"))}, &log, 1500);
+    CHECK(log.at.size() == kMaxReleaseLog);
+    CHECK(log.at.count(5) == 0);
+    CHECK(log.at.at(9000) == 1500);
+    ReleaseLog skewed{60, {{3, 5000}, {4, 1010}}};
+    applyBatch(r.cidr(), m, {}, &skewed, 1020);
+    CHECK(skewed.at == std::map<u128, int64_t>{{4, 1010}});
+}
