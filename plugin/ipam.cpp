@@ -109,6 +109,7 @@ core::Intent toIntent(const core::ValidatedConfig& cfg, const Target& t, const C
                        : core::Intent::claim(r.owner, t.range, gatewayFor(cfg, t.range));
     in.requested = r.requested;
     in.avoid = r.avoid;
+    in.cooldownS = r.cooldownS;
     return in;
 }
 
@@ -144,6 +145,7 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
                          ClaimRequest req) {
     req.window = t.range;
     req.gateway = gatewayFor(cfg, t.range);
+    req.cooldownS = cfg.raw.cooldownS;
     std::unique_ptr<ClaimQueue::Ticket> ticket;
     if (ctx.queue) {
         auto tk = ctx.queue->submit(ctx.poolNamespace + "." + t.pool, req);

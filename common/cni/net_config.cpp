@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/allocator.h"
+
 namespace allot::cni {
 
 using core::Errc;
@@ -197,7 +199,8 @@ void decodeStrings(const Value& ipam, const std::string& p, core::IpamConfig& c,
     }
 }
 
-// enable_overlapping_ranges, kubernetes, deadline_ms and the accepted-but-unused numbers.
+// enable_overlapping_ranges, kubernetes, deadline_ms, released_ip_cooldown_s and the
+// accepted-but-unused numbers.
 void decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c, Errors& errors) {
     if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
         if (v->isBool()) c.enableOverlappingRanges = v->asBool();
@@ -218,6 +221,14 @@ void decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c,
             errors.push_back(
                 bad(p + "deadline_ms", "must be a whole number of milliseconds between 1 and " +
                                            std::to_string(core::kMaxDeadlineMs)));
+    }
+    if (const Value* v = ipam.find("released_ip_cooldown_s"); v && !v->isNull()) {
+        auto n = v->asInt();
+        if (n && *n >= 0 && *n <= core::kMaxCooldownS) c.cooldownS = *n;
+        if (!n || *n < 0 || *n > core::kMaxCooldownS)
+            errors.push_back(bad(p + "released_ip_cooldown_s",
+                                 "must be a whole number of seconds between 0 and " +
+                                     std::to_string(core::kMaxCooldownS)));
     }
     // Accepted for compatibility and unused: allot takes no global lock and never sleeps.
     for (const char* numeric : {"leader_lease_duration", "leader_renew_deadline",
@@ -399,6 +410,29 @@ Result<void> readRequestedIps(const Value& doc, NetConf& n) {
     return core::success();
 }
 
+// allowPersistentIPs (top level, as OVN-Kubernetes reads it) and args.cni's
+// ipam-claim-reference (the cni-args Multus copies from the network-selection element).
+Result<void> readPersistentIps(const Value& doc, NetConf& n) {
+    if (const Value* v = doc.find("allowPersistentIPs"); v && !v->isNull()) {
+        if (!v->isBool())
+            return bad("allowPersistentIPs",
+                       std::string("must be true or false, got ") + v->typeName());
+        n.allowPersistentIps = v->asBool();
+    }
+    if (const Value* args = doc.find("args"); args && args->isObject()) {
+        if (const Value* cni = args->find("cni"); cni && cni->isObject()) {
+            auto ref = optString(*cni, "args.cni.", "ipam-claim-reference");
+            if (!ref) return ref.error();
+            n.claimRef = *ref;
+        }
+    }
+    if (n.allowPersistentIps)
+        n.warnings.push_back(
+            "allowPersistentIPs: IPAMClaim support is not implemented yet; "
+            "the address is allocated and released as for any pod");
+    return core::success();
+}
+
 Result<void> readValidAttachments(const Value& doc, NetConf& n) {
     const Value* va = doc.find("cni.dev/valid-attachments");
     if (!va) va = doc.find("cni.dev/attachments");
@@ -466,6 +500,7 @@ Result<NetConf> parseNetConfAll(std::string_view stdinText,
 
     decodeIpamSections(ipam, n, errors);
     if (auto r = readRequestedIps(*doc, n); !r) errors.push_back(r.error());
+    if (auto r = readPersistentIps(*doc, n); !r) errors.push_back(r.error());
     if (const Value* pr = doc->find("prevResult"); pr && !pr->isNull()) n.prevResult = *pr;
     if (auto r = readValidAttachments(*doc, n); !r) errors.push_back(r.error());
     return n;

@@ -64,6 +64,14 @@ std::optional<Result<Pick>> pickExisting(const Cidr& cidr, AllocationMap& allocs
         }
         return Pick{ip, *held, PickKind::Existing};
     }
+    // Live migration: the address already held for this owner's IPAMClaim, under another pod.
+    for (const auto& [offset, o] : allocs) {
+        if (owner.claim.empty()) break;
+        if (!sharesClaim(o, owner)) continue;
+        IpAddress ip = cidr.at(offset);
+        if (req.requested && *req.requested != ip) break;
+        return Pick{ip, offset, PickKind::Existing};
+    }
     if (owner.podRef.empty()) return std::nullopt;
     for (auto& [offset, o] : allocs) {
         if (!mayTakeOver(o, owner)) continue;
@@ -98,6 +106,8 @@ Result<Pick> pickRequested(const IpRange& range, AllocationMap& allocs, const Pi
     if (isGateway(ip, req.gateway)) return makeError(Errc::InvalidConfig, what + " is the gateway");
     u128 off = cidr.offsetOf(ip);
     if (auto it = allocs.find(off); it != allocs.end()) {
+        // Live migration: the claim's address, held for it under another pod, is shared.
+        if (sharesClaim(it->second, req.owner)) return Pick{ip, off, PickKind::Existing};
         return makeError(
             Errc::InvalidConfig,
             what + " is already allocated to " +
@@ -109,12 +119,28 @@ Result<Pick> pickRequested(const IpRange& range, AllocationMap& allocs, const Pi
     return Pick{ip, off, PickKind::New};
 }
 
-// Lowest free: walk candidate offsets upward, jumping over allocations and excludes.
+// When `off` was released less than the request's cooldown ago: its release time.
+std::optional<int64_t> coolingSince(const PickRequest& req, u128 off) {
+    if (!req.released || req.cooldownS <= 0) return std::nullopt;
+    auto it = req.released->at.find(off);
+    if (it == req.released->at.end() || it->second + req.cooldownS <= req.now) return std::nullopt;
+    return it->second;
+}
+
+Pick take(const Cidr& cidr, AllocationMap& allocs, u128 off, const Owner& owner) {
+    allocs.emplace(off, owner);
+    return Pick{cidr.at(off), off, PickKind::New};
+}
+
+// Lowest free: walk candidate offsets upward, jumping over allocations and excludes. A free
+// offset still cooling down is passed over; when nothing else is free, the one released
+// longest ago is handed out (a cooldown never causes exhaustion).
 Result<Pick> pickLowest(const IpRange& range, AllocationMap& allocs, const PickRequest& req) {
     const Cidr& cidr = range.cidr();
     const u128 endOff = cidr.offsetOf(range.end());
     u128 off = cidr.offsetOf(range.start());
     auto it = allocs.lower_bound(off);
+    std::optional<std::pair<int64_t, u128>> cooling;  // (released at, offset)
     while (true) {
         if (auto ex = excludeEnd(range, cidr.network().value() + off)) {
             u128 exOff = *ex - cidr.network().value();
@@ -127,12 +153,14 @@ Result<Pick> pickLowest(const IpRange& range, AllocationMap& allocs, const PickR
         bool taken = (it != allocs.end() && it->first == off) || skipped(req, off) ||
                      isGateway(cidr.at(off), req.gateway);
         if (!taken) {
-            allocs.emplace(off, req.owner);
-            return Pick{cidr.at(off), off, PickKind::New};
+            auto since = coolingSince(req, off);
+            if (!since) return take(cidr, allocs, off, req.owner);
+            if (!cooling || *since < cooling->first) cooling = {*since, off};
         }
         if (off >= endOff) break;
         ++off;
     }
+    if (cooling) return take(cidr, allocs, cooling->second, req.owner);
     return makeError(Errc::Exhausted, "no free address in " + range.start().str() + "-" +
                                           range.end().str() + " (" + cidr.str() + ")");
 }

@@ -3,6 +3,7 @@
 // store/pool_store.h); this layer decides only which offset an owner gets.
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,12 +25,30 @@ struct Owner {
     std::string node;
     std::string podUid;
     std::string network;  // the CNI network name that allocated it (GC scope)
+    // The IPAMClaim ("namespace/name") that owns the address (core/ownership.h: claimOwned);
+    // allot's optional field, empty for an ordinary pod's entry.
+    std::string claim = {};
 
     friend bool operator==(const Owner&, const Owner&) = default;
 };
 
 // Offset from the range's network address -> owner, as in IPPool.spec.allocations.
 using AllocationMap = std::map<u128, Owner>;
+
+// The released-address cooldown (released_ip_cooldown_s) of one pool: when each recently
+// released offset was freed (unix seconds), kept for `keepS` (the longest cooldown a config
+// using the pool asked for). Optional both ways: a pool without it has no recent releases.
+struct ReleaseLog {
+    int64_t keepS = 0;
+    std::map<u128, int64_t> at;
+
+    friend bool operator==(const ReleaseLog&, const ReleaseLog&) = default;
+};
+
+inline constexpr int64_t kMaxCooldownS = 86'400;
+// Most offsets a release log keeps (the oldest release gives way): about 25 bytes each in the
+// annotation, well under the API server's 256 KiB for all of an object's annotations.
+inline constexpr size_t kMaxReleaseLog = 4096;
 
 enum class PickKind {
     Existing,    // (containerId, ifName) already held it: idempotent ADD
@@ -48,6 +67,11 @@ struct PickRequest {
     std::optional<IpAddress> requested;    // a specific address, or the lowest free one
     std::optional<IpAddress> gateway;      // never handed out
     const std::set<u128>* skip = nullptr;  // offsets found taken elsewhere (reservations)
+    // Cooldown: a free offset released less than `cooldownS` before `now` is handed out only
+    // when nothing else is free (then the one released longest ago).
+    const ReleaseLog* released = nullptr;
+    int64_t cooldownS = 0;
+    int64_t now = 0;
 };
 
 // Chooses an address and records it in `allocs`. Errors: Exhausted when nothing is free;

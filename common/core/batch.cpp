@@ -1,5 +1,6 @@
 #include "core/batch.h"
 
+#include <algorithm>
 #include <set>
 
 #include "core/ownership.h"
@@ -12,7 +13,36 @@ Outcome nothingHeld() {
     return Outcome{makeError(Errc::NotFound, "nothing held"), {}};
 }
 
-Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res) {
+// The release log and clock a batch runs with; no log: no cooldown.
+struct Clock {
+    ReleaseLog* log = nullptr;
+    int64_t now = 0;
+
+    void released(u128 offset) const {
+        if (!log || log->keepS <= 0) return;
+        log->at[offset] = now;
+        if (log->at.size() <= kMaxReleaseLog) return;
+        // Full: the release longest ago cools down no more.
+        auto oldest = log->at.begin();
+        for (auto it = log->at.begin(); it != log->at.end(); ++it)
+            if (it->second < oldest->second) oldest = it;
+        log->at.erase(oldest);
+    }
+};
+
+// Drops what cools down no more: past its cooldown, in use again, or dated further ahead than
+// a cooldown reaches (another writer's clock, or a hand edit).
+void prune(ReleaseLog& log, const AllocationMap& allocs, int64_t now) {
+    for (auto it = log.at.begin(); it != log.at.end();) {
+        if (it->second + log.keepS <= now || it->second > now + log.keepS ||
+            allocs.count(it->first))
+            it = log.at.erase(it);
+        else
+            ++it;
+    }
+}
+
+Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res, const Clock& clk) {
     if (!in.window) return Outcome{makeError(Errc::Internal, "a claim without a window"), {}};
     std::set<u128> skip(in.avoid.begin(), in.avoid.end());
     auto held = findHolder(allocs, in.owner.containerId, in.owner.ifName);
@@ -21,49 +51,66 @@ Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res) {
         allocs.erase(*held);
         res.changed = true;
     }
-    auto p = pick(*in.window, allocs, {in.owner, in.requested, in.gateway, &skip});
+    const int64_t cooldown = std::min(in.cooldownS, kMaxCooldownS);
+    if (clk.log && cooldown > 0) clk.log->keepS = std::max(clk.log->keepS, cooldown);
+    auto p = pick(*in.window, allocs,
+                  {in.owner, in.requested, in.gateway, &skip, clk.log, cooldown, clk.now});
     if (!p || p->kind == PickKind::Existing) res.wantsFresh = true;
-    if (p && p->kind != PickKind::Existing) res.changed = true;
+    if (p && p->kind != PickKind::Existing) {
+        res.changed = true;
+        if (clk.log) clk.log->at.erase(p->offset);
+    }
     return Outcome{std::move(p), {}};
 }
 
-Outcome applyRelease(const Cidr& cidr, AllocationMap& allocs, const Intent& in, BatchResult& res) {
+Outcome applyRelease(const Cidr& cidr, AllocationMap& allocs, const Intent& in, BatchResult& res,
+                     const Clock& clk) {
     auto held = findHolder(allocs, in.owner.containerId, in.owner.ifName);
     if (!held) {
         res.wantsFresh = true;
         return nothingHeld();
     }
+    if (!mayRelease(allocs.at(*held), false))
+        return Outcome{makeError(Errc::NotFound, "kept for IPAMClaim " + allocs.at(*held).claim),
+                       {}};
     Outcome out{Pick{cidr.at(*held), *held, PickKind::Existing}, allocs.at(*held)};
     release(allocs, in.owner.containerId, in.owner.ifName);
+    clk.released(*held);
     res.changed = true;
     return out;
 }
 
 Outcome applyReleaseIfHeld(const Cidr& cidr, AllocationMap& allocs, const Intent& in,
-                           BatchResult& res) {
+                           BatchResult& res, const Clock& clk) {
     auto it = allocs.find(in.offset);
-    if (it == allocs.end() || !heldBy(it->second, in.owner)) return nothingHeld();
+    if (it == allocs.end() || !heldBy(it->second, in.owner) ||
+        !mayRelease(it->second, in.claimGone))
+        return nothingHeld();
     Outcome out{Pick{cidr.at(in.offset), in.offset, PickKind::Existing}, it->second};
     allocs.erase(it);
+    clk.released(in.offset);
     res.changed = true;
     return out;
 }
 
 }  // namespace
 
-BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs, const std::vector<Intent>& batch) {
+BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs, const std::vector<Intent>& batch,
+                       ReleaseLog* log, int64_t now) {
+    const Clock clk{log, now};
+    if (log) prune(*log, allocs, now);
     BatchResult res;
     res.outcomes.reserve(batch.size());
     for (const Intent& in : batch) {
         switch (in.kind) {
             case Intent::Kind::Claim:
-                res.outcomes.push_back(applyClaim(allocs, in, res));
+                res.outcomes.push_back(applyClaim(allocs, in, res, clk));
                 break;
             case Intent::Kind::Release:
-                res.outcomes.push_back(applyRelease(cidr, allocs, in, res));
+                res.outcomes.push_back(applyRelease(cidr, allocs, in, res, clk));
                 break;
             case Intent::Kind::ReleaseIfHeld:
-                res.outcomes.push_back(applyReleaseIfHeld(cidr, allocs, in, res));
+                res.outcomes.push_back(applyReleaseIfHeld(cidr, allocs, in, res, clk));
                 break;
         }
     }

@@ -2,6 +2,7 @@
 // The IPAM configuration model (Whereabouts' keys, same meanings and defaults) and its
 // validation. Decoding from JSON happens in plugin/; this layer only checks meaning.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct IpamConfig {
     std::string journalDir;     // DEL journal dir
     std::string relaySocket;    // allot-gc's node relay; empty = the default path
     int deadlineMs = 0;         // overall per-call deadline; 0 = default
+    // released_ip_cooldown_s: a released address waits this long before it is handed out
+    // again, unless nothing else is free (core::pick). 0 = off (Whereabouts' behaviour).
+    int64_t cooldownS = 0;
 };
 
 struct ValidatedConfig {

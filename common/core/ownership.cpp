@@ -35,4 +35,16 @@ bool mayTakeOver(const Owner& record, const Owner& caller) {
     return record.containerId != caller.containerId;
 }
 
+bool claimOwned(const Owner& record) {
+    return !record.claim.empty();
+}
+
+bool mayRelease(const Owner& record, bool claimGone) {
+    return !claimOwned(record) || claimGone;
+}
+
+bool sharesClaim(const Owner& record, const Owner& caller) {
+    return claimOwned(record) && record.claim == caller.claim;
+}
+
 }  // namespace allot::core

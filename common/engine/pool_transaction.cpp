@@ -1,5 +1,7 @@
 #include "engine/pool_transaction.h"
 
+#include <chrono>
+
 namespace allot::engine {
 
 using core::Errc;
@@ -24,6 +26,13 @@ Result<core::Cidr> poolCidr(const store::Pool& pool, const TxTarget& t) {
 bool outOfRoom(const core::Error& e) {
     return e.code == Errc::Exhausted ||
            (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos);
+}
+
+// The release log's clock: wall time, as every node sees it (cooldowns are seconds long).
+int64_t unixNow() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 }  // namespace
@@ -82,7 +91,7 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         auto intents = plan(*pool);
         if (!intents) return intents.error();
         store::Pool next = *pool;
-        auto res = core::applyBatch(*cidr, next.allocations, *intents);
+        auto res = core::applyBatch(*cidr, next.allocations, *intents, &next.released, unixNow());
         if (fromCache && res.wantsFresh) continue;  // decide that on fresh data
         TxResult out{std::move(res.outcomes), *cidr, true};
         if (!res.changed) return out;

@@ -36,6 +36,7 @@ json::Value encodeRequest(const ClaimRequest& r) {
     v.set("node", json::Value::string(r.owner.node));
     v.set("podUid", json::Value::string(r.owner.podUid));
     v.set("network", json::Value::string(r.owner.network));
+    if (!r.owner.claim.empty()) v.set("claim", json::Value::string(r.owner.claim));
     if (r.requested) v.set("requested", json::Value::string(r.requested->str()));
     auto avoid = json::Value::array();
     for (auto off : r.avoid) avoid.push(json::Value::string(core::u128ToString(off)));
@@ -53,6 +54,7 @@ json::Value encodeRequest(const ClaimRequest& r) {
         v.set("window", std::move(w));
     }
     if (r.gateway) v.set("gateway", json::Value::string(r.gateway->str()));
+    if (r.cooldownS > 0) v.set("cooldownS", json::Value::number(r.cooldownS));
     return v;
 }
 
@@ -93,6 +95,7 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
         !str("podUid", r.owner.podUid) || !str("network", r.owner.network) ||
         r.owner.containerId.empty())
         return std::nullopt;
+    if (!str("claim", r.owner.claim)) return std::nullopt;
     std::string req;
     if (!str("requested", req)) return std::nullopt;
     if (!req.empty()) {
@@ -115,6 +118,11 @@ std::optional<ClaimRequest> decodeRequest(const json::Value& v) {
         auto ip = core::IpAddress::parse(gw);
         if (!ip) return std::nullopt;
         r.gateway = *ip;
+    }
+    if (const auto* c = v.find("cooldownS"); c && !c->isNull()) {
+        auto n = c->asInt();
+        if (!n || *n < 0) return std::nullopt;
+        r.cooldownS = *n;
     }
     if (const auto* a = v.find("avoid"); a && a->isArray()) {
         for (const auto& item : a->items()) {

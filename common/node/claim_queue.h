@@ -1,6 +1,7 @@
 #pragma once
 // Node-local group commit: ADDs for one pool on one node share one pool write.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct ClaimRequest {
     // request with its own; unset: the window of the config serving the batch.
     std::optional<core::IpRange> window;
     std::optional<core::IpAddress> gateway;
+    int64_t cooldownS = 0;  // the requesting config's released_ip_cooldown_s
 };
 
 // ADDs for one pool on one node queue for the same lock; each first leaves its request here,

@@ -37,7 +37,8 @@ json::Value metadata(const std::string& name, const std::string& ns, const std::
 
 namespace {
 
-constexpr const char* kKnownEntryFields[] = {"id", "podref", "ifname", "node", "poduid", "network"};
+constexpr const char* kKnownEntryFields[] = {"id",     "podref",  "ifname",   "node",
+                                             "poduid", "network", "ipamclaim"};
 
 bool knownEntryField(std::string_view k) {
     for (const char* f : kKnownEntryFields)
@@ -51,7 +52,8 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
         return std::string("the entry is a JSON ") + entry.typeName() + ", not an object";
     const json::Value* idv = entry.find("id");
     if (!idv || idv->isNull()) return "it has no id";
-    std::string* into[] = {&o.containerId, &o.podRef, &o.ifName, &o.node, &o.podUid, &o.network};
+    std::string* into[] = {&o.containerId, &o.podRef,  &o.ifName, &o.node,
+                           &o.podUid,      &o.network, &o.claim};
     for (size_t i = 0; i < std::size(kKnownEntryFields); ++i) {
         const json::Value* v = entry.find(kKnownEntryFields[i]);
         if (!v || v->isNull()) continue;
@@ -67,6 +69,46 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
         unknown.members().emplace_back(k, v);
     }
     return {};
+}
+
+// The release log an annotation holds; an empty one when it cannot be read.
+core::ReleaseLog decodeReleased(const json::Value& text) {
+    core::ReleaseLog log;
+    if (!text.isString()) return log;
+    auto v = json::parse(text.asString());
+    if (!v || !v->isObject()) return log;
+    const json::Value* keep = v->find("keep");
+    const json::Value* at = v->find("at");
+    auto keepS = keep ? keep->asInt() : std::nullopt;
+    if (!keepS || *keepS <= 0 || !at || !at->isObject()) return log;
+    log.keepS = std::min(*keepS, core::kMaxCooldownS);
+    for (const auto& [k, t] : at->members()) {
+        auto off = core::u128FromString(k);
+        auto when = t.asInt();
+        if (off && when) log.at[*off] = *when;
+    }
+    return log;
+}
+
+// Moves the release log out of the kept metadata into Pool::released.
+void takeReleased(Pool& p) {
+    json::Value* ann = p.meta.find("annotations");
+    if (!ann || !ann->isObject()) return;
+    if (const json::Value* v = ann->find(kReleasedAnnotation)) {
+        p.released = decodeReleased(*v);
+        ann->erase(kReleasedAnnotation);
+        if (ann->members().empty()) p.meta.erase("annotations");
+    }
+}
+
+json::Value encodeReleased(const core::ReleaseLog& log) {
+    json::Value v = json::Value::object();
+    v.set("keep", json::Value::number(log.keepS));
+    json::Value at = json::Value::object();
+    for (const auto& [off, when] : log.at)
+        at.members().emplace_back(core::u128ToString(off), json::Value::number(when));
+    v.set("at", std::move(at));
+    return v;
 }
 
 // metadata: name, namespace and resourceVersion; the rest is kept (Pool::meta).
@@ -86,6 +128,7 @@ Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
     if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
         p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
     for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
+    takeReleased(p);
     return {};
 }
 
@@ -181,7 +224,13 @@ json::Value encodeShell(const Pool& pool, const std::string& ns) {
     json::Value obj = json::Value::object();
     addMember(obj, "apiVersion", json::Value::string(kGroupVersion));
     addMember(obj, "kind", json::Value::string("IPPool"));
-    addMember(obj, "metadata", metadata(pool.name, ns, pool.resourceVersion, pool.meta));
+    json::Value meta = metadata(pool.name, ns, pool.resourceVersion, pool.meta);
+    if (pool.released.keepS > 0) {
+        json::Value* ann = meta.find("annotations");
+        if (!ann || !ann->isObject()) ann = &meta.set("annotations", json::Value::object());
+        ann->set(kReleasedAnnotation, json::Value::string(encodeReleased(pool.released).dump()));
+    }
+    addMember(obj, "metadata", std::move(meta));
     json::Value spec = json::Value::object();
     const json::Value* otherSpec = pool.other.isObject() ? pool.other.find("spec") : nullptr;
     if (otherSpec && otherSpec->isObject()) spec = *otherSpec;
@@ -208,13 +257,15 @@ const json::Value* unknownFor(const Pool& pool, core::u128 offset, const core::O
 
 json::Value encodeEntry(const core::Owner& o, const json::Value* unknown) {
     json::Value e = json::Value::object();
-    e.members().reserve(6 + (unknown ? unknown->members().size() : 0));
+    e.members().reserve(7 + (unknown ? unknown->members().size() : 0));
     addMember(e, "id", json::Value::string(o.containerId));
     addMember(e, "podref", json::Value::string(o.podRef));
     if (!o.ifName.empty()) addMember(e, "ifname", json::Value::string(o.ifName));
     if (!o.node.empty()) addMember(e, "node", json::Value::string(o.node));
     if (!o.podUid.empty()) addMember(e, "poduid", json::Value::string(o.podUid));
     if (!o.network.empty()) addMember(e, "network", json::Value::string(o.network));
+    // Never dropped by the size policy: it is what keeps a claim's address from being freed.
+    if (!o.claim.empty()) addMember(e, "ipamclaim", json::Value::string(o.claim));
     if (unknown)
         for (const auto& [k, v] : unknown->members()) addMember(e, k, v);
     return e;
@@ -246,7 +297,8 @@ size_t extrasBytes(const core::Owner& o) {
 
 // {"id":"..","podref":"..",...} without allot's optional fields.
 size_t baseEntryBytes(const core::Owner& o, const json::Value* unknown) {
-    size_t n = 2 + 5 + quoted(o.containerId) + 1 + 9 + quoted(o.podRef) + optional(6, o.ifName);
+    size_t n = 2 + 5 + quoted(o.containerId) + 1 + 9 + quoted(o.podRef) + optional(6, o.ifName) +
+               optional(9, o.claim);
     if (unknown)
         for (const auto& [k, v] : unknown->members()) n += 1 + quoted(k) + 1 + v.dump().size();
     return n;

@@ -12,6 +12,10 @@
 namespace allot::store {
 
 inline constexpr const char* kGroupVersion = "whereabouts.cni.cncf.io/v1alpha1";
+// Pool::released as an annotation of the IPPool: {"keep":S,"at":{"<offset>":<unix s>,...}}.
+// Metadata survives any CRD schema and a Whereabouts write (it updates the object it read).
+// Unreadable: treated as no recent releases, and rewritten on allot's next write.
+inline constexpr const char* kReleasedAnnotation = "allot.cni.cncf.io/released";
 
 // Decodes an IPPool object. Invalid (naming the field) when the object, its metadata, spec,
 // spec.range or spec.allocations cannot be read. An entry that cannot be read (no id or an

@@ -58,6 +58,9 @@ struct Pool {
     // unchanged: an object, or null.
     json::Value other = {};
     StoredSize stored = {};  // zero for a pool not read from a store
+    // Recently released offsets (released_ip_cooldown_s), kept in the annotation
+    // kReleasedAnnotation (pool_codec.h): never pruned by a CRD schema, ignored by Whereabouts.
+    core::ReleaseLog released = {};
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.

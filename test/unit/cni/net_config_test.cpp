@@ -72,6 +72,35 @@ TEST_CASE("wrong types name the key") {
     CHECK(err(R"({"cniVersion":"1.0.0"})").find("ipam") != std::string::npos);
 }
 
+TEST_CASE("released_ip_cooldown_s takes whole seconds up to a day, default off") {
+    auto r = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24","released_ip_cooldown_s":30}})", {});
+    REQUIRE(r.ok());
+    CHECK(r->ipam.cooldownS == 30);
+    CHECK(parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {})->ipam.cooldownS ==
+          0);
+    for (const char* bad : {"-1", "86401", "1.5", "\"30\""})
+        CHECK(err(std::string(R"({"ipam":{"type":"allot","range":"10.0.0.0/24",)") +
+                  R"("released_ip_cooldown_s":)" + bad + "}}")
+                  .find("released_ip_cooldown_s") != std::string::npos);
+}
+
+TEST_CASE("allowPersistentIPs and args.cni's ipam-claim-reference are read; not acted on yet") {
+    auto r = parseNetConf(R"({"name":"vm-net","allowPersistentIPs":true,
+        "args":{"cni":{"ipam-claim-reference":"vm-a.pod7"}},
+        "ipam":{"type":"allot","range":"10.0.0.0/24"}})",
+                          {});
+    REQUIRE(r.ok());
+    CHECK(r->allowPersistentIps);
+    CHECK(r->claimRef == "vm-a.pod7");
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(r->warnings[0].find("allowPersistentIPs") != std::string::npos);
+    CHECK(err(R"({"allowPersistentIPs":"yes","ipam":{"type":"allot","range":"10.0.0.0/24"}})")
+              .find("allowPersistentIPs") != std::string::npos);
+    CHECK(err(R"({"args":{"cni":{"ipam-claim-reference":1}},"ipam":{"type":"allot"}})")
+              .find("ipam-claim-reference") != std::string::npos);
+}
+
 TEST_CASE("the flat file fills keys the network config leaves out; the network config wins") {
     auto flat = tempFile(
         R"({"kubernetes":{"kubeconfig":"/flat/kc"},"range":"10.9.0.0/16","network_name":"flat"})");

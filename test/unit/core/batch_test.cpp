@@ -123,3 +123,138 @@ TEST_CASE("a claim without a window is refused as a bug, not served from the who
     CHECK(res.outcomes[0].pick.code() == Errc::Internal);
     CHECK(m.empty());
 }
+
+namespace {
+
+Intent cooledClaim(const Owner& o, const IpRange& r, int64_t cooldownS) {
+    Intent in = Intent::claim(o, r);
+    in.cooldownS = cooldownS;
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("with a cooldown, a released address is recorded and not handed out again at once") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m;
+    ReleaseLog log;
+    applyBatch(r.cidr(), m, {cooledClaim(owner("a"), r, 30)}, &log, 1000);
+    CHECK(log.keepS == 30);
+    applyBatch(r.cidr(), m, {Intent::release(owner("a"))}, &log, 1001);
+    REQUIRE(log.at.count(1) == 1);
+    CHECK(log.at.at(1) == 1001);
+    auto res = applyBatch(r.cidr(), m, {cooledClaim(owner("b"), r, 30)}, &log, 1010);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.2");  // .1 still cools down
+    // Past the cooldown the lowest free address is back in turn, and the log forgets it.
+    res = applyBatch(r.cidr(), m, {cooledClaim(owner("c"), r, 30)}, &log, 1031);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
+    CHECK(log.at.empty());
+}
+
+TEST_CASE("a cooldown yields to exhaustion: the address released longest ago is handed out") {
+    auto r = range("10.0.0.0/30");  // .1 and .2
+    AllocationMap m;
+    ReleaseLog log{60, {{1, 1005}, {2, 1002}}};
+    auto res = applyBatch(r.cidr(), m, {cooledClaim(owner("a"), r, 60)}, &log, 1010);
+    REQUIRE(res.outcomes[0].pick.ok());
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.2");
+    CHECK(log.at.count(2) == 0);
+    res = applyBatch(r.cidr(), m, {cooledClaim(owner("b"), r, 60)}, &log, 1010);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
+    res = applyBatch(r.cidr(), m, {cooledClaim(owner("c"), r, 60)}, &log, 1010);
+    CHECK(res.outcomes[0].pick.code() == Errc::Exhausted);
+}
+
+TEST_CASE("without a cooldown nothing is recorded and the lowest free address is picked") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m{{1, owner("a")}};
+    ReleaseLog log;
+    applyBatch(r.cidr(), m, {Intent::release(owner("a"))}, &log, 1000);
+    CHECK(log.at.empty());
+    // A config without a cooldown sharing a pool that has one ignores the log when picking,
+    // while releases keep being recorded for the configs that have one.
+    ReleaseLog shared{30, {{1, 995}}};
+    auto res = applyBatch(r.cidr(), m, {Intent::claim(owner("b"), r)}, &shared, 1000);
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
+    applyBatch(r.cidr(), m, {Intent::releaseIfHeld(1, owner("b"))}, &shared, 1001);
+    CHECK(shared.at.at(1) == 1001);
+}
+
+TEST_CASE("a requested address is handed out even while it cools down") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m;
+    ReleaseLog log{30, {{3, 1000}}};
+    Intent in = cooledClaim(owner("a"), r, 30);
+    in.requested = IpAddress::parse("10.0.0.3").value();
+    auto res = applyBatch(r.cidr(), m, {in}, &log, 1001);
+    REQUIRE(res.outcomes[0].pick.ok());
+    CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.3");
+}
+
+namespace {
+
+Owner claimed(const std::string& cid, const std::string& pod, const std::string& claim) {
+    Owner o = owner(cid, pod, "pod7");
+    o.claim = claim;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("a claim-owned address survives its pod's DEL and every pod-scoped release") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m{{3, claimed("src", "vms/launcher-a", "vms/vm-a.pod7")}};
+    auto del = applyBatch(r.cidr(), m, {Intent::release(m.at(3))});
+    CHECK(del.outcomes[0].pick.code() == Errc::NotFound);
+    CHECK(del.outcomes[0].pick.error().message.find("IPAMClaim vms/vm-a.pod7") !=
+          std::string::npos);
+    CHECK_FALSE(del.changed);
+    // allot-gc's pod deletion, repair, GC verb: the entry as seen, without claimGone.
+    auto gc = applyBatch(r.cidr(), m, {Intent::releaseIfHeld(3, m.at(3))});
+    CHECK(gc.outcomes[0].pick.code() == Errc::NotFound);
+    REQUIRE(m.count(3) == 1);
+    // The claim confirmed gone: released.
+    Intent gone = Intent::releaseIfHeld(3, m.at(3));
+    gone.claimGone = true;
+    auto freed = applyBatch(r.cidr(), m, {gone});
+    CHECK(freed.outcomes[0].pick.ok());
+    CHECK(m.empty());
+}
+
+TEST_CASE("a second pod with the same claim gets the same address without taking the entry") {
+    auto r = range("10.0.0.0/29");
+    AllocationMap m{{3, claimed("src", "vms/launcher-a", "vms/vm-a.pod7")}};
+    // Without a requested address (the claim's status not written yet) and with it.
+    auto any = applyBatch(r.cidr(), m,
+                          {Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r)});
+    REQUIRE(any.outcomes[0].pick.ok());
+    CHECK(any.outcomes[0].pick->offset == 3);
+    CHECK(any.outcomes[0].pick->kind == PickKind::Existing);
+    Intent exact = Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r);
+    exact.requested = IpAddress::parse("10.0.0.3").value();
+    auto res = applyBatch(r.cidr(), m, {exact});
+    REQUIRE(res.outcomes[0].pick.ok());
+    CHECK(res.outcomes[0].pick->kind == PickKind::Existing);
+    CHECK(m.at(3).containerId == "src");  // the source pod still holds the entry
+    // Another claim asking for that address is refused.
+    Intent other = Intent::claim(claimed("x", "vms/launcher-c", "vms/vm-b.pod7"), r);
+    other.requested = IpAddress::parse("10.0.0.3").value();
+    CHECK(applyBatch(r.cidr(), m, {other}).outcomes[0].pick.code() == Errc::InvalidConfig);
+}
+
+TEST_CASE("the release log stays bounded: the oldest release gives way, future dates are dropped") {
+    auto r = range("10.0.0.0/16");
+    AllocationMap m;
+    ReleaseLog log{600, {}};
+    for (u128 off = 1; off <= kMaxReleaseLog; ++off)
+        log.at[off] = 1000 + static_cast<int64_t>(off % 400);
+    log.at[5] = 999;  // the oldest
+    m[9000] = owner("a");
+    applyBatch(r.cidr(), m, {Intent::release(owner("a"))}, &log, 1500);
+    CHECK(log.at.size() == kMaxReleaseLog);
+    CHECK(log.at.count(5) == 0);
+    CHECK(log.at.at(9000) == 1500);
+    ReleaseLog skewed{60, {{3, 5000}, {4, 1010}}};
+    applyBatch(r.cidr(), m, {}, &skewed, 1020);
+    CHECK(skewed.at == std::map<u128, int64_t>{{4, 1010}});
+}

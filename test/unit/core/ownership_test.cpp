@@ -85,3 +85,19 @@ TEST_CASE("after a takeover the old container's release no longer matches the re
     CHECK(release(m, oldC.containerId, oldC.ifName) == 0);
     CHECK(m.size() == 1);
 }
+
+TEST_CASE("an IPAMClaim-owned entry is released only when the claim is confirmed gone") {
+    Owner plain{"c1", "ns/p", "net1", "node-a", "uid-1", "net"};
+    Owner claimed = plain;
+    claimed.claim = "ns/vm-a.net1";
+    CHECK_FALSE(claimOwned(plain));
+    CHECK(claimOwned(claimed));
+    CHECK(mayRelease(plain, false));
+    CHECK_FALSE(mayRelease(claimed, false));
+    CHECK(mayRelease(claimed, true));
+    Owner target{"c2", "ns/q", "net1", "node-b", "uid-2", "net"};
+    CHECK_FALSE(sharesClaim(claimed, target));
+    target.claim = "ns/vm-a.net1";
+    CHECK(sharesClaim(claimed, target));
+    CHECK_FALSE(sharesClaim(plain, plain));  // no claim: nothing shared
+}

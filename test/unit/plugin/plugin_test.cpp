@@ -913,3 +913,20 @@ TEST_CASE("a journal_dir allot-gc does not replay is refused, naming the one it 
     CHECK(h.call("DEL", conf(kV4 + R"(,"journal_dir":")" + dir.path + "/locks/j\"")).exitCode == 0);
     CHECK(h.mem->getPool("10.0.0.0-29")->allocations.empty());
 }
+
+TEST_CASE(
+    "released_ip_cooldown_s: a freed address goes to the next pod only when nothing else is "
+    "free") {
+    Harness h;
+    const std::string ipam = R"("range":"10.0.0.0/30","released_ip_cooldown_s":600)";
+    auto a = h.call("ADD", conf(ipam), "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1");
+    REQUIRE(a.exitCode == 0);
+    CHECK(firstAddress(a) == "10.0.0.1/30");
+    REQUIRE(h.call("DEL", conf(ipam), "c1").exitCode == 0);
+    CHECK(h.mem->getPool("10.0.0.0-30")->released.at.count(1) == 1);
+    auto b = h.call("ADD", conf(ipam), "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2");
+    CHECK(firstAddress(b) == "10.0.0.2/30");
+    auto c = h.call("ADD", conf(ipam), "c3", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p3");
+    CHECK(firstAddress(c) == "10.0.0.1/30");  // the only one left: the cooldown yields
+    CHECK(h.mem->getPool("10.0.0.0-30")->released.at.empty());
+}

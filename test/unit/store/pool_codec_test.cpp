@@ -294,3 +294,52 @@ TEST_CASE("a key written twice keeps its last entry, and tricky pools re-encode 
     REQUIRE(back.ok());
     CHECK(store::encodePool(*back, "ns").dump() == once);
 }
+
+TEST_CASE("the release log rides in an annotation beside the others, and round-trips") {
+    auto v = json::parse(R"({"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool",
+      "metadata":{"name":"p","namespace":"kube-system","resourceVersion":"4",
+        "annotations":{"team":"a","allot.cni.cncf.io/released":"{\"keep\":30,\"at\":{\"5\":1700000000}}"}},
+      "spec":{"range":"10.0.0.0/24","allocations":{}}})");
+    REQUIRE(v.ok());
+    auto p = store::decodePool(*v);
+    REQUIRE(p.ok());
+    CHECK(p->released == core::ReleaseLog{30, {{5, 1700000000}}});
+    CHECK(p->meta.find("annotations")->find(store::kReleasedAnnotation) == nullptr);
+    auto text = store::encodePool(*p, "kube-system").dump();
+    auto back = store::decodePool(*json::parse(text));
+    REQUIRE(back.ok());
+    CHECK(back->released == p->released);
+    CHECK(back->meta.find("annotations")->find("team")->asString() == "a");
+}
+
+TEST_CASE("a pool without a release log gets no annotation, and an unreadable log reads empty") {
+    store::Pool p{"n", "10.0.0.0/24", {}, "9"};
+    CHECK(store::encodePool(p, "ns").dump().find("annotations") == std::string::npos);
+    auto v = json::parse(R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"4",
+        "annotations":{"allot.cni.cncf.io/released":"not json"}},
+      "spec":{"range":"10.0.0.0/24","allocations":{}}})");
+    auto back = store::decodePool(*v);
+    REQUIRE(back.ok());
+    CHECK(back->released == core::ReleaseLog{});
+    CHECK(back->meta.find("annotations") == nullptr);
+}
+
+TEST_CASE("an entry's IPAMClaim owner round-trips as ipamclaim and survives the size policy") {
+    store::Pool p{"n", "10.0.0.0/16", {}, "9"};
+    core::Owner o{"c", "ns/p", "net1", "node-a", "uid", "net"};
+    o.claim = "ns/vm-a.net1";
+    p.allocations[5] = o;
+    auto text = store::encodePool(p, "ns").dump();
+    CHECK(text.find(R"("ipamclaim":"ns/vm-a.net1")") != std::string::npos);
+    auto back = store::decodePool(*json::parse(text));
+    REQUIRE(back.ok());
+    CHECK(back->allocations.at(5).claim == "ns/vm-a.net1");
+    // A policy that strips every optional field keeps the claim.
+    store::SizePolicy tight;
+    tight.freeBytes = 0;
+    tight.ratioTenths = 10;
+    auto fitted = store::fitPool(p, "ns", tight);
+    REQUIRE(fitted.ok());
+    CHECK(p.allocations.at(5).node.empty());
+    CHECK(p.allocations.at(5).claim == "ns/vm-a.net1");
+}

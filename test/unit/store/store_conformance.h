@@ -79,6 +79,21 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix,
         CHECK(o.node == "node-1");
         CHECK(o.podUid == "uid-1");
     }
+    SUBCASE("a pool's release log (cooldown) is stored and read back, and can be emptied") {
+        auto made = s.createPool({name, "10.50.0.0/24", {}, {}});
+        REQUIRE(made.ok());
+        store::Pool p = *made;
+        p.released = core::ReleaseLog{30, {{7, 1700000000}, {9, 1700000005}}};
+        auto up = s.updatePool(p);
+        REQUIRE_MESSAGE(up.ok(), (up.ok() ? "" : up.error().message));
+        auto got = s.getPool(name);
+        REQUIRE(got.ok());
+        CHECK(got->released == p.released);
+        store::Pool cleared = *got;
+        cleared.released = {};
+        REQUIRE(s.updatePool(cleared).ok());
+        CHECK(s.getPool(name)->released == core::ReleaseLog{});
+    }
     SUBCASE("an update of a missing pool is NotFound") {
         auto r = s.updatePool({prefix + "gone", "10.50.0.0/24", {}, "1"});
         REQUIRE(!r.ok());

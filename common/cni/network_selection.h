@@ -1,0 +1,31 @@
+#pragma once
+// A pod's network-selection elements (the k8s.v1.cni.cncf.io/networks annotation Multus
+// reads), and which of them a CNI call serves. Multus v4 passes an element's `ips` and
+// `cni-args` to the delegate but not its `ipam-claim-reference`: allot reads that here.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace allot::cni {
+
+inline constexpr std::string_view kNetworksAnnotation = "k8s.v1.cni.cncf.io/networks";
+
+struct SelectionElement {
+    size_t index = 0;       // position in the annotation (Multus names it net<index + 1>)
+    std::string name;       // the NetworkAttachmentDefinition
+    std::string ns;         // its namespace; empty: the pod's
+    std::string interface;  // the requested interface name; empty: Multus' default
+    std::string claimRef;   // ipam-claim-reference; empty when none
+};
+
+// The element whose interface is `ifName`: its `interface`, or Multus' default net<index+1>
+// when it names none. nullopt when no element matches (or the annotation is empty).
+// InvalidConfig naming the annotation when it is neither a JSON list of objects nor Multus'
+// comma-separated short form, or a member has the wrong type.
+core::Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation,
+                                                           std::string_view ifName);
+
+}  // namespace allot::cni

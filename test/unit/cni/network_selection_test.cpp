@@ -1,0 +1,46 @@
+#include "cni/network_selection.h"
+
+#include <doctest/doctest.h>
+
+using namespace allot;
+using namespace allot::cni;
+
+TEST_CASE("the element for an interface is found by its name, or Multus' default net<N>") {
+    const char* a = R"([{"name":"blue"},{"name":"vm-net","namespace":"vms","interface":"pod7",
+        "ipam-claim-reference":"vm-a.pod7"},{"name":"red"}])";
+    auto e = selectionFor(a, "pod7");
+    REQUIRE(e.ok());
+    REQUIRE(e->has_value());
+    CHECK((*e)->name == "vm-net");
+    CHECK((*e)->ns == "vms");
+    CHECK((*e)->claimRef == "vm-a.pod7");
+    auto third = selectionFor(a, "net3");
+    REQUIRE(third.ok());
+    REQUIRE(third->has_value());
+    CHECK((*third)->name == "red");
+    CHECK((*third)->claimRef.empty());
+    // net2 is the second element's default name, but it named its interface: no match.
+    CHECK_FALSE(selectionFor(a, "net2")->has_value());
+    CHECK_FALSE(selectionFor("", "net1")->has_value());
+}
+
+TEST_CASE("Multus' short form is read; it carries no claim reference") {
+    auto e = selectionFor("blue, other/red@eth7", "eth7");
+    REQUIRE(e.ok());
+    REQUIRE(e->has_value());
+    CHECK((*e)->ns == "other");
+    CHECK((*e)->name == "red");
+    CHECK((*e)->claimRef.empty());
+    CHECK(selectionFor("blue, other/red@eth7", "net1")->value().name == "blue");
+}
+
+TEST_CASE("a malformed annotation is InvalidConfig naming it") {
+    for (const char* bad :
+         {R"([{"name":"a"})", R"({"name":"a"})", R"([1])",
+          R"([{"name":"a","ipam-claim-reference":5}])", "a,,b", "a/b/c", "Blue", "a@b@c"}) {
+        auto e = selectionFor(bad, "net1");
+        REQUIRE_MESSAGE(!e.ok(), bad);
+        CHECK(e.code() == core::Errc::InvalidConfig);
+        CHECK(e.error().message.find("k8s.v1.cni.cncf.io/networks") != std::string::npos);
+    }
+}
