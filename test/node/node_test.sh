@@ -305,6 +305,14 @@ s7() {
   local name="7 switching the NetworkAttachmentDefinition to whereabouts and back keeps live addresses, no duplicates"
   [[ -s "$work/s6.ips" ]] || { fail "$name" "needs scenario 6's pods"; return; }
   cp "$work/s6.ips" "$work/s7-before.ips"
+  # Whereabouts' own DaemonSet would have put its flat file on every node: it fails every
+  # ADD with "config file not found" without one.
+  local i
+  for ((i = 1; i <= nodes; i++)); do
+    "$harness" exec "node-$i" sh -c 'mkdir -p /etc/cni/net.d/whereabouts.d &&
+      echo "{\"datastore\": \"kubernetes\", \"kubernetes\": {\"kubeconfig\": \"/etc/cni/net.d/multus.d/multus.kubeconfig\"}}" \
+        >/etc/cni/net.d/whereabouts.d/whereabouts.conf' || { fail "$name" "could not write whereabouts.conf on node-$i"; return; }
+  done
   apply_nad whereabouts
   make_pods s7w 5
   wait_running s7w 5 || { apply_nad allot; fail "$name" "pods under whereabouts not Running"; return; }
