@@ -80,9 +80,9 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
                                       "",
                                       {}});
     return [st, sa]() -> core::Result<std::string> {
-        constexpr auto kLifetime = std::chrono::hours(1);
+        constexpr auto kLifetime = kPluginTokenLifetime;
         const auto now = std::chrono::steady_clock::now();
-        if (!st->token.empty() && now - st->at < kLifetime / 2) return st->token;
+        if (!st->token.empty() && !pluginTokenDue(now - st->at)) return st->token;
         auto body = json::parse(R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest",)"
                                 R"("spec":{"expirationSeconds":3600}})");
         if (!body) return body.error();

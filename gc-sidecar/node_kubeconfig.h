@@ -4,6 +4,7 @@
 // atomically with mode 0600, and again whenever the projected token rotates (or the file
 // was changed or removed by someone else).
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -17,6 +18,16 @@ std::string renderNodeKubeconfig(const std::string& server, const std::string& c
                                  const std::string& token, const std::string& ns);
 
 std::string base64Encode(const std::string& data);
+
+// The plugin's tokens (TokenRequest): valid this long, renewed once half of it has passed.
+// In seconds: std::chrono::hours(1) / 2 is hours(0) (an integer count), which renewed the
+// token on every check (every 30 s, seen on real nodes).
+constexpr std::chrono::seconds kPluginTokenLifetime{3600};
+
+// Whether a plugin token fetched `age` ago is due for renewal.
+inline bool pluginTokenDue(std::chrono::steady_clock::duration age) {
+    return age >= kPluginTokenLifetime / 2;
+}
 
 class NodeKubeconfig {
   public:

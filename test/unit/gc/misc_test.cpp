@@ -114,3 +114,13 @@ TEST_CASE("health: the watch's progress and, for the leader, the repair loop's")
                           "allot_watch_restarts_total 0", "# TYPE allot_repair_pass_seconds gauge"})
         CHECK_MESSAGE(text.find(s) != std::string::npos, s);
 }
+
+TEST_CASE("a plugin token is kept until half its hour has passed, then renewed") {
+    using namespace std::chrono;
+    // allot-gc checks every 30 s; each check used to request a new token.
+    CHECK_FALSE(gc::pluginTokenDue(seconds(0)));
+    CHECK_FALSE(gc::pluginTokenDue(seconds(30)));
+    CHECK_FALSE(gc::pluginTokenDue(minutes(29)));
+    CHECK(gc::pluginTokenDue(minutes(30)));
+    CHECK(gc::pluginTokenDue(minutes(59)));
+}
