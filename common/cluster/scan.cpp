@@ -62,10 +62,10 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
             ++s.podsListed;
             std::string ref = ns2 + "/" + name;
             if (s.analysis->wantsPod(ref))
-                s.pods.insert_or_assign(std::move(ref),
-                                        core::PodState{std::move(p.uid), std::move(p.mirrorOf),
-                                                       p.terminal(), s.nodes.lost(p.nodeName),
-                                                       std::move(p.nodeName)});
+                s.pods.insert_or_assign(
+                    std::move(ref),
+                    core::PodState{std::move(p.uid), std::move(p.mirrorOf), p.terminal(),
+                                   s.nodes.lost(p.nodeName), std::move(p.nodeName)});
             return !stopped(o);
         });
         if (!pr) return context("list pods of " + pns, pr.error());

@@ -1,8 +1,8 @@
 #pragma once
 // The read side of allot-gc's repair pass, shared with `kubectl allot check`: list the Nodes,
-// the reservations, the NodeSlicePools and the pools of one namespace (a page at a time, keeping only the compact
-// indexes of core::PassAnalysis), then the pods of only the namespaces the pools' entries
-// point to (keeping only the pods named). What is leaked or inconsistent is then
+// the reservations, the NodeSlicePools and the pools of one namespace (a page at a time, keeping
+// only the compact indexes of core::PassAnalysis), then the pods of only the namespaces the pools'
+// entries point to (keeping only the pods named). What is leaked or inconsistent is then
 // `analysis->finish(pods)`: pure, in core/anomaly.h. Nothing here writes.
 
 #include <chrono>

@@ -174,10 +174,10 @@ void PassAnalysis::checkSlicePool(const PoolEntries& p, const Cidr& cidr) {
     if (!info) return;
     const std::string what = "IPPool " + ns_ + "/" + p.name + " (node " + info->node +
                              "'s slice pool, NodeSlicePool " + info->nodeSlicePool + ")";
-    const std::string holder = info->rangeHolder.empty() || info->rangeHolder == info->node
-                                   ? ""
-                                   : "; " + cidr.str() + " is now node " + info->rangeHolder +
-                                         "'s slice";
+    const std::string holder =
+        info->rangeHolder.empty() || info->rangeHolder == info->node
+            ? ""
+            : "; " + cidr.str() + " is now node " + info->rangeHolder + "'s slice";
     if (!ni.nodes.empty() && ni.nodes.count(info->node) == 0) {
         anomalies_.push_back({AnomalyKind::SliceNodeGone, "g\x1f" + p.name, p.name,
                               what + " holds " + std::to_string(p.allocations->size()) +
@@ -191,12 +191,11 @@ void PassAnalysis::checkSlicePool(const PoolEntries& p, const Cidr& cidr) {
         const bool inSlice = std::any_of(info->nodeSlices.begin(), info->nodeSlices.end(),
                                          [&ip](const Cidr& c) { return c.contains(ip); });
         if (!inSlice)
-            anomalies_.push_back(
-                {AnomalyKind::OutsideNodeSlice, "s\x1f" + p.name + "\x1f" + u128ToString(off),
-                 p.name,
-                 ip.str() + " in " + what + ", held by " + whoHolds(o) +
-                     ", is outside node " + info->node + "'s slices (" +
-                     sliceList(info->nodeSlices) + ")" + holder});
+            anomalies_.push_back({AnomalyKind::OutsideNodeSlice,
+                                  "s\x1f" + p.name + "\x1f" + u128ToString(off), p.name,
+                                  ip.str() + " in " + what + ", held by " + whoHolds(o) +
+                                      ", is outside node " + info->node + "'s slices (" +
+                                      sliceList(info->nodeSlices) + ")" + holder});
         else if (!o.podRef.empty())
             sliceHeld_.push_back({p.name, info->node, ip.str(), o});
     }

@@ -228,8 +228,8 @@ std::optional<SlicePoolInfo> slicePoolOf(const std::vector<NodeSliceView>& nodeS
         std::string network = nsp.name;
         const std::string rangeSuffix = "-" + normalizeRange(whole->str());
         if (network.size() > rangeSuffix.size() &&
-            network.compare(network.size() - rangeSuffix.size(), rangeSuffix.size(),
-                            rangeSuffix) == 0)
+            network.compare(network.size() - rangeSuffix.size(), rangeSuffix.size(), rangeSuffix) ==
+                0)
             network.resize(network.size() - rangeSuffix.size());
         std::string node = nodeOfHead(head, network, knownNode);
         if (!node.empty()) return infoFor(nsp, std::move(node), range);

@@ -221,8 +221,9 @@ TEST_CASE("an address outside its node's slice, or held by a pod on another node
     AllocationMap c{{7, holder("c7", "ns/c7", "u7")}};
     // node-a's pool holds a live pod that runs on node-b.
     AllocationMap a{{9, holder("c9", "ns/p9", "u9")}, {10, holder("c10", "ns/p10", "u10")}};
-    PassAnalysis an("kube-system", {reservationOf("10.0.2.7", c[7]), reservationOf("10.0.1.9", a[9]),
-                                    reservationOf("10.0.1.10", a[10])});
+    PassAnalysis an("kube-system",
+                    {reservationOf("10.0.2.7", c[7]), reservationOf("10.0.1.9", a[9]),
+                     reservationOf("10.0.1.10", a[10])});
     an.setNodeSlices(slicesOfNet(), &nodes);
     an.addPool(pool("net-node-c-10.0.2.0-24", "10.0.2.0/24", c));
     an.addPool(pool("net-node-a-10.0.1.0-24", "10.0.1.0/24", a));

@@ -240,8 +240,8 @@ TEST_CASE("a node's slice pool is told by its name and range, with or without ne
     CHECK(bare->node == "node-b");
     CHECK_FALSE(slicePoolOf(nsps, "other-10.0.2.0-24", *Cidr::parse("10.0.2.0/24"), known));
     // Dual-stack: the second range's NodeSlicePool carries a range suffix.
-    auto v6 = slicePoolOf(nsps, "net-node-a-fd00-0-0-1---64", *Cidr::parse("fd00:0:0:1::/64"),
-                          known);
+    auto v6 =
+        slicePoolOf(nsps, "net-node-a-fd00-0-0-1---64", *Cidr::parse("fd00:0:0:1::/64"), known);
     REQUIRE(v6);
     CHECK(v6->nodeSlicePool == "net-fd00---48");
     CHECK(v6->node == "node-a");
