@@ -17,6 +17,7 @@ import bisect
 import collections
 import datetime
 import http.client
+import ipaddress
 import json
 import math
 import os
@@ -437,9 +438,13 @@ class Bench:
     def params(self):
         if self.quick:
             return {"exec_n": 50, "seq_n": 20, "warmup": 2, "bursts": [10, 40], "nodes": 4, "per_node": 10,
-                    "fill_levels": [0, 1000], "fill_n": 10, "gc_pods": 30, "bytes_n": 30}
+                    "fill_levels": [0, 1000], "fill_n": 10, "gc_pods": 30, "bytes_n": 30,
+                    "slice_nodes": 4, "slice_per_node": 10, "slice_burst": 20, "fill_slice_nodes": 2,
+                    "slice_pairs": 5, "fill_parallel": 16}
         return {"exec_n": 500, "seq_n": 200, "warmup": 3, "bursts": [100, 500], "nodes": 4, "per_node": 100,
-                "fill_levels": [0, 1000, 4000, 8000], "fill_n": 30, "gc_pods": 500, "bytes_n": 100}
+                "fill_levels": [0, 1000, 4000, 8000], "fill_n": 30, "gc_pods": 500, "bytes_n": 100,
+                "slice_nodes": 16, "slice_per_node": 100, "slice_burst": 100, "fill_slice_nodes": 64,
+                "slice_pairs": 30, "fill_parallel": 32}
 
     # ---- helpers
 
@@ -448,11 +453,12 @@ class Bench:
         return f"10.{self.range_k}.0.0/16"
 
     @staticmethod
-    def pool_name(rng):
+    def pool_name(rng, net="", node=""):
         # The product's own naming (test/tools/names.cpp), never re-derived here.
         names = os.environ.get("ALLOT_NAMES") or os.path.join(
             os.path.dirname(os.path.abspath(__file__)), "..", "build", "test", "allot-names")
-        return subprocess.run([names, "pool", rng], check=True, capture_output=True, text=True).stdout.strip()
+        return subprocess.run([names, "pool", rng, net, node], check=True, capture_output=True,
+                              text=True).stdout.strip()
 
     def write_json(self, path, obj):
         with open(path, "w") as f:
@@ -500,8 +506,9 @@ class Bench:
                 proc.kill()
         self.relays = {}
 
-    def config(self, tool, rng, step, node="node-1", name="bench", relay=True):
-        """Writes the network config for `tool` and returns its path."""
+    def config(self, tool, rng, step, node="node-1", name="bench", relay=True, slices=None):
+        """Writes the network config for `tool` and returns its path. `slices`: (network_name,
+        slice prefix length) for node-slice mode."""
         d = os.path.join(self.disk, step, node)
         os.makedirs(d, exist_ok=True)
         if tool == "allot":
@@ -517,8 +524,38 @@ class Bench:
         else:
             data = os.path.join(self.disk, step, node, "host-local")
             ipam = {"type": "host-local", "ranges": [[{"subnet": rng}]], "dataDir": data}
+        if slices:
+            ipam.update({"node_slice_size": f"/{slices[1]}", "network_name": slices[0]})
         conf = {"cniVersion": "1.0.0", "name": name, "type": "macvlan", "ipam": ipam}
         return self.write_json(os.path.join(d, f"{tool}.json"), conf)
+
+    def make_node_slices(self, net, rng, length, nodes):
+        """A NodeSlicePool as Whereabouts' controller (and allot-gc's) writes it: every slice of
+        `rng` at /`length` listed, the first ones given to `nodes`. Returns {node: slice}."""
+        cut = list(ipaddress.ip_network(rng).subnets(new_prefix=length))
+        allocs = [{"nodeName": nodes[i] if i < len(nodes) else "", "sliceRange": str(c)} for i, c in enumerate(cut)]
+        self.kube.json("POST", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/nodeslicepools",
+                       {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "NodeSlicePool",
+                        "metadata": {"name": net, "namespace": POOL_NS},
+                        "spec": {"range": rng, "sliceSize": f"/{length}"}, "status": {"allocations": allocs}})
+        return {n: str(cut[i]) for i, n in enumerate(nodes)}
+
+    def slice_pools(self, net, slices):
+        """{node: (pool object or None, its bytes)} of each node's slice pool."""
+        out = {}
+        for node, sl in slices.items():
+            name = self.pool_name(sl, net, node)
+            st, raw = self.kube.req("GET", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/{name}")
+            out[node] = (json.loads(raw), len(raw)) if st == 200 else (None, 0)
+        return out
+
+    def cleanup_slices(self, net, slices):
+        for node, sl in slices.items():
+            self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/"
+                                    f"{self.pool_name(sl, net, node)}")
+        self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/nodeslicepools/{net}")
+        self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/"
+                                "overlappingrangeipreservations")
 
     def path_of(self, tool):
         return {"allot": self.allot, "whereabouts": self.wb, "host-local": self.hl}[tool]
@@ -777,10 +814,14 @@ current-context: {WB_SA}
 
     # ---- scenarios 3 and 4: bursts
 
-    def burst(self, tool, nodes, per_node, label):
+    def burst(self, tool, nodes, per_node, label, slice_len=None):
         rng = self.new_range()
         step = f"{label}-{tool}".replace(" ", "").replace("×", "x")
-        confs = {f"node-{k + 1}": self.config(tool, rng, step, node=f"node-{k + 1}") for k in range(nodes)}
+        names = [f"node-{k + 1}" for k in range(nodes)]
+        net = f"slices-{self.range_k}" if slice_len else None
+        slices = self.make_node_slices(net, rng, slice_len, names) if slice_len else None
+        sl = (net, slice_len) if slice_len else None
+        confs = {n: self.config(tool, rng, step, node=n, slices=sl) for n in names}
         total = nodes * per_node
         cap = self.wb_cap if tool == "whereabouts" else self.allot_cap
         res = {"pool": rng, "concurrency": total, "nodes": nodes, "timeout_s": cap}
@@ -816,13 +857,24 @@ current-context: {WB_SA}
             res.update({"api_requests": len(ev), "api_per_add": len(ev) / total, "http_409": codes.get("409", 0),
                         "api_codes": codes, "api_verbs": verb_counts(ev),
                         "api_server_latency_ms": summary_ms([e["t1"] - e["t0"] for e in ev])})
-            pool, size = self.get_pool(rng)
-            allocs = len(pool["spec"].get("allocations") or {}) if pool else 0
+            if slices:
+                got = self.slice_pools(net, slices).values()
+                allocs = sum(len(p["spec"].get("allocations") or {}) for p, _ in got if p)
+                size = max(b for _, b in got)
+                outside = [ip for c in ok for ip in c.ips()
+                           if ipaddress.ip_address(ip) not in ipaddress.ip_network(slices[c.key[2]])]
+                res["outside_slice"] = len(outside)
+            else:
+                pool, size = self.get_pool(rng)
+                allocs = len(pool["spec"].get("allocations") or {}) if pool else 0
             res["pool_allocations"] = allocs
             res["pool_bytes"] = size
             if allocs != len(ok):
                 res["pool_mismatch"] = f"{allocs} allocations for {len(ok)} successful ADDs"
-            self.cleanup_pools([rng])
+            if slices:
+                self.cleanup_slices(net, slices)
+            else:
+                self.cleanup_pools([rng])
         log(f"{label} · {tool}: wall {wall:.2f}s, ok {len(ok)}/{total}, failures {nf} (timeouts {nto}), "
             f"409s {res.get('http_409', '-')}, duplicates {dup}")
         time.sleep(1)
@@ -1011,6 +1063,78 @@ current-context: {WB_SA}
         self.res["scenarios"]["8_fill19"] = res
         self.walls.append(("S8 /19 fill", {"allot": wall}))
 
+    # ---- scenario S: node slices (issue 17); only when named: bench/run --scenarios S
+
+    def sS_slices(self):
+        p = self.p
+        out = {"slice_len": 24}
+        n, per = p["slice_nodes"], p["slice_per_node"]
+        a_tools = [t for t in self.tools() if t == "allot" or (t == "whereabouts" and p.get("slice_wb_a"))]
+        out["a_nodes"] = {"nodes": n, "per_node": per,
+                          "tools": {t: self.burst(t, n, per, f"S-a {n}×{per} slices", slice_len=24)
+                                    for t in a_tools}}
+        c = p["slice_burst"]
+        out["c_one_node"] = {"concurrency": c, "tools": {}}
+        for t in self.tools():
+            if t == "host-local":
+                continue
+            out["c_one_node"]["tools"][t] = {"plain": self.burst(t, 1, c, f"S-c {c} plain"),
+                                             "slice": self.burst(t, 1, c, f"S-c {c} slice", slice_len=24)}
+        if self.available("allot"):
+            out["b_fill"] = self.slice_fill(p["fill_slice_nodes"], p["slice_pairs"])
+        out["loadavg"] = open("/proc/loadavg").read().split()[:3]
+        self.res["scenarios"]["S_slices"] = out
+
+    def add_del_pairs(self, conf, node, k):
+        """ADD latencies of `k` sequential ADD + DEL pairs (after two warm-up pairs)."""
+        lat = []
+        for i in range(k + 2):
+            a = self.call("allot", "ADD", conf, self.cid(), f"pair-{i}", node=node)
+            self.runner.run([a])
+            if not a.ok():
+                raise RuntimeError(f"ADD failed: {(a.out or a.err)[:200]}")
+            if i >= 2:
+                lat.append(a.latency)
+            self.runner.run([self.undo(a)])
+        return lat
+
+    def slice_fill(self, nodes_n, pairs):
+        """A /16 in /24 slices; every node fills its slice through real ADDs (`fill_parallel` at
+        a time overall); ADD p50 on node-1's slice empty and with one address left."""
+        rng = self.new_range()
+        net = f"slices-{self.range_k}"
+        nodes = [f"node-{k + 1}" for k in range(nodes_n)]
+        slices = self.make_node_slices(net, rng, 24, nodes)
+        confs = {n: self.config("allot", rng, "S-b-fill", node=n, slices=(net, 24)) for n in nodes}
+        res = {"range": rng, "nodes": nodes_n}
+        res["add_empty"] = summary_ms(self.add_del_pairs(confs["node-1"], "node-1", pairs))
+        calls = [self.call("allot", "ADD", confs[n], self.cid(), f"f{k}-{i}", node=n)
+                 for i in range(254) for k, n in enumerate(nodes)]
+        log(f"S-b fill · allot: {len(calls)} ADDs, {nodes_n} nodes, {self.p['fill_parallel']} at a time")
+        off = self.audit.mark()
+        wall, _ = self.runner.run(calls, parallel=self.p["fill_parallel"])
+        ev = self.audit.since(off, {ALLOT_USER})
+        ok = [c for c in calls if c.ok()]
+        ips = [ip for c in ok for ip in c.ips()]
+        pools = self.slice_pools(net, slices)
+        st, raw = self.kube.req("GET", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/nodeslicepools/{net}")
+        nf, nto, _, samples = self.failures_of(calls)
+        res.update({"adds": len(calls), "ok": len(ok), "failures": nf, "failure_samples": samples,
+                    "duplicates": len(ips) - len(set(ips)), "wall_s": wall,
+                    "add": summary_ms([c.latency for c in ok]), "api_per_add": len(ev) / len(calls),
+                    "allocations": sum(len(p["spec"].get("allocations") or {}) for p, _ in pools.values() if p),
+                    "max_pool_bytes": max(b for _, b in pools.values()),
+                    "node_slice_pool_bytes": len(raw) if st == 200 else 0})
+        # One address left on node-1's slice: ADD + DEL pairs take it and give it back.
+        last = next(c for c in reversed(calls) if c.key[2] == "node-1" and c.ok())
+        self.runner.run([self.undo(last)])
+        res["add_full"] = summary_ms(self.add_del_pairs(confs["node-1"], "node-1", pairs))
+        res["full_over_empty_p50"] = res["add_full"]["p50"] / res["add_empty"]["p50"]
+        log(f"S-b fill · allot: {len(ok)}/{len(calls)} ok in {wall:.1f}s, max pool {res['max_pool_bytes']} B, "
+            f"ADD p50 empty {res['add_empty']['p50']} ms, full {res['add_full']['p50']} ms")
+        self.cleanup_slices(net, slices)
+        return res
+
     # ---- scenario 6: reclamation by allot-gc
 
     def s6_reclaim(self):
@@ -1154,7 +1278,8 @@ current-context: {WB_SA}
                                         "pods (get, list, watch)")
         sc = self.args.scenarios
         steps = [("1", self.s1_exec), ("2", self.s2_sequential), ("3", self.s3_burst), ("4", self.s4_nodes),
-                 ("5", self.s5_fill), ("6", self.s6_reclaim), ("7", self.s7_bytes), ("8", self.s8_fill19)]
+                 ("5", self.s5_fill), ("6", self.s6_reclaim), ("7", self.s7_bytes), ("8", self.s8_fill19),
+                 ("S", self.sS_slices)]
         try:
             for key, fn in steps:
                 if key in sc:
@@ -1516,7 +1641,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small n: for development")
     ap.add_argument("--scenarios", default="1234567",
-                    help="which scenarios to run, e.g. 12 (default 1-7; 8, the /19 fill, only when named)")
+                    help="which scenarios to run, e.g. 12 (default 1-7; 8, the /19 fill, and S, node slices, only when named)")
     ap.add_argument("--tools", default="allot,host-local,whereabouts", help="peers to run (default all)")
     ap.add_argument("--set", action="append", metavar="KEY=JSON",
                     help="override a parameter, e.g. --set 'bursts=[100]' (development)")

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/node_slices.h"
 #include "core/result.h"
 #include "store/pool_store.h"
 
@@ -52,6 +53,13 @@ class Cluster {
     // Every Node, paginated.
     virtual Result<void> eachNode(
         const std::function<bool(const std::string& name, NodeInfo&)>& fn) = 0;
+
+    // The NodeSlicePools of namespace `ns` (node_slice_size); none where the resource is not
+    // installed, or in a cluster that has none.
+    virtual Result<std::vector<core::NodeSliceView>> nodeSlicePools(const std::string& ns) {
+        (void)ns;
+        return std::vector<core::NodeSliceView>{};
+    }
 
     // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.
     virtual Result<std::string> getNadConfig(const std::string& ns, const std::string& name) = 0;

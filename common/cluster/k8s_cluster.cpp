@@ -98,4 +98,26 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
     return nadSpecConfig(*obj);
 }
 
+Result<std::vector<core::NodeSliceView>> K8sCluster::nodeSlicePools(const std::string& ns) {
+    std::vector<core::NodeSliceView> out;
+    k8s::ListOptions o;
+    o.limit = pageSize_;
+    auto rv = seen(
+        client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), o, [&](json::Value& item) {
+            core::NodeSliceView v{
+                stringAt(item, {"metadata", "name"}), stringAt(item, {"spec", "range"}), {}};
+            const json::Value* st = item.find("status");
+            const json::Value* allocs = st && st->isObject() ? st->find("allocations") : nullptr;
+            if (allocs && allocs->isArray())
+                for (const auto& a : allocs->items())
+                    v.allocations.push_back(
+                        {stringAt(a, {"nodeName"}), stringAt(a, {"sliceRange"})});
+            out.push_back(std::move(v));
+            return true;
+        }));
+    // NotFound: the NodeSlicePool resource is not installed.
+    if (!rv && rv.code() != Errc::NotFound) return rv.error();
+    return out;
+}
+
 }  // namespace allot::cluster

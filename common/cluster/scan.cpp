@@ -62,9 +62,10 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
             ++s.podsListed;
             std::string ref = ns2 + "/" + name;
             if (s.analysis->wantsPod(ref))
-                s.pods.insert_or_assign(std::move(ref),
-                                        core::PodState{std::move(p.uid), std::move(p.mirrorOf),
-                                                       p.terminal(), s.nodes.lost(p.nodeName)});
+                s.pods.insert_or_assign(
+                    std::move(ref),
+                    core::PodState{std::move(p.uid), std::move(p.mirrorOf), p.terminal(),
+                                   s.nodes.lost(p.nodeName), std::move(p.nodeName)});
             return !stopped(o);
         });
         if (!pr) return context("list pods of " + pns, pr.error());
@@ -101,6 +102,13 @@ Result<void> scan(Cluster& c, const ScanOptions& opts, Scan& out) {
     if (!rr) return context("list reservations", rr.error());
     out.reservations = res.size();
     out.analysis.emplace(opts.poolNamespace, std::move(res));
+    auto slices = c.nodeSlicePools(opts.poolNamespace);
+    if (!slices) return context("list node slice pools", slices.error());
+    for (const auto& nsp : *slices)
+        for (const auto& a : nsp.allocations)
+            if (!a.nodeName.empty()) out.nodes.sliced.insert(a.nodeName);
+    out.nodeSlicePools = slices->size();
+    out.analysis->setNodeSlices(std::move(*slices), &out.nodes);
     if (auto r = scanPools(c, opts, out); !r) return r;
     if (stopped(opts)) return core::makeError(Errc::Transient, "pass: stopped");
     return scanPods(c, opts, out);

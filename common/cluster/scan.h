@@ -1,8 +1,8 @@
 #pragma once
 // The read side of allot-gc's repair pass, shared with `kubectl allot check`: list the Nodes,
-// the reservations and the pools of one namespace (a page at a time, keeping only the compact
-// indexes of core::PassAnalysis), then the pods of only the namespaces the pools' entries
-// point to (keeping only the pods named). What is leaked or inconsistent is then
+// the reservations, the NodeSlicePools and the pools of one namespace (a page at a time, keeping
+// only the compact indexes of core::PassAnalysis), then the pods of only the namespaces the pools'
+// entries point to (keeping only the pods named). What is leaked or inconsistent is then
 // `analysis->finish(pods)`: pure, in core/anomaly.h. Nothing here writes.
 
 #include <chrono>
@@ -40,7 +40,7 @@ struct Scan {
     std::optional<core::PassAnalysis> analysis;
     std::vector<PoolUse> usage;                            // per decodable pool
     std::unordered_map<std::string, core::PodState> pods;  // those the pools name
-    size_t podsListed = 0, pools = 0, allocations = 0, reservations = 0;
+    size_t podsListed = 0, pools = 0, allocations = 0, reservations = 0, nodeSlicePools = 0;
 };
 
 // Fills `out` (which the caller keeps: the analysis refers to its NodeIndex). Errors: the

@@ -44,6 +44,10 @@ std::string_view name(AnomalyKind kind) {
             return "undecodable_pool";
         case AnomalyKind::UndecodableEntry:
             return "undecodable_entry";
+        case AnomalyKind::SliceNodeGone:
+            return "slice_node_gone";
+        case AnomalyKind::OutsideNodeSlice:
+            return "outside_node_slice";
     }
     return "unknown";
 }
@@ -79,7 +83,8 @@ LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
 bool NodeIndex::lost(const std::string& node) const {
     if (node.empty()) return false;
     auto it = nodes.find(node);
-    if (it == nodes.end()) return everListed && everListed->count(node) != 0;
+    if (it == nodes.end())
+        return (everListed && everListed->count(node) != 0) || sliced.count(node) != 0;
     return !it->second.ready && listedAt - it->second.notReadySince >= grace;
 }
 
@@ -141,6 +146,61 @@ bool PassAnalysis::matchReservation(const IpAddress& ip, const Owner& o,
     return false;
 }
 
+void PassAnalysis::setNodeSlices(std::vector<NodeSliceView> nodeSlicePools,
+                                 const NodeIndex* nodes) {
+    nodeSlicePools_ = std::move(nodeSlicePools);
+    nodes_ = nodes;
+}
+
+namespace {
+
+std::string sliceList(const std::vector<Cidr>& slices) {
+    std::string out;
+    for (const auto& c : slices) out += (out.empty() ? "" : ", ") + c.str();
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+// A node's slice pool: its node must exist (while it holds addresses), and each address lie in
+// a slice its NodeSlicePool gives that node now; the live pods holding them are checked in
+// finish().
+void PassAnalysis::checkSlicePool(const PoolEntries& p, const Cidr& cidr) {
+    if (nodeSlicePools_.empty() || !nodes_ || p.allocations->empty()) return;
+    const NodeIndex& ni = *nodes_;
+    auto info = slicePoolOf(nodeSlicePools_, p.name, cidr, [&ni](const std::string& n) {
+        return ni.nodes.count(n) != 0 || ni.sliced.count(n) != 0;
+    });
+    if (!info) return;
+    const std::string what = "IPPool " + ns_ + "/" + p.name + " (node " + info->node +
+                             "'s slice pool, NodeSlicePool " + info->nodeSlicePool + ")";
+    const std::string holder =
+        info->rangeHolder.empty() || info->rangeHolder == info->node
+            ? ""
+            : "; " + cidr.str() + " is now node " + info->rangeHolder + "'s slice";
+    if (!ni.nodes.empty() && ni.nodes.count(info->node) == 0) {
+        anomalies_.push_back({AnomalyKind::SliceNodeGone, "g\x1f" + p.name, p.name,
+                              what + " holds " + std::to_string(p.allocations->size()) +
+                                  " addresses and Node " + info->node +
+                                  " is gone; they are released as their pods go" + holder});
+        return;
+    }
+    for (const auto& [off, o] : *p.allocations) {
+        if (off > cidr.hostMask() || o == Owner{}) continue;
+        const IpAddress ip = cidr.at(off);
+        const bool inSlice = std::any_of(info->nodeSlices.begin(), info->nodeSlices.end(),
+                                         [&ip](const Cidr& c) { return c.contains(ip); });
+        if (!inSlice)
+            anomalies_.push_back({AnomalyKind::OutsideNodeSlice,
+                                  "s\x1f" + p.name + "\x1f" + u128ToString(off), p.name,
+                                  ip.str() + " in " + what + ", held by " + whoHolds(o) +
+                                      ", is outside node " + info->node + "'s slices (" +
+                                      sliceList(info->nodeSlices) + ")" + holder});
+        else if (!o.podRef.empty())
+            sliceHeld_.push_back({p.name, info->node, ip.str(), o});
+    }
+}
+
 std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
     auto cidr = Cidr::parse(p.range);
     auto range = IpRange::fromSpec({p.range, "", "", {}}, "IPPool " + p.name + " spec.range");
@@ -151,6 +211,7 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
         return std::nullopt;
     }
     addUndecodedEntries(p);
+    checkSlicePool(p, *cidr);
     uint64_t used = 0;
     bool poolHasReservations = false;
     std::vector<Unreserved> poolMissing;
@@ -223,6 +284,23 @@ void PassAnalysis::addOrphans(Findings& out) const {
     }
 }
 
+// Live pods running on another node than the slice pool's: their address is outside their own
+// node's slice (a wrong node name at ADD). Reported only: the pod uses the address.
+void PassAnalysis::addOtherNodeHolders(const std::unordered_map<std::string, PodState>& pods,
+                                       Findings& out) const {
+    for (const auto& h : sliceHeld_) {
+        auto pod = pods.find(h.owner.podRef);
+        if (pod == pods.end() || pod->second.nodeName.empty() || pod->second.nodeName == h.node ||
+            classifyLeak(h.owner, &pod->second) != LeakReason::None)
+            continue;
+        out.anomalies.push_back(
+            {AnomalyKind::OutsideNodeSlice, "s\x1f" + h.pool + "\x1f" + h.ip, h.pool,
+             h.ip + " in IPPool " + ns_ + "/" + h.pool + " (node " + h.node +
+                 "'s slice pool) is held by " + whoHolds(h.owner) + ", which runs on node " +
+                 pod->second.nodeName + ": outside that node's slice"});
+    }
+}
+
 Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& pods) {
     Findings out;
     for (auto& e : entries_) {
@@ -240,7 +318,9 @@ Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& p
         out.missing.push_back(std::move(u.missing));
     }
     addOrphans(out);
+    addOtherNodeHolders(pods, out);
     std::vector<LeakCandidate>().swap(entries_);
+    std::vector<SliceHeld>().swap(sliceHeld_);
     std::vector<Unreserved>().swap(unreserved_);
     holders_.clear();
     wanted_.clear();

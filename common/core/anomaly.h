@@ -11,7 +11,12 @@
 // - undecodable_pool / undecodable_entry: another writer's data allot cannot read;
 // - allocation_without_reservation: in a pool whose other allocations have reservations,
 //   and only for an entry that is not itself a leak candidate;
-// - reservation_without_allocation: matched by no entry, neither by name nor by owner.
+// - reservation_without_allocation: matched by no entry, neither by name nor by owner;
+// - slice_node_gone: a node's slice pool (node_slice_size) holds addresses and its Node is gone;
+// - outside_node_slice: an address in a node's slice pool outside every slice its
+//   NodeSlicePool assigns that node now, or held by a live pod running on another node.
+// Neither slice anomaly frees anything: the addresses of gone pods are released as leaks, by
+// the same rules as any pool's.
 
 #include <chrono>
 #include <cstdint>
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "core/allocator.h"
+#include "core/node_slices.h"
 
 namespace allot::core {
 
@@ -36,6 +42,8 @@ enum class AnomalyKind {
     AllocationWithoutReservation,
     UndecodablePool,
     UndecodableEntry,
+    SliceNodeGone,
+    OutsideNodeSlice,
 };
 // The metric label and Event prefix: "duplicate_ip", "out_of_range", ...
 std::string_view name(AnomalyKind kind);
@@ -46,6 +54,8 @@ inline constexpr AnomalyKind kAnomalyKinds[] = {
     AnomalyKind::AllocationWithoutReservation,
     AnomalyKind::UndecodablePool,
     AnomalyKind::UndecodableEntry,
+    AnomalyKind::SliceNodeGone,
+    AnomalyKind::OutsideNodeSlice,
 };
 
 struct Anomaly {
@@ -67,6 +77,7 @@ struct PodState {
     std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
     bool terminal = false;
     bool nodeLost = false;  // its Node is gone, or NotReady past the grace
+    std::string nodeName;   // spec.nodeName; empty while unscheduled
 };
 
 // Is `entry` leaked, given the pod of its podref now (nullptr: no such pod)? An entry
@@ -82,12 +93,14 @@ struct NodeState {
 // The Nodes one pass listed. A pod whose Node is gone, or NotReady for longer than the grace
 // period, will not be torn down by its kubelet. "Gone" is a Node some pass listed before
 // (`everListed`, kept across passes by the caller) and this one does not find: a name no Node
-// ever had (a runtime without Node objects, as in the local test harness) proves nothing.
+// ever had (a runtime without Node objects, as in the local test harness) proves nothing; a
+// name a NodeSlicePool assigns a slice to (`sliced`) was a Node when the slice was given.
 struct NodeIndex {
     std::unordered_map<std::string, NodeState> nodes;
     const std::set<std::string>* everListed = nullptr;
     std::chrono::system_clock::time_point listedAt;
     std::chrono::milliseconds grace{};
+    std::set<std::string> sliced;
 
     bool lost(const std::string& node) const;
 };
@@ -156,6 +169,9 @@ class PassAnalysis {
     // nullopt when the pool's range is invalid (reported as undecodable_pool).
     std::optional<PoolUsage> addPool(const PoolEntries& pool);
     void addUndecodablePool(const std::string& pool, const std::string& why);
+    // Before the pools: the NodeSlicePools of the pool namespace, and the Nodes listed (kept
+    // by the caller while this lives), to tell node slice pools and their nodes.
+    void setNodeSlices(std::vector<NodeSliceView> nodeSlicePools, const NodeIndex* nodes);
 
     // The namespaces whose pods finish() needs, and the pods it needs ("ns/name").
     std::set<std::string> podNamespaces() const;
@@ -176,7 +192,15 @@ class PassAnalysis {
         MissingReservation missing;
         size_t entry;  // index in entries_, SIZE_MAX when it has no podref
     };
+    // A live pod holding an address of node `node`'s slice pool, to check it runs there.
+    struct SliceHeld {
+        std::string pool, node, ip;
+        Owner owner;
+    };
     void addUndecodedEntries(const PoolEntries& pool);
+    void checkSlicePool(const PoolEntries& p, const Cidr& cidr);
+    void addOtherNodeHolders(const std::unordered_map<std::string, PodState>& pods,
+                             Findings& out) const;
     // True when a reservation of `ip` is held by `o` (and marks it matched).
     bool matchReservation(const IpAddress& ip, const Owner& o,
                           const std::vector<std::string>& nets);
@@ -192,6 +216,9 @@ class PassAnalysis {
     std::vector<LeakCandidate> entries_;  // with a podref: to hold against their pods
     std::vector<Unreserved> unreserved_;
     std::vector<Anomaly> anomalies_;
+    std::vector<NodeSliceView> nodeSlicePools_;
+    const NodeIndex* nodes_ = nullptr;
+    std::vector<SliceHeld> sliceHeld_;
     size_t allocations_ = 0;
 };
 

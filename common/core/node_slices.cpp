@@ -182,4 +182,59 @@ Result<SlicePlan> planSlices(const SliceInput& in, const SliceBusy& busy) {
     return plan;
 }
 
+namespace {
+
+bool startsWith(const std::string& s, const std::string& head) {
+    return s.size() > head.size() && s.compare(0, head.size(), head) == 0;
+}
+
+// The node a slice pool's name head ([prefix-]node) gives for network name `network`, or ""
+// when it gives none: an unprefixed head must name a known node, so that a plain pool
+// ([network_name-]range) whose range lies in a NodeSlicePool's is not taken for a slice pool.
+std::string nodeOfHead(const std::string& head, const std::string& network,
+                       const std::function<bool(const std::string&)>& knownNode) {
+    const bool known = knownNode && knownNode(head);
+    if (!startsWith(head, network + "-")) return known ? head : "";
+    std::string withoutPrefix = head.substr(network.size() + 1);
+    if (known && !knownNode(withoutPrefix)) return head;
+    return withoutPrefix;
+}
+
+SlicePoolInfo infoFor(const NodeSliceView& nsp, std::string node, const Cidr& range) {
+    SlicePoolInfo out{nsp.name, std::move(node), {}, ""};
+    for (const auto& a : nsp.allocations) {
+        auto slice = Cidr::parse(a.sliceRange);
+        if (!slice) continue;
+        if (a.nodeName == out.node) out.nodeSlices.push_back(*slice);
+        if (*slice == range) out.rangeHolder = a.nodeName;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<SlicePoolInfo> slicePoolOf(const std::vector<NodeSliceView>& nodeSlicePools,
+                                         const std::string& pool, const Cidr& range,
+                                         const std::function<bool(const std::string&)>& knownNode) {
+    const std::string suffix = "-" + normalizeRange(range.str());
+    if (pool.size() <= suffix.size() ||
+        pool.compare(pool.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return std::nullopt;
+    const std::string head = pool.substr(0, pool.size() - suffix.size());
+    for (const auto& nsp : nodeSlicePools) {
+        auto whole = Cidr::parse(nsp.range);
+        if (!whole || !inside(*whole, range) || range.length() == whole->length()) continue;
+        // A dual-stack range's NodeSlicePool is network-<normalized range>.
+        std::string network = nsp.name;
+        const std::string rangeSuffix = "-" + normalizeRange(whole->str());
+        if (network.size() > rangeSuffix.size() &&
+            network.compare(network.size() - rangeSuffix.size(), rangeSuffix.size(), rangeSuffix) ==
+                0)
+            network.resize(network.size() - rangeSuffix.size());
+        std::string node = nodeOfHead(head, network, knownNode);
+        if (!node.empty()) return infoFor(nsp, std::move(node), range);
+    }
+    return std::nullopt;
+}
+
 }  // namespace allot::core

@@ -12,6 +12,7 @@
 // - a slice whose node is gone is freed only once its pool is empty.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,5 +80,30 @@ using SliceBusy = std::function<bool(const SliceAllocation&)>;
 //   the free ones in name order, lowest address first.
 // Errors: as carveSlices.
 Result<SlicePlan> planSlices(const SliceInput& in, const SliceBusy& busy);
+
+// A NodeSlicePool as the repair pass reads it.
+struct NodeSliceView {
+    std::string name;   // metadata.name
+    std::string range;  // spec.range
+    std::vector<SliceAllocation> allocations;
+};
+
+// What the NodeSlicePools say of a node's slice pool (an IPPool named
+// [network_name-]node-<slice>).
+struct SlicePoolInfo {
+    std::string nodeSlicePool;     // the NodeSlicePool whose range holds the pool's range
+    std::string node;              // the node the pool's name gives
+    std::vector<Cidr> nodeSlices;  // the slices that NodeSlicePool assigns that node now
+    std::string rangeHolder;       // the node the pool's range is assigned to now ("": nobody)
+};
+
+// Whether IPPool `pool` (spec.range `range`) is a node's slice pool: named
+// [prefix-]node-<normalized range>, its range inside a NodeSlicePool's range and cut finer. The
+// prefix is the NodeSlicePool's network name (its name, less a dual-stack range suffix) or
+// nothing (a network without network_name); a name both ways can be read is read as naming a
+// node for which `knownNode` is true. nullopt: not a slice pool.
+std::optional<SlicePoolInfo> slicePoolOf(const std::vector<NodeSliceView>& nodeSlicePools,
+                                         const std::string& pool, const Cidr& range,
+                                         const std::function<bool(const std::string&)>& knownNode);
 
 }  // namespace allot::core

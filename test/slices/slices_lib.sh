@@ -27,6 +27,14 @@ mk_node() {
   jq -n --arg n "$1" '{apiVersion: "v1", kind: "Node", metadata: {name: $n}}' | kubectl create -f - >/dev/null
 }
 
+# node_ready NAME: the Node reports Ready (as a kubelet would), so its pods count as running.
+node_ready() {
+  local now
+  now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  kubectl patch node "$1" --subresource=status --type=merge -p \
+    '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","lastHeartbeatTime":"'"$now"'","lastTransitionTime":"'"$now"'"}]}}' >/dev/null
+}
+
 nsp_json() { kubectl get nodeslicepool -n "$POOLNS" "$1" -o json 2>/dev/null; }
 # slice_of NSP NODE: the node's first slice (what a plugin reads), "" when none.
 slice_of() {

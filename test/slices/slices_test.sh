@@ -22,6 +22,9 @@ cluster_start || suite_die "cluster starts"
 gc_init || suite_die "binaries and namespaces"
 slices_init || suite_die "RBAC for the slice controller"
 CHECK_DIR=$WORK
+mkdir -p "$WORK/bin"
+cp "$root/${GC_BUILD_DIR:-build}/cli/kubectl-allot" "$WORK/bin/" || suite_die "kubectl-allot binary present"
+CLI=$WORK/bin/kubectl-allot
 CHECK_ONLY=${SLICES_ONLY:-}
 CHECK_TIME=s
 CHECK_TAIL=40
@@ -197,6 +200,56 @@ t_whereabouts() {
   note "$out"
 }
 
+# The repair loop on slice pools (allot-gc restarted with a short repair interval and grace):
+# - a leak in a node's slice pool is released as in any pool, a live pod's address is kept;
+# - a Node deleted while its pool holds addresses: slice_node_gone, then its addresses go by the
+#   leak rules (a pod gone; a pod whose Node is gone, which this allot-gc never listed: the
+#   NodeSlicePool names it), then the controller frees the slice;
+# - a live pod on node c holding an address of node a's slice: outside_node_slice, not freed.
+# `kubectl allot check` reports both anomalies from the same scan.
+NETR=$RUN-rep
+IPAMR='{"range":"10.75.0.0/16","node_slice_size":"/24","network_name":"'$NETR'"}'
+NE=$RUN-node-e
+rep_add() {  # NODE POD UID
+  add "$1" "ctr-$2" "$2" "$3" "$(slice_conf "$1" "$IPAMR")"
+}
+pod_uid_of() { awk -v p="$2" '$1 == p { print $2 }' <<<"$1"; }
+t_repair() {
+  kubectl get node "$NC" >/dev/null 2>&1 || mk_node "$NC" || return 1
+  mk_node "$NE" && mk_nad_in "$POOLNS" rep "$IPAMR" || return 1
+  node_ready "$NA" && node_ready "$NC" && node_ready "$NE" || return 1
+  wait_for 10 has_slice "$NETR" "$NA" && wait_for 10 has_slice "$NETR" "$NE" || { echo "no slices"; return 1; }
+  local pods pa pe pl
+  pods=$(make_pods "$NA" home && make_pods "$NC" away && make_pods "$NE" live-e) || return 1
+  local home away live gone leak
+  home=$(rep_add "$NA" home "$(pod_uid_of "$pods" home)") &&
+    away=$(rep_add "$NA" away "$(pod_uid_of "$pods" away)") &&
+    leak=$(rep_add "$NA" leak-a uid-leak-a) &&
+    live=$(rep_add "$NE" live-e "$(pod_uid_of "$pods" live-e)") &&
+    gone=$(rep_add "$NE" gone-e uid-gone-e) || return 1
+  pa=$(pool_name "$(slice_of "$NETR" "$NA")" "$NETR" "$NA")
+  pe=$(pool_name "$(slice_of "$NETR" "$NE")" "$NETR" "$NE")
+  kubectl delete node "$NE" >/dev/null || return 1
+  "$CLI" -n "$POOLNS" check -o json >"$WORK/check.json" 2>"$WORK/check.err"
+  expect_eq "kubectl allot check exit" "$?" 1 || { cat "$WORK/check.err"; return 1; }
+  pl=$(jq -r '.findings[] | select(.kind == "slice_node_gone" or .kind == "outside_node_slice") | "\(.kind) \(.pool)"' "$WORK/check.json" | sort | tr '\n' ' ')
+  expect_eq "check's slice findings" "$pl" "outside_node_slice $pa slice_node_gone $pe " || { jq -c ".findings[] | select(.pool == \"$pa\")" "$WORK/check.json"; kubectl get pods -n "$PODNS" -o wide; return 1; }
+  stop_gc s
+  start_gc r "$NA" --slice-interval=300ms --repair-interval=500ms --leak-grace=2s --leak-passes=2 || return 1
+  wait_for 30 is_leader r || { echo "allot-gc r never led"; return 1; }
+  wait_for 15 has_event PoolAnomaly "slice_node_gone: IPPool $POOLNS/$pe (node $NE's slice pool" ||
+    { echo "no slice_node_gone Event"; events PoolAnomaly; return 1; }
+  wait_for 15 has_event PoolAnomaly "outside_node_slice: $away in IPPool $POOLNS/$pa (node $NA's slice pool) is held by pod $PODNS/away net1, which runs on node $NC" ||
+    { echo "no outside_node_slice Event"; events PoolAnomaly; return 1; }
+  wait_for 5 metric_is r 'allot_anomalies_total{kind="outside_node_slice"}' 1 || { gc_metrics r | grep anomal; return 1; }
+  wait_for 20 not pool_has_podref "$pa" leak-a || { echo "leak $leak in $pa not released"; return 1; }
+  wait_for 20 eval '[[ "$(pool_count "$pe")" == 0 ]]' || { echo "$pe still holds $(pool_holders "$pe")"; return 1; }
+  wait_for 10 not has_slice "$NETR" "$NE" || { echo "slice of $NE not freed after its pool emptied"; return 1; }
+  never_for 2 not pool_has_podref "$pa" away || { echo "live pod away lost $away"; return 1; }
+  pool_has_podref "$pa" home || { echo "live pod home lost $home"; gc_log r | grep -E "released|anomaly"; return 1; }
+  note "released $leak (no pod) in $pa, $gone (no pod) and $live (Node gone) in $pe; $away (pod on $NC) kept and reported"
+}
+
 check "allot-gc leads" t_start
 check "a NAD with node_slice_size gets Whereabouts' NodeSlicePool, every Node a slice" t_assign
 check "the plugin allocates in slice mode from the controller's slice" t_plugin
@@ -208,5 +261,6 @@ check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_
 check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
 check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
 check "the NodeSlicePool goes with its last NAD" t_nad_removed
+check "repair: slice pool leaks, a gone Node's pool, an address outside its node's slice" t_repair
 suite_summary
 (( failed == 0 ))

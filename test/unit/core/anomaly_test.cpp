@@ -37,6 +37,8 @@ TEST_CASE("each anomaly kind has the name its metric label and Event carry") {
     CHECK(name(AnomalyKind::AllocationWithoutReservation) == "allocation_without_reservation");
     CHECK(name(AnomalyKind::UndecodablePool) == "undecodable_pool");
     CHECK(name(AnomalyKind::UndecodableEntry) == "undecodable_entry");
+    CHECK(name(AnomalyKind::SliceNodeGone) == "slice_node_gone");
+    CHECK(name(AnomalyKind::OutsideNodeSlice) == "outside_node_slice");
 }
 
 TEST_CASE("an entry whose pod is gone, re-created, terminated or on a lost node is a candidate") {
@@ -168,4 +170,80 @@ TEST_CASE("a Node is lost when NotReady past the grace, or gone after an earlier
     CHECK(n.lost("gone"));         // listed before, not now
     CHECK_FALSE(n.lost("never"));  // no Node ever had the name: proves nothing
     CHECK_FALSE(n.lost(""));       // unscheduled
+}
+
+namespace {
+
+// NodeSlicePool "net" over 10.0.0.0/16 in /24 slices: node-a has 10.0.1.0/24, node-b 10.0.2.0/24.
+std::vector<NodeSliceView> slicesOfNet() {
+    return {{"net",
+             "10.0.0.0/16",
+             {{"node-a", "10.0.1.0/24"}, {"node-b", "10.0.2.0/24"}, {"", "10.0.3.0/24"}}}};
+}
+
+NodeIndex nodesNamed(std::initializer_list<const char*> names) {
+    NodeIndex n;
+    for (const char* name : names) n.nodes.emplace(name, NodeState{true, {}});
+    n.listedAt = std::chrono::system_clock::now();
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a slice pool that holds addresses after its Node is gone is reported, not freed") {
+    AllocationMap a{{5, holder("c1", "ns/p", "u1")}};
+    NodeIndex nodes = nodesNamed({"node-b"});
+    nodes.sliced = {"node-a", "node-b"};
+    PassAnalysis an("kube-system", {reservationOf("10.0.1.5", a[5])});
+    an.setNodeSlices(slicesOfNet(), &nodes);
+    an.addPool(pool("net-node-a-10.0.1.0-24", "10.0.1.0/24", a));
+    // Its pod is still there (on the gone node): no leak candidate until its node counts as
+    // lost (the repair pass asks NodeIndex::lost, which the NodeSlicePool's word makes true).
+    CHECK(nodes.lost("node-a"));
+    auto f = an.finish({{"ns/p", PodState{"u1", "", false, false, "node-a"}}});
+    REQUIRE(kindsOf(f) == std::vector{AnomalyKind::SliceNodeGone});
+    CHECK(f.anomalies[0].pool == "net-node-a-10.0.1.0-24");
+    CHECK(f.anomalies[0].message.find("Node node-a is gone") != std::string::npos);
+    CHECK(f.candidates.empty());
+
+    SUBCASE("an empty one is not") {
+        AllocationMap none;
+        PassAnalysis an2("kube-system", {});
+        an2.setNodeSlices(slicesOfNet(), &nodes);
+        an2.addPool(pool("net-node-a-10.0.1.0-24", "10.0.1.0/24", none));
+        CHECK(an2.finish({}).anomalies.empty());
+    }
+}
+
+TEST_CASE("an address outside its node's slice, or held by a pod on another node, is reported") {
+    NodeIndex nodes = nodesNamed({"node-a", "node-b", "node-c"});
+    // node-c's pool still holds 10.0.2.0/24, which the NodeSlicePool now gives node-b.
+    AllocationMap c{{7, holder("c7", "ns/c7", "u7")}};
+    // node-a's pool holds a live pod that runs on node-b.
+    AllocationMap a{{9, holder("c9", "ns/p9", "u9")}, {10, holder("c10", "ns/p10", "u10")}};
+    PassAnalysis an("kube-system",
+                    {reservationOf("10.0.2.7", c[7]), reservationOf("10.0.1.9", a[9]),
+                     reservationOf("10.0.1.10", a[10])});
+    an.setNodeSlices(slicesOfNet(), &nodes);
+    an.addPool(pool("net-node-c-10.0.2.0-24", "10.0.2.0/24", c));
+    an.addPool(pool("net-node-a-10.0.1.0-24", "10.0.1.0/24", a));
+    auto f = an.finish({{"ns/c7", PodState{"u7", "", false, false, "node-c"}},
+                        {"ns/p9", PodState{"u9", "", false, false, "node-b"}},
+                        {"ns/p10", PodState{"u10", "", false, false, "node-a"}}});
+    REQUIRE(kindsOf(f) ==
+            std::vector{AnomalyKind::OutsideNodeSlice, AnomalyKind::OutsideNodeSlice});
+    CHECK(f.anomalies[0].message.find("10.0.2.7") == 0);
+    CHECK(f.anomalies[0].message.find("now node node-b's slice") != std::string::npos);
+    CHECK(f.anomalies[1].message.find("10.0.1.9") == 0);
+    CHECK(f.anomalies[1].message.find("runs on node node-b") != std::string::npos);
+    CHECK(f.candidates.empty());  // live pods keep their addresses
+}
+
+TEST_CASE("a plain pool whose range lies in a NodeSlicePool's is not taken for a slice pool") {
+    NodeIndex nodes = nodesNamed({"node-a"});
+    AllocationMap a{{5, holder("c1", "ns/p", "u1")}};
+    PassAnalysis an("kube-system", {reservationOf("10.0.1.5", a[5])});
+    an.setNodeSlices(slicesOfNet(), &nodes);
+    an.addPool(pool("other-10.0.1.0-24", "10.0.1.0/24", a));  // "other" is no node
+    CHECK(an.finish({{"ns/p", PodState{"u1", "", false, false, "node-a"}}}).anomalies.empty());
 }

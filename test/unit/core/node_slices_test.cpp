@@ -216,3 +216,35 @@ TEST_CASE("a /16 of /24 slices for 300 nodes: 256 assigned, each once, 44 named 
     CHECK(p.unassigned.size() == 44);
     CHECK(p.unassigned.front() == "node-1256");
 }
+
+TEST_CASE("a node's slice pool is told by its name and range, with or without network_name") {
+    const std::vector<NodeSliceView> nsps{
+        {"net", "10.0.0.0/16", {{"node-a", "10.0.1.0/24"}, {"node-b", "10.0.2.0/24"}}},
+        {"net-fd00---48", "fd00::/48", {{"node-a", "fd00:0:0:1::/64"}}}};
+    auto known = [](const std::string& n) { return n == "node-a" || n == "node-b"; };
+    auto a = slicePoolOf(nsps, "net-node-a-10.0.1.0-24", *Cidr::parse("10.0.1.0/24"), known);
+    REQUIRE(a);
+    CHECK(a->node == "node-a");
+    CHECK(a->nodeSlicePool == "net");
+    CHECK(a->nodeSlices == std::vector{*Cidr::parse("10.0.1.0/24")});
+    CHECK(a->rangeHolder == "node-a");
+    // A gone node's pool, its slice given to another: told by the network prefix.
+    auto gone = slicePoolOf(nsps, "net-node-x-10.0.2.0-24", *Cidr::parse("10.0.2.0/24"), known);
+    REQUIRE(gone);
+    CHECK(gone->node == "node-x");
+    CHECK(gone->nodeSlices.empty());
+    CHECK(gone->rangeHolder == "node-b");
+    // No network_name: the name is node-range, and must name a known node.
+    auto bare = slicePoolOf(nsps, "node-b-10.0.2.0-24", *Cidr::parse("10.0.2.0/24"), known);
+    REQUIRE(bare);
+    CHECK(bare->node == "node-b");
+    CHECK_FALSE(slicePoolOf(nsps, "other-10.0.2.0-24", *Cidr::parse("10.0.2.0/24"), known));
+    // Dual-stack: the second range's NodeSlicePool carries a range suffix.
+    auto v6 =
+        slicePoolOf(nsps, "net-node-a-fd00-0-0-1---64", *Cidr::parse("fd00:0:0:1::/64"), known);
+    REQUIRE(v6);
+    CHECK(v6->nodeSlicePool == "net-fd00---48");
+    CHECK(v6->node == "node-a");
+    // The whole range is no slice.
+    CHECK_FALSE(slicePoolOf(nsps, "net-node-a-10.0.0.0-16", *Cidr::parse("10.0.0.0/16"), known));
+}
