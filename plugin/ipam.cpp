@@ -210,8 +210,10 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
     for (;;) {
         auto c = claim(ctx, cfg, t, req);
         if (!c) return fail(c.error());
-        wrote = wrote || c->kind != core::PickKind::Existing;
-        if (!cfg.raw.enableOverlappingRanges) return c;
+        const bool kept = c->kind == core::PickKind::Existing || c->kind == core::PickKind::Shared;
+        wrote = wrote || !kept;
+        // A claim's address shared with the pod that holds it: the reservation is that pod's.
+        if (!cfg.raw.enableOverlappingRanges || c->kind == core::PickKind::Shared) return c;
         const std::string name = core::reservationName(c->ip, cfg.raw.networkName);
         Result<std::string> holder = std::string();
         for (;;) {
@@ -307,7 +309,8 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
             return makeError(pick.code(),
                              "range " + t.range.cidr().str() + ": " + pick.error().message);
         }
-        if (pick->kind != core::PickKind::Existing) taken.push_back(i);
+        if (pick->kind == core::PickKind::New || pick->kind == core::PickKind::HandedOver)
+            taken.push_back(i);
         result.ips.push_back({pick->ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
     }
     for (const auto& [sip, gw] : cfg.staticAddresses)

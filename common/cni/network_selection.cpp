@@ -89,10 +89,21 @@ Result<std::vector<SelectionElement>> fromShortForm(std::string_view text) {
 
 Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation,
                                                      std::string_view ifName) {
+    const std::string what(kNetworksAnnotation);
+    if (annotation.size() > kMaxNetworksAnnotationBytes)
+        return makeError(Errc::InvalidConfig, what + " annotation of " +
+                                                  std::to_string(annotation.size()) +
+                                                  " bytes is over the limit of " +
+                                                  std::to_string(kMaxNetworksAnnotationBytes));
     size_t first = annotation.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos) return std::optional<SelectionElement>();
     auto elements = annotation[first] == '[' ? fromJson(annotation) : fromShortForm(annotation);
     if (!elements) return elements.error();
+    if (elements->size() > kMaxSelectionElements)
+        return makeError(Errc::InvalidConfig, what + " annotation has " +
+                                                  std::to_string(elements->size()) +
+                                                  " elements, more than the limit of " +
+                                                  std::to_string(kMaxSelectionElements));
     for (auto& e : *elements) {
         std::string name = e.interface.empty() ? "net" + std::to_string(e.index + 1) : e.interface;
         if (name == ifName) return std::optional<SelectionElement>(std::move(e));

@@ -12,6 +12,10 @@
 namespace allot::cni {
 
 inline constexpr std::string_view kNetworksAnnotation = "k8s.v1.cni.cncf.io/networks";
+// What the plugin reads of a pod it does not control: the annotation's size and its number of
+// elements (a pod has a few networks; allot-gc's network-status reader allows 128 too).
+inline constexpr size_t kMaxNetworksAnnotationBytes = 64 * 1024;
+inline constexpr size_t kMaxSelectionElements = 128;
 
 struct SelectionElement {
     size_t index = 0;       // position in the annotation (Multus names it net<index + 1>)
@@ -24,7 +28,8 @@ struct SelectionElement {
 // The element whose interface is `ifName`: its `interface`, or Multus' default net<index+1>
 // when it names none. nullopt when no element matches (or the annotation is empty).
 // InvalidConfig naming the annotation when it is neither a JSON list of objects nor Multus'
-// comma-separated short form, or a member has the wrong type.
+// comma-separated short form, a member has the wrong type, or it is over
+// kMaxNetworksAnnotationBytes or kMaxSelectionElements (the limit named).
 core::Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation,
                                                            std::string_view ifName);
 

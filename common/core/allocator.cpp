@@ -70,7 +70,7 @@ std::optional<Result<Pick>> pickExisting(const Cidr& cidr, AllocationMap& allocs
         if (!sharesClaim(o, owner)) continue;
         IpAddress ip = cidr.at(offset);
         if (req.requested && *req.requested != ip) break;
-        return Pick{ip, offset, PickKind::Existing};
+        return Pick{ip, offset, PickKind::Shared};
     }
     if (owner.podRef.empty()) return std::nullopt;
     for (auto& [offset, o] : allocs) {
@@ -107,7 +107,7 @@ Result<Pick> pickRequested(const IpRange& range, AllocationMap& allocs, const Pi
     u128 off = cidr.offsetOf(ip);
     if (auto it = allocs.find(off); it != allocs.end()) {
         // Live migration: the claim's address, held for it under another pod, is shared.
-        if (sharesClaim(it->second, req.owner)) return Pick{ip, off, PickKind::Existing};
+        if (sharesClaim(it->second, req.owner)) return Pick{ip, off, PickKind::Shared};
         return makeError(
             Errc::InvalidConfig,
             what + " is already allocated to " +

@@ -54,6 +54,9 @@ enum class PickKind {
     Existing,    // (containerId, ifName) already held it: idempotent ADD
     HandedOver,  // the same (podRef, ifName) held it under an older container ID
     New,
+    // Held for the owner's IPAMClaim under another pod (live migration): the address is
+    // shared, the entry (and its reservation) stays its holder's.
+    Shared,
 };
 
 struct Pick {

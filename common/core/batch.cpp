@@ -55,8 +55,9 @@ Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res, co
     if (clk.log && cooldown > 0) clk.log->keepS = std::max(clk.log->keepS, cooldown);
     auto p = pick(*in.window, allocs,
                   {in.owner, in.requested, in.gateway, &skip, clk.log, cooldown, clk.now});
-    if (!p || p->kind == PickKind::Existing) res.wantsFresh = true;
-    if (p && p->kind != PickKind::Existing) {
+    const bool kept = p && (p->kind == PickKind::Existing || p->kind == PickKind::Shared);
+    if (!p || kept) res.wantsFresh = true;
+    if (p && !kept) {
         res.changed = true;
         if (clk.log) clk.log->at.erase(p->offset);
     }

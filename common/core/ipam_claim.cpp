@@ -18,6 +18,18 @@ std::optional<size_t> rangeOf(const std::vector<IpRange>& ranges, const IpAddres
 
 }  // namespace
 
+Result<std::string> claimName(std::string_view ref, std::string_view source) {
+    bool ok = !ref.empty() && ref.size() <= 253 && ref.front() != '.' && ref.front() != '-' &&
+              ref.back() != '.' && ref.back() != '-';
+    for (char c : ref)
+        ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.');
+    if (!ok)
+        return Error{Errc::InvalidConfig, std::string(source) + " \"" +
+                                              std::string(ref.substr(0, 80)) +
+                                              "\" is not an IPAMClaim name"};
+    return std::string(ref);
+}
+
 Result<ClaimPlan> planClaim(const IpamClaimView& claim, std::string_view network,
                             const std::vector<IpRange>& ranges) {
     ClaimPlan plan;

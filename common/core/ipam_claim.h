@@ -30,6 +30,23 @@ struct ClaimPlan {
     std::vector<std::string> warnings;  // spec.network naming another network
 };
 
+// What allot writes to an IPAMClaim's status (through the status subresource): the addresses
+// in CIDR form, the pod that allocated them, and the condition IPsAllocated.
+struct ClaimStatus {
+    std::vector<std::string> ips;
+    std::string ownerPod;  // status.ownerPod.name; empty: left as it is
+    bool allocated = true;
+    std::string reason;  // the condition's reason (CamelCase, required by the CRD)
+    std::string message;
+};
+inline constexpr std::string_view kIpsAllocated = "IPsAllocated";
+inline constexpr std::string_view kReasonAllocated = "SuccessfulAllocation";
+inline constexpr std::string_view kReasonExhausted = "SubnetExhausted";
+
+// The claim a pod's reference names: an object name (DNS-1123 subdomain) in the pod's
+// namespace. InvalidConfig naming `source` (where the reference came from) otherwise.
+Result<std::string> claimName(std::string_view ref, std::string_view source);
+
 // InvalidConfig (naming the claim and the value) when a status address cannot be read, lies
 // outside every range of the network (or is not allocatable in it), or two fall in one range.
 // A claim whose spec.network is not `network` is used, with a warning (KubeVirt names the

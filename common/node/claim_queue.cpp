@@ -140,6 +140,8 @@ const char* kindName(core::PickKind k) {
             return "existing";
         case core::PickKind::HandedOver:
             return "handover";
+        case core::PickKind::Shared:
+            return "shared";
         case core::PickKind::New:
             break;
     }
@@ -176,7 +178,8 @@ core::Result<core::Pick> decodeAnswer(const json::Value& v) {
     auto addr = core::IpAddress::parse(**ip);
     auto offset = core::u128FromString(**off);
     if (!addr || !offset) return bad;
-    for (auto k : {core::PickKind::Existing, core::PickKind::HandedOver, core::PickKind::New})
+    for (auto k : {core::PickKind::Existing, core::PickKind::HandedOver, core::PickKind::Shared,
+                   core::PickKind::New})
         if (**kind == kindName(k)) return core::Pick{*addr, *offset, k};
     return bad;
 }

@@ -44,3 +44,20 @@ TEST_CASE("a malformed annotation is InvalidConfig naming it") {
         CHECK(e.error().message.find("k8s.v1.cni.cncf.io/networks") != std::string::npos);
     }
 }
+
+TEST_CASE("an annotation over the size or element limit is refused, naming the limit") {
+    std::string big =
+        R"([{"name":"a","x":")" + std::string(kMaxNetworksAnnotationBytes, 'x') + R"("}])";
+    auto e = selectionFor(big, "net1");
+    REQUIRE(!e.ok());
+    CHECK(e.code() == core::Errc::InvalidConfig);
+    CHECK(e.error().message.find("over the limit of 65536") != std::string::npos);
+    std::string many = "a";
+    for (size_t i = 0; i < kMaxSelectionElements; ++i) many += ",a";
+    auto m = selectionFor(many, "net1");
+    REQUIRE(!m.ok());
+    CHECK(m.error().message.find("more than the limit of 128") != std::string::npos);
+    std::string enough = "a";
+    for (size_t i = 1; i < kMaxSelectionElements; ++i) enough += ",a";
+    CHECK(selectionFor(enough, "net128")->has_value());
+}

@@ -229,12 +229,12 @@ TEST_CASE("a second pod with the same claim gets the same address without taking
                           {Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r)});
     REQUIRE(any.outcomes[0].pick.ok());
     CHECK(any.outcomes[0].pick->offset == 3);
-    CHECK(any.outcomes[0].pick->kind == PickKind::Existing);
+    CHECK(any.outcomes[0].pick->kind == PickKind::Shared);
     Intent exact = Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r);
     exact.requested = IpAddress::parse("10.0.0.3").value();
     auto res = applyBatch(r.cidr(), m, {exact});
     REQUIRE(res.outcomes[0].pick.ok());
-    CHECK(res.outcomes[0].pick->kind == PickKind::Existing);
+    CHECK(res.outcomes[0].pick->kind == PickKind::Shared);
     CHECK(m.at(3).containerId == "src");  // the source pod still holds the entry
     // Another claim asking for that address is refused.
     Intent other = Intent::claim(claimed("x", "vms/launcher-c", "vms/vm-b.pod7"), r);

@@ -57,3 +57,14 @@ TEST_CASE("status addresses outside the ranges, unreadable, excluded or doubled 
     REQUIRE(!twice.ok());
     CHECK(twice.error().message.find("same range as 10.0.0.5") != std::string::npos);
 }
+
+TEST_CASE("a claim reference must be an object name") {
+    CHECK(claimName("vm-a.net1", "args.cni ipam-claim-reference").value() == "vm-a.net1");
+    for (const char* bad : {"", "../x", "a/b", "Vm", "-a", "a.", "a b"}) {
+        auto n = claimName(bad, "args.cni ipam-claim-reference");
+        REQUIRE_MESSAGE(!n.ok(), bad);
+        CHECK(n.code() == Errc::InvalidConfig);
+        CHECK(n.error().message.find("args.cni ipam-claim-reference") != std::string::npos);
+    }
+    CHECK_FALSE(claimName(std::string(254, 'a'), "x").ok());
+}
