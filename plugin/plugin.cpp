@@ -113,6 +113,7 @@ struct Request {
     const core::Owner& owner;
     const std::string& version;
     logging::Logger* log;
+    ClaimApi* claims = nullptr;
 };
 
 Outcome runAdd(EngineContext& ctx, const Request& q) {
@@ -126,7 +127,12 @@ Outcome runAdd(EngineContext& ctx, const Request& q) {
         if (!ips) return failWith(q.version, ips.error(), q.log);
         requested = std::move(*ips);
     }
-    auto r = add(ctx, q.cfg, q.net, q.owner, requested);
+    if (q.net.allowPersistentIps && !q.claims && q.log)
+        q.log->warning("allowPersistentIPs: no IPAMClaim client here; an ordinary address");
+    auto r = q.net.allowPersistentIps && q.claims
+                 ? addWithClaim(ctx, q.cfg, q.net, q.owner, std::move(requested), *q.claims,
+                                {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
+                 : add(ctx, q.cfg, q.net, q.owner, requested);
     if (!r) return failWith(q.version, r.error(), q.log);
     std::string ips;
     for (const auto& ip : r->ips) ips += (ips.empty() ? "" : ",") + ip.ip.str();
@@ -247,7 +253,8 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     ctx.sleep = deps.sleep;
 
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, ctx.node, e.args.podUid, net->name};
-    Outcome out = dispatch(ctx, Request{e, *cfg, *net, owner, version, log}, deps);
+    Outcome out =
+        dispatch(ctx, Request{e, *cfg, *net, owner, version, log, handle->claims.get()}, deps);
     out.conflicts = ctx.conflicts;
     out.served = ctx.served;
     return out;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "log/log.h"
+#include "plugin/claims.h"
 #include "plugin/cni_env.h"
 #include "plugin/ipam.h"
 
@@ -15,6 +16,9 @@ namespace allot::plugin {
 struct StoreHandle {
     std::unique_ptr<store::PoolStore> store;
     std::string poolNamespace;
+    // IPAMClaims (allowPersistentIPs) on the store's connection; null: a network that asks for
+    // them gets ordinary addresses, with a warning.
+    std::unique_ptr<ClaimApi> claims = nullptr;
 };
 
 struct Deps {

@@ -29,7 +29,8 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
                                           : c.raw.kubeconfig) +
                 ")");
         std::string ns = (*s)->poolNamespace();
-        return StoreHandle{std::move(*s), ns};
+        auto claims = makeK8sClaimApi((*s)->client(), deadline);
+        return StoreHandle{std::move(*s), ns, std::move(claims)};
     };
     deps.makeLocker = [](const core::ValidatedConfig& c) {
         return node::makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);

@@ -426,10 +426,6 @@ Result<void> readPersistentIps(const Value& doc, NetConf& n) {
             n.claimRef = *ref;
         }
     }
-    if (n.allowPersistentIps)
-        n.warnings.push_back(
-            "allowPersistentIPs: IPAMClaim support is not implemented yet; "
-            "the address is allocated and released as for any pod");
     return core::success();
 }
 

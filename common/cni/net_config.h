@@ -35,7 +35,8 @@ struct NetConf {
     std::string flatFile;                      // the flat file that was merged, if any
     // IPAMClaim (issue 18): the network opts in with top-level "allowPersistentIPs": true; a
     // claim reference may come in args.cni ("ipam-claim-reference"), else from the pod's
-    // network-selection element (network_selection.h). Parsed only: not acted on yet.
+    // network-selection element (network_selection.h); the plugin's ADD acts on them
+    // (plugin/claims.h).
     bool allowPersistentIps = false;
     std::string claimRef;
     // Keys Whereabouts ignores, ignored here too: the plugin logs each (with core's warnings).

@@ -151,7 +151,29 @@ std::optional<RelayResponse> decodeRelayResponse(std::string_view frame) {
     return r;
 }
 
+// The plugin's reads for an IPAMClaim (plugin/claims.h): GET of a pod and of an IPAMClaim,
+// PUT of the claim's status.
+static bool claimRequest(std::string_view method, std::string_view path) {
+    std::string_view kind;
+    if (segment(path, "/api/v1/namespaces/"))
+        kind = "pods";
+    else if (segment(path, "/apis/k8s.cni.cncf.io/v1alpha1/namespaces/"))
+        kind = "ipamclaims";
+    else
+        return false;
+    auto slash = path.find('/');
+    if (slash == std::string_view::npos || !name(path.substr(0, slash))) return false;
+    path.remove_prefix(slash + 1);
+    if (!segment(path, kind) || !segment(path, "/")) return false;
+    const bool status =
+        kind == "ipamclaims" && path.size() > 7 && path.substr(path.size() - 7) == "/status";
+    if (status) path.remove_suffix(7);
+    if (!name(path)) return false;
+    return status ? method == "PUT" : method == "GET";
+}
+
 bool relayAllowed(std::string_view method, std::string_view path) {
+    if (claimRequest(method, path)) return true;
     if (!segment(path, "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/")) return false;
     auto slash = path.find('/');
     if (slash == std::string_view::npos || !name(path.substr(0, slash))) return false;

@@ -55,7 +55,8 @@ std::string encodeRelayResponse(const RelayResponse& r);
 std::optional<RelayResponse> decodeRelayResponse(std::string_view frame);
 
 // Requests the plugin makes: GET/PUT of an IPPool, POST of IPPools and of reservations,
-// GET/DELETE of a reservation, GET of a NodeSlicePool, in any namespace.
+// GET/DELETE of a reservation, GET of a NodeSlicePool, in any namespace; for an IPAMClaim
+// (allowPersistentIPs), GET of a pod and of an IPAMClaim and PUT of the claim's status.
 bool relayAllowed(std::string_view method, std::string_view path);
 
 // One frame each way, bounded by `deadline`. Transient on timeouts and broken connections.

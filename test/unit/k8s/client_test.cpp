@@ -465,7 +465,7 @@ TEST_CASE("pool requests go through the node relay and the rest go direct") {
     auto body = allot::json::parse(R"({"metadata":{"name":"10.0.0.1"}})");
     auto made = client->create(kReservations, *body);
     REQUIRE(made.ok());
-    CHECK(client->get(kPods + "/p").ok());  // not a pool request: direct
+    CHECK(client->get(kPods).ok());  // a list is not the plugin's request: direct
     CHECK(client->relayedCount() == 1);
     CHECK(client->requestCount() == 2);
     CHECK(server.requests().size() == 1);
@@ -555,6 +555,24 @@ TEST_CASE("the relay carries only the plugin's pool requests") {
     CHECK_FALSE(
         relayAllowed("GET", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/../ippools/x"));
     CHECK_FALSE(relayAllowed("PATCH", base + "ippools/x"));
+}
+
+TEST_CASE("the relay carries an IPAMClaim ADD's reads of its pod and claim, and the status write") {
+    using allot::k8s::relayAllowed;
+    const std::string claims = "/apis/k8s.cni.cncf.io/v1alpha1/namespaces/vms/ipamclaims/";
+    CHECK(relayAllowed("GET", "/api/v1/namespaces/vms/pods/launcher-a"));
+    CHECK(relayAllowed("GET", claims + "vm-a.blue"));
+    CHECK(relayAllowed("PUT", claims + "vm-a.blue/status"));
+    CHECK_FALSE(relayAllowed("PUT", claims + "vm-a.blue"));  // the spec is not the plugin's
+    CHECK_FALSE(relayAllowed("GET", claims + "vm-a.blue/status"));
+    CHECK_FALSE(relayAllowed("DELETE", claims + "vm-a.blue"));
+    CHECK_FALSE(relayAllowed("GET", "/apis/k8s.cni.cncf.io/v1alpha1/namespaces/vms/ipamclaims"));
+    CHECK_FALSE(relayAllowed("GET", "/api/v1/namespaces/vms/pods"));
+    CHECK_FALSE(relayAllowed("PUT", "/api/v1/namespaces/vms/pods/launcher-a"));
+    CHECK_FALSE(relayAllowed("GET", "/api/v1/namespaces/vms/pods/launcher-a/log"));
+    CHECK_FALSE(relayAllowed("GET", "/api/v1/namespaces/vms/secrets/x"));
+    CHECK_FALSE(relayAllowed("GET", "/api/v1/namespaces/../pods/x"));
+    CHECK_FALSE(relayAllowed("PUT", claims + "status"));
 }
 
 namespace {

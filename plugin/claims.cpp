@@ -1,0 +1,105 @@
+#include "plugin/claims.h"
+
+#include "cni/network_selection.h"
+
+namespace allot::plugin {
+
+using core::Errc;
+using core::makeError;
+using core::Result;
+
+namespace {
+
+// The claim's name for this call: args.cni's reference, else the pod's selection element's
+// for this interface; "" when neither names one.
+Result<std::string> claimRefFor(const NetConf& net, ClaimApi& api, const ClaimCall& call) {
+    if (!net.claimRef.empty())
+        return core::claimName(net.claimRef, "args.cni ipam-claim-reference");
+    if (call.podName.empty()) return std::string();
+    auto annotation = api.podNetworks(call.podNamespace, call.podName);
+    if (!annotation) {
+        if (annotation.code() == Errc::NotFound)
+            return makeError(Errc::Transient, "pod " + call.podNamespace + "/" + call.podName +
+                                                  " not found (its IPAMClaim reference is read "
+                                                  "from it)");
+        return annotation.error();
+    }
+    auto element = cni::selectionFor(*annotation, call.ifName);
+    if (!element)
+        return makeError(Errc::InvalidConfig, "pod " + call.podNamespace + "/" + call.podName +
+                                                  ": " + element.error().message);
+    if (!*element || (*element)->claimRef.empty()) return std::string();
+    return core::claimName((*element)->claimRef,
+                           std::string(cni::kNetworksAnnotation) + " ipam-claim-reference");
+}
+
+// status.ips as allot writes them: each range's address with the range's prefix.
+std::vector<std::string> statusIps(const CniResult& r, size_t ranges) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < r.ips.size() && i < ranges; ++i)
+        out.push_back(r.ips[i].ip.str() + "/" + std::to_string(r.ips[i].prefix));
+    return out;
+}
+
+// The addresses the claim's status names, as requested addresses; the pod's own request when
+// the claim has none (then recorded in the claim).
+std::vector<core::IpAddress> wanted(const core::ClaimPlan& plan,
+                                    std::vector<core::IpAddress> requested) {
+    if (plan.allocate) return requested;
+    std::vector<core::IpAddress> out;
+    for (const auto& ip : plan.perRange)
+        if (ip) out.push_back(*ip);
+    return out;
+}
+
+}  // namespace
+
+Result<CniResult> addWithClaim(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                               const NetConf& net, core::Owner owner,
+                               std::vector<core::IpAddress> requested, ClaimApi& api,
+                               const ClaimCall& call) {
+    auto name = claimRefFor(net, api, call);
+    if (!name) return name.error();
+    if (name->empty()) return add(ctx, cfg, net, owner, requested);
+    const std::string ref = call.podNamespace + "/" + *name;
+    auto claim = api.claim(call.podNamespace, *name);
+    if (!claim) {
+        if (claim.code() == Errc::NotFound)
+            return makeError(Errc::Transient,
+                             "IPAMClaim " + ref + " not found (the pod references it in " +
+                                 (net.claimRef.empty() ? std::string(cni::kNetworksAnnotation)
+                                                       : std::string("args.cni")) +
+                                 "; try again once it exists)");
+        return makeError(claim.code(), "IPAMClaim " + ref + ": " + claim.error().message);
+    }
+    auto plan = core::planClaim(*claim, net.name, cfg.ranges);
+    if (!plan) return plan.error();
+    if (call.log)
+        for (const auto& w : plan->warnings) call.log->warning(w);
+    owner.claim = ref;
+    auto r = add(ctx, cfg, net, owner, wanted(*plan, std::move(requested)));
+    if (!r) {
+        if (r.code() == Errc::Exhausted && plan->allocate) {
+            core::ClaimStatus st{
+                {}, call.podName, false, std::string(core::kReasonExhausted), r.error().message};
+            if (auto w = api.setStatus(call.podNamespace, *name, st); !w && call.log)
+                call.log->error("IPAMClaim " + ref + ": status not written: " + w.error().message);
+        }
+        return r;
+    }
+    const bool complete =
+        !plan->allocate && std::all_of(plan->perRange.begin(), plan->perRange.end(),
+                                       [](const auto& ip) { return ip.has_value(); });
+    if (complete) return r;
+    core::ClaimStatus st{statusIps(*r, cfg.ranges.size()), call.podName, true,
+                         std::string(core::kReasonAllocated), "allocated by allot"};
+    if (auto w = api.setStatus(call.podNamespace, *name, st); !w)
+        return makeError(w.code() == Errc::Conflict ? Errc::Transient : w.code(),
+                         "IPAMClaim " + ref +
+                             ": status not written (the address stays the "
+                             "claim's; try again): " +
+                             w.error().message);
+    return r;
+}
+
+}  // namespace allot::plugin

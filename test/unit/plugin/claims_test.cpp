@@ -1,0 +1,213 @@
+#include "plugin/claims.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "../store/store_ref.h"
+#include "plugin/plugin.h"
+#include "store/memory_store.h"
+
+using namespace allot;
+using namespace allot::plugin;
+
+namespace {
+
+// The API an ADD with a claim talks to, in memory: pods' networks annotations and claims.
+struct FakeClaims {
+    std::map<std::string, std::string> networks;  // "ns/pod" -> annotation
+    std::map<std::string, core::IpamClaimView> claims;
+    std::map<std::string, core::ClaimStatus> written;
+    int podReads = 0;
+};
+
+class FakeClaimApi : public ClaimApi {
+  public:
+    explicit FakeClaimApi(FakeClaims& f) : f_(f) {}
+    core::Result<std::string> podNetworks(const std::string& ns, const std::string& name) override {
+        ++f_.podReads;
+        auto it = f_.networks.find(ns + "/" + name);
+        if (it == f_.networks.end()) return core::makeError(core::Errc::NotFound, "no pod");
+        return it->second;
+    }
+    core::Result<core::IpamClaimView> claim(const std::string& ns,
+                                            const std::string& name) override {
+        auto it = f_.claims.find(ns + "/" + name);
+        if (it == f_.claims.end()) return core::makeError(core::Errc::NotFound, "no claim");
+        return it->second;
+    }
+    core::Result<void> setStatus(const std::string& ns, const std::string& name,
+                                 const core::ClaimStatus& st) override {
+        f_.written[ns + "/" + name] = st;
+        if (st.allocated) f_.claims[ns + "/" + name].ips = st.ips;
+        return {};
+    }
+
+  private:
+    FakeClaims& f_;
+};
+
+struct Harness {
+    std::shared_ptr<store::MemoryStore> mem = std::make_shared<store::MemoryStore>();
+    FakeClaims api;
+    Deps deps;
+
+    // The production wiring's shape: one store per call, with the claim API on it.
+    core::Result<StoreHandle> handle() {
+        auto s = std::make_unique<test::StoreRef<store::MemoryStore>>(mem);
+        return StoreHandle{std::move(s), "kube-system", std::make_unique<FakeClaimApi>(api)};
+    }
+
+    Harness() {
+        deps.flatFiles = {};
+        deps.sleep = [](std::chrono::milliseconds) {};
+        deps.makeStore = [this](const core::ValidatedConfig&, Clock::time_point) {
+            return handle();
+        };
+        deps.nodeName = [](const core::ValidatedConfig&, const cni::NetConf&) {
+            return std::string("node-a");
+        };
+    }
+
+    Outcome call(const std::string& cmd, const std::string& conf, const std::string& cid,
+                 const std::string& pod) {
+        EnvMap env{{"CNI_COMMAND", cmd},
+                   {"CNI_CONTAINERID", cid},
+                   {"CNI_NETNS", "/var/run/netns/t"},
+                   {"CNI_IFNAME", "net1"},
+                   {"CNI_PATH", "/opt/cni/bin"},
+                   {"CNI_ARGS", "K8S_POD_NAMESPACE=vms;K8S_POD_NAME=" + pod}};
+        return run(env, conf, deps);
+    }
+    size_t held() { return mem->getPool("10.0.0.0-29")->allocations.size(); }
+};
+
+std::string conf(const std::string& top = "") {
+    return R"({"cniVersion":"1.1.0","name":"blue","type":"macvlan","allowPersistentIPs":true,)" +
+           top + R"("ipam":{"type":"allot","range":"10.0.0.0/29"}})";
+}
+
+json::Value parsed(const Outcome& o) {
+    auto v = json::parse(o.stdoutText);
+    REQUIRE_MESSAGE(v.ok(), o.stdoutText);
+    return *v;
+}
+
+std::string address(const Outcome& o) {
+    REQUIRE_MESSAGE(o.exitCode == 0, o.stdoutText);
+    return parsed(o).find("ips")->items()[0].find("address")->asString();
+}
+
+int code(const Outcome& o) {
+    return static_cast<int>(*parsed(o).find("code")->asInt());
+}
+
+std::string message(const Outcome& o) {
+    return parsed(o).find("msg")->asString();
+}
+
+const std::string kNetworks = R"([{"name":"blue","ipam-claim-reference":"vm-a.blue"}])";
+
+}  // namespace
+
+TEST_CASE("an empty claim gets an address owned by the claim, written to its status") {
+    Harness h;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    auto a = h.call("ADD", conf(), "src", "launcher-a");
+    CHECK(address(a) == "10.0.0.1/29");
+    auto pool = h.mem->getPool("10.0.0.0-29");
+    CHECK(pool->allocations.at(1).claim == "vms/vm-a.blue");
+    REQUIRE(h.api.written.count("vms/vm-a.blue") == 1);
+    const auto& st = h.api.written.at("vms/vm-a.blue");
+    CHECK(st.ips == std::vector<std::string>{"10.0.0.1/29"});
+    CHECK(st.ownerPod == "launcher-a");
+    CHECK(st.allocated);
+    CHECK(st.reason == "SuccessfulAllocation");
+}
+
+TEST_CASE("a second pod with the claim shares its address; DEL of both keeps it") {
+    Harness h;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.networks["vms/launcher-b"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    auto a = h.call("ADD", conf(), "src", "launcher-a");
+    h.api.written.clear();
+    auto b = h.call("ADD", conf(), "dst", "launcher-b");
+    CHECK(address(b) == address(a));
+    CHECK(h.api.written.empty());  // the status already says it
+    CHECK(h.held() == 1);
+    CHECK(h.call("DEL", conf(), "src", "launcher-a").exitCode == 0);
+    CHECK(h.call("DEL", conf(), "dst", "launcher-b").exitCode == 0);
+    REQUIRE(h.held() == 1);
+    // A restarted VM (a third pod) gets it again.
+    h.api.networks["vms/launcher-c"] = kNetworks;
+    CHECK(address(h.call("ADD", conf(), "c3", "launcher-c")) == address(a));
+}
+
+TEST_CASE("a claim that does not exist yet is code 11, naming it; nothing is allocated") {
+    Harness h;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    auto a = h.call("ADD", conf(), "src", "launcher-a");
+    CHECK(code(a) == 11);
+    CHECK(message(a).find("IPAMClaim vms/vm-a.blue not found") != std::string::npos);
+    CHECK(h.mem->getPool("10.0.0.0-29").code() == core::Errc::NotFound);
+}
+
+TEST_CASE("args.cni's reference is used without reading the pod") {
+    Harness h;
+    h.api.claims["vms/vm-b"] = {"vms/vm-b", "blue", {"10.0.0.5/29"}};
+    auto a = h.call("ADD", conf(R"("args":{"cni":{"ipam-claim-reference":"vm-b"}},)"), "c1", "p1");
+    CHECK(address(a) == "10.0.0.5/29");
+    CHECK(h.api.podReads == 0);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(5).claim == "vms/vm-b");
+}
+
+TEST_CASE("no reference in the element for this interface: an ordinary address") {
+    Harness h;
+    h.api.networks["vms/p1"] = R"([{"name":"blue","interface":"net2","ipam-claim-reference":"x"}])";
+    auto a = h.call("ADD", conf(), "c1", "p1");
+    CHECK(address(a) == "10.0.0.1/29");
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(1).claim.empty());
+}
+
+TEST_CASE("bad input is code 7 with a clear message and releases nothing") {
+    Harness h;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    REQUIRE(h.call("ADD", conf(), "src", "launcher-a").exitCode == 0);
+    // A malformed annotation.
+    h.api.networks["vms/bad"] = R"([{"name":"blue","ipam-claim-reference":5}])";
+    auto a = h.call("ADD", conf(), "c2", "bad");
+    CHECK(code(a) == 7);
+    CHECK(message(a).find("k8s.v1.cni.cncf.io/networks") != std::string::npos);
+    // A reference that is no object name.
+    h.api.networks["vms/bad2"] = R"([{"name":"blue","ipam-claim-reference":"../x"}])";
+    CHECK(code(h.call("ADD", conf(), "c3", "bad2")) == 7);
+    // A claim whose status holds an address outside the range.
+    h.api.networks["vms/out"] = R"([{"name":"blue","ipam-claim-reference":"vm-out"}])";
+    h.api.claims["vms/vm-out"] = {"vms/vm-out", "blue", {"10.9.0.5/24"}};
+    auto o = h.call("ADD", conf(), "c4", "out");
+    CHECK(code(o) == 7);
+    CHECK(message(o).find("outside every range") != std::string::npos);
+    CHECK(h.held() == 1);
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(1).claim == "vms/vm-a.blue");
+}
+
+TEST_CASE("an exhausted network writes IPsAllocated=False with SubnetExhausted and fails") {
+    Harness h;
+    for (int i = 0; i < 6; ++i) {
+        std::string pod = "p" + std::to_string(i);
+        h.api.networks["vms/" + pod] = "";  // pods without a claim
+        REQUIRE(h.call("ADD", conf(), "c" + std::to_string(i), pod).exitCode == 0);
+    }
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    auto a = h.call("ADD", conf(), "src", "launcher-a");
+    CHECK(code(a) == 100);
+    REQUIRE(h.api.written.count("vms/vm-a.blue") == 1);
+    const auto& st = h.api.written.at("vms/vm-a.blue");
+    CHECK_FALSE(st.allocated);
+    CHECK(st.reason == "SubnetExhausted");
+    CHECK(st.ips.empty());
+}
