@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cni/net_config.h"
+#include "gc-sidecar/claim_gc.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/http_server.h"
 #include "gc-sidecar/k8s_cluster.h"
@@ -139,6 +140,7 @@ class Daemon {
     bool startReclaimer();
     bool startRepair();
     bool startSlices();
+    bool startClaims(RepairOptions& popts);
     bool bindHttp();
     bool bindRelay();
     bool writeNodeKubeconfig();
@@ -162,6 +164,7 @@ class Daemon {
     std::unique_ptr<Reclaimer> reclaimer_;
     std::unique_ptr<PodWatch> watch_;
     std::unique_ptr<RepairLoop> repair_;
+    std::unique_ptr<ClaimSource> claimSource_;
     std::unique_ptr<SliceCluster> sliceCluster_;
     std::unique_ptr<SliceController> slices_;
     std::unique_ptr<LeaderElector> elector_;
@@ -267,6 +270,7 @@ bool Daemon::startRepair() {
     popts.batch = cfg_.repairBatch;
     popts.anomalyPasses = cfg_.leakPasses;
     popts.scanLock = &scanLock_;
+    if (!startClaims(popts)) return false;
     repair_ = std::make_unique<RepairLoop>(popts, *repairClusters, *recorder_, metrics_, stop_);
     if (!startSlices()) return false;
     LeaseOptions lopts{cfg_.leaseName, cfg_.leaseNamespace, cfg_.identity, cfg_.leaseDuration,
@@ -279,6 +283,26 @@ bool Daemon::startRepair() {
             if (slices_) slices_->setLeading(leading);
         },
         [this] { metrics_.addApiError(); }, stop_);
+    return true;
+}
+
+// IPAMClaim-owned addresses of deleted claims, freed after every repair pass (claim_gc.h), on
+// a client of their own.
+bool Daemon::startClaims(RepairOptions& popts) {
+    auto cl = clusters(1);
+    if (!cl) return false;
+    claimSource_ = makeK8sClaimSource(*owned_.back());
+    popts.afterPass = [this, c = (*cl)[0]] {
+        auto r = releaseDeletedClaims(*c, *claimSource_, cfg_.poolNamespace, *recorder_, metrics_);
+        if (!r && r.code() == core::Errc::NotFound)
+            logging::logDebug("IPAMClaims not served (" + r.error().message + "): none released");
+        else if (!r)
+            logging::logWarn("IPAMClaim pass: " + r.error().message);
+        else if (r->owned)
+            logging::logInfo("IPAMClaim pass: " + std::to_string(r->owned) +
+                             " claim-owned addresses, " + std::to_string(r->gone) +
+                             " deleted claims, " + std::to_string(r->released) + " released");
+    };
     return true;
 }
 

@@ -112,6 +112,7 @@ PassReport RepairLoop::pass() {
     applyReleases(found.candidates, due.releaseByPool, scan.nodes, rep);
     applyOrphanDeletes(reservations, due.toDelete, rep);
     applyReservationCreates(found.missing, due.toCreate, rep);
+    if (opts_.afterPass && loop_.leading()) opts_.afterPass();
 
     // The pass's indexes are freed now; hand the pages back rather than keep the peak.
     scan.analysis.reset();

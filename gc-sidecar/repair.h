@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -50,7 +51,8 @@ struct RepairOptions {
     // An anomaly is logged, counted and evented once seen on this many consecutive passes: a
     // pool entry written a moment before its reservation (an ADD in flight) is not one.
     int anomalyPasses = 1;
-    std::mutex* scanLock = nullptr;  // as ReclaimerOptions::scanLock
+    std::mutex* scanLock = nullptr;   // as ReclaimerOptions::scanLock
+    std::function<void()> afterPass;  // run after each pass while leading (IPAMClaims)
 };
 
 struct PassReport {

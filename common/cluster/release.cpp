@@ -42,7 +42,7 @@ std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Ow
 // while the owner it saw still holds it (core::Intent::ReleaseIfHeld).
 Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
                                               const std::string& poolName, const Selector& select,
-                                              int maxAttempts) {
+                                              int maxAttempts, bool claimsGone) {
     engine::RetryPolicy retry(engine::Clock::time_point::max(), {}, maxAttempts);
     retry.onlyConflicts();  // the release queue retries the rest, with its own backoff
     engine::PoolTransaction tx(c.pools(ns), retry);
@@ -53,8 +53,10 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
         if (!offsets) return Result<std::vector<core::Intent>>(offsets.error());
         std::vector<core::Intent> out;
         for (core::u128 off : *offsets)
-            if (auto it = pool.allocations.find(off); it != pool.allocations.end())
+            if (auto it = pool.allocations.find(off); it != pool.allocations.end()) {
                 out.push_back(core::Intent::releaseIfHeld(off, it->second));
+                out.back().claimGone = claimsGone;
+            }
         return Result<std::vector<core::Intent>>(std::move(out));
     });
     if (!res) return res.error();

@@ -25,10 +25,12 @@ using Selector = std::function<Result<std::vector<core::u128>>(const store::Pool
 // Reads pool ns/name, removes what `select` picks, and writes it back guarded by the
 // resourceVersion it read; on Conflict it reads again and asks `select` again (so a
 // decision is always made on the data it overwrites). A missing pool releases nothing.
-// Errors: as Cluster, and Transient after `maxAttempts` conflicts.
+// Errors: as Cluster, and Transient after `maxAttempts` conflicts. An entry an IPAMClaim owns
+// is kept unless `claimsGone`: the caller's confirmed read found the claim of every entry
+// `select` picks deleted (core::mayRelease).
 Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
                                               const std::string& pool, const Selector& select,
-                                              int maxAttempts = 10);
+                                              int maxAttempts = 10, bool claimsGone = false);
 
 // The network_name prefixes a reservation of an address in `pool` may carry, derived from the
 // pool's name, which is [network_name-][node-]range (Whereabouts' naming).

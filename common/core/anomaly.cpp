@@ -69,7 +69,7 @@ std::string_view name(LeakReason reason) {
 }
 
 LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
-    if (entry.podRef.empty()) return LeakReason::None;
+    if (entry.podRef.empty() || claimOwned(entry)) return LeakReason::None;
     if (!pod) return LeakReason::NoPod;
     const std::string ns = namespaceOf(entry.podRef);
     const std::string name = entry.podRef.substr(entry.podRef.find('/') + 1);

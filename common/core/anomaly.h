@@ -81,7 +81,8 @@ struct PodState {
 };
 
 // Is `entry` leaked, given the pod of its podref now (nullptr: no such pod)? An entry
-// without a podref is never a leak candidate (nothing to check it against).
+// without a podref is never a leak candidate (nothing to check it against), nor is one an
+// IPAMClaim owns: it outlives its pods, and goes only with its claim (core/ownership.h).
 LeakReason classifyLeak(const Owner& entry, const PodState* pod);
 
 // A Node as a pass listed it: Ready, or since when it is not.
