@@ -8,7 +8,7 @@ source "$ROOT/test/lib.sh"   # cluster_start, ok, bad, suite_summary
 SUITE_NAME=deploy
 cluster_start >/dev/null
 
-for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do
+for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/optional/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do
   if out=$(kubectl apply --server-side --force-conflicts --field-manager=allot-test -f "$f" 2>&1); then
     ok "server-side apply $(basename "$f")"
   else
@@ -63,6 +63,7 @@ allowed=(
   "get network-attachment-definitions.k8s.cni.cncf.io" "list network-attachment-definitions.k8s.cni.cncf.io"
   "create events"
   "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
+  "get ipamclaims.k8s.cni.cncf.io" "list ipamclaims.k8s.cni.cncf.io" "watch ipamclaims.k8s.cni.cncf.io"
 )
 for a in "${allowed[@]}"; do
   # shellcheck disable=SC2086
@@ -80,12 +81,28 @@ denied=(
   "patch nodeslicepools.whereabouts.cni.cncf.io" "watch nodeslicepools.whereabouts.cni.cncf.io"
   "watch network-attachment-definitions.k8s.cni.cncf.io"
   "patch events" "create events.events.k8s.io"
+  # IPAMClaims: read, and only their status written (issue 18).
+  "create ipamclaims.k8s.cni.cncf.io" "update ipamclaims.k8s.cni.cncf.io"
+  "patch ipamclaims.k8s.cni.cncf.io" "delete ipamclaims.k8s.cni.cncf.io"
 )
 for d in "${denied[@]}"; do
   # shellcheck disable=SC2086
   if can $d; then bad "allot may $d (must be denied)"; else ok "denied: $d"; fi
 done
 if can update leases.coordination.k8s.io default; then bad "allot may update leases outside kube-system"; else ok "denied: leases outside kube-system"; fi
+# The status subresource of an IPAMClaim: update only (the relay carries the plugin's write).
+for who in "$SA" system:serviceaccount:kube-system:allot-plugin; do
+  if kubectl auth can-i update ipamclaims.k8s.cni.cncf.io --subresource=status --as="$who" -n vms >/dev/null 2>&1; then
+    ok "allowed: $who update ipamclaims/status"
+  else
+    bad "$who cannot update ipamclaims/status"
+  fi
+  if kubectl auth can-i patch ipamclaims.k8s.cni.cncf.io --subresource=status --as="$who" -n vms >/dev/null 2>&1; then
+    bad "$who may patch ipamclaims/status (must be denied)"
+  else
+    ok "denied: $who patch ipamclaims/status"
+  fi
+done
 
 # The plugin's own identity: what ADD/DEL/CHECK/GC call, nothing else (issue 22.10).
 PSA=system:serviceaccount:kube-system:allot-plugin
@@ -96,11 +113,16 @@ for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cnc
          "list overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "create overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "delete overlappingrangeipreservations.whereabouts.cni.cncf.io" \
-         "get nodeslicepools.whereabouts.cni.cncf.io"; do
+         "get nodeslicepools.whereabouts.cni.cncf.io" "get pods" \
+         "get ipamclaims.k8s.cni.cncf.io"; do
   # shellcheck disable=SC2086
   if pcan $a; then ok "plugin allowed: $a"; else bad "the plugin cannot $a"; fi
 done
-for d in "list pods" "get pods" "watch pods" "get network-attachment-definitions.k8s.cni.cncf.io" \
+# get pods and IPAMClaims: an ADD with allowPersistentIPs reads its pod's annotation and claim
+# when the node relay is down (issue 18).
+for d in "list pods" "watch pods" "get network-attachment-definitions.k8s.cni.cncf.io" \
+         "list ipamclaims.k8s.cni.cncf.io" "update ipamclaims.k8s.cni.cncf.io" \
+         "delete ipamclaims.k8s.cni.cncf.io" \
          "create events" "get leases.coordination.k8s.io" "update leases.coordination.k8s.io" \
          "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io" \
          "update nodeslicepools.whereabouts.cni.cncf.io" "get secrets" "list nodes" \
