@@ -162,6 +162,7 @@ class Daemon {
     std::vector<std::unique_ptr<K8sCluster>> owned_;
     std::unique_ptr<EventRecorder> recorder_;
     std::unique_ptr<Reclaimer> reclaimer_;
+    PodNetworksIndex podIndex_;  // the pod watch's, for the relay's answers
     std::unique_ptr<PodWatch> watch_;
     std::unique_ptr<RepairLoop> repair_;
     std::unique_ptr<ClaimSource> claimSource_;
@@ -253,6 +254,7 @@ bool Daemon::startReclaimer() {
         [this](PodRecord p) { reclaimer_->podDeleted(std::move(p)); },
         [this](std::vector<PodRecord> live) { reclaimer_->catchUp(std::move(live)); }, metrics_,
         stop_);
+    watch_->setIndex(&podIndex_);
     return true;
 }
 
@@ -349,6 +351,7 @@ bool Daemon::bindRelay() {
     ro.server = cluster_->server;
     while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
     ro.health = std::make_shared<RelayHealth>();
+    ro.local = [this](const k8s::RelayRequest& r) { return podIndex_.answer(r); };
     relay_ = std::make_unique<RelayServer>(
         ro, clientForward([this] { return newClient(); }, 4, ro.health));
     if (auto b = relay_->bind(); !b) {

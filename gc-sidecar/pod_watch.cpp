@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "cni/network_selection.h"
 #include "core/ownership.h"
 #include "engine/retry_policy.h"
 #include "gc-sidecar/network_status.h"
@@ -53,6 +54,8 @@ std::optional<PodRecord> podRecordOf(const json::Value& pod) {
         if (const json::Value* m = a->find(core::kConfigMirrorAnnotation.data());
             m && m->isString())
             r.mirrorOf = m->asString();
+        if (const json::Value* n = a->find(cni::kNetworksAnnotation); n && n->isString())
+            r.networks = n->asString();
     }
     if (const json::Value* spec = pod.find("spec"); spec && spec->isObject())
         if (const json::Value* h = spec->find("hostNetwork"); h && h->isBool())
@@ -95,6 +98,7 @@ bool PodWatch::relist(std::string& rv) {
     for (auto& [uid, rec] : pods_)
         if (!fresh.count(uid)) onDeleted_(std::move(rec));
     pods_ = std::move(fresh);
+    if (index_) index_->reset(pods_);
     ::malloc_trim(0);  // the list's pages are gone: do not keep their peak
     rv = *listed;
     metrics_.watchProgress();
@@ -130,8 +134,10 @@ bool PodWatch::watchFrom(std::string& rv) {
         switch (ev.type) {
             case k8s::WatchEvent::Type::Added:
             case k8s::WatchEvent::Type::Modified:
-                if (auto rec = podRecordOf(ev.object))
+                if (auto rec = podRecordOf(ev.object)) {
+                    if (index_) index_->set(*rec);
                     pods_.insert_or_assign(rec->uid, std::move(*rec));
+                }
                 break;
             case k8s::WatchEvent::Type::Deleted:
                 if (auto rec = podRecordOf(ev.object)) {
@@ -144,6 +150,7 @@ bool PodWatch::watchFrom(std::string& rv) {
                         rec->networkStatus = std::move(it->second.networkStatus);
                     }
                     if (it != pods_.end()) pods_.erase(it);
+                    if (index_) index_->erase(*rec);
                     onDeleted_(std::move(*rec));
                 }
                 break;

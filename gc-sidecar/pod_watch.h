@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gc-sidecar/claim_pod_index.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/stop.h"
@@ -49,6 +50,8 @@ class PodWatch {
 
     // Runs until stopped (a watch in progress ends with its next event or its timeout).
     void run();
+    // Kept up to date with every list and event from then on (set before run()).
+    void setIndex(PodNetworksIndex* index) { index_ = index; }
 
   private:
     bool relist(std::string& rv);
@@ -63,6 +66,7 @@ class PodWatch {
     Metrics& metrics_;
     StopSignal& stop_;
     std::unordered_map<std::string, PodRecord> pods_;  // by uid
+    PodNetworksIndex* index_ = nullptr;
     bool synced_ = false;
     int failures_ = 0;  // consecutive failed lists and watches: the backoff's attempt
 };

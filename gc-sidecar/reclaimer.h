@@ -44,6 +44,8 @@ struct PodRecord {
     bool sandboxGone = false;
     bool hostNetwork = false;  // spec.hostNetwork: no address of allot's to release
     std::string mirrorOf;      // a mirror pod: deleting it does not stop its static pod
+    // k8s.v1.cni.cncf.io/networks, for the relay's answers (claim_pod_index.h); nullopt: none.
+    std::optional<std::string> networks = std::nullopt;
 };
 
 // The addresses the node's network namespaces hold now (sandbox_probe.h); an error when they

@@ -106,6 +106,8 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
         return {Kind::Refused, 0, -1, "this relay talks to " + opts.server + ", not " + req.server};
     if (!k8s::relayAllowed(req.method, req.path))
         return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
+    if (opts.local)
+        if (auto known = opts.local(req)) return std::move(*known);
     if (opts.health && opts.health->down.load())
         return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + opts.health->why()};
     return forward(req);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct RelayServerOptions {
     std::chrono::milliseconds maxTimeout{std::chrono::seconds(30)};
     std::chrono::milliseconds probeInterval{std::chrono::seconds(1)};
     std::shared_ptr<RelayHealth> health;  // null: always taken as up
+    // Answers a request allot-gc already knows (a pod of this node: claim_pod_index.h) without
+    // the API server; nullopt: forwarded.
+    std::function<std::optional<k8s::RelayResponse>(const k8s::RelayRequest&)> local;
 };
 
 // Sends one request on; the result as the API server gave it (the status left uninterpreted).

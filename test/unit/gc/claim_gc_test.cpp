@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include "cni/network_selection.h"
 #include "fake_cluster.h"
+#include "gc-sidecar/claim_pod_index.h"
+#include "gc-sidecar/relay_server.h"
 #include "gc-sidecar/repair.h"
 
 using namespace allot;
@@ -137,4 +140,63 @@ TEST_CASE("the repair loop keeps a claim-owned address whose pods are all gone")
     }
     CHECK(fake.pool(kNs, kPool)->allocations.count(5) == 1);
     CHECK(after == 3);
+}
+
+TEST_CASE("the relay answers a GET of a pod the watch has, from its networks annotation") {
+    gc::PodNetworksIndex idx;
+    gc::PodRecord a{"vms", "launcher-a", "uid-a"};
+    a.networks = R"([{"name":"blue","ipam-claim-reference":"vm-a"}])";
+    idx.set(a);
+    gc::PodRecord plain{"vms", "web", "uid-w"};
+    idx.set(plain);
+    k8s::RelayRequest req{"https://api", "GET", "/api/v1/namespaces/vms/pods/launcher-a", "", "",
+                          1000,          true};
+    auto r = idx.answer(req);
+    REQUIRE(r.has_value());
+    CHECK(r->status == 200);
+    auto pod = json::parse(r->body);
+    REQUIRE(pod.ok());
+    CHECK(pod->find("metadata")->find("uid")->asString() == "uid-a");
+    CHECK(pod->find("metadata")
+              ->find("annotations")
+              ->find("k8s.v1.cni.cncf.io/networks")
+              ->asString() == *a.networks);
+    req.path = "/api/v1/namespaces/vms/pods/web";
+    REQUIRE(idx.answer(req).has_value());
+    CHECK(json::parse(idx.answer(req)->body)->find("metadata")->find("annotations") == nullptr);
+    // Not known, not a GET of a pod: forwarded.
+    req.path = "/api/v1/namespaces/vms/pods/other";
+    CHECK_FALSE(idx.answer(req).has_value());
+    req.path = "/apis/k8s.cni.cncf.io/v1alpha1/namespaces/vms/ipamclaims/vm-a";
+    CHECK_FALSE(idx.answer(req).has_value());
+    // A deletion of an older pod under the name leaves the new one.
+    gc::PodRecord old{"vms", "launcher-a", "uid-old"};
+    idx.erase(old);
+    req.path = "/api/v1/namespaces/vms/pods/launcher-a";
+    CHECK(idx.answer(req).has_value());
+    idx.erase(a);
+    CHECK_FALSE(idx.answer(req).has_value());
+    // An annotation over the plugin's limit is left to the API server (the plugin names it).
+    a.networks = std::string(cni::kMaxNetworksAnnotationBytes + 1, 'x');
+    idx.set(a);
+    CHECK_FALSE(idx.answer(req).has_value());
+}
+
+TEST_CASE("the relay server answers from its local hook before forwarding") {
+    gc::PodNetworksIndex idx;
+    idx.set(gc::PodRecord{"vms", "p", "uid-p"});
+    gc::RelayServerOptions opts;
+    opts.server = "https://api";
+    opts.local = [&](const k8s::RelayRequest& r) { return idx.answer(r); };
+    int forwarded = 0;
+    gc::RelayForward fwd = [&](const k8s::RelayRequest&) {
+        ++forwarded;
+        return k8s::RelayResponse{k8s::RelayResponse::Kind::Answered, 404, -1, "{}"};
+    };
+    k8s::RelayRequest req{"https://api", "GET", "/api/v1/namespaces/vms/pods/p", "", "",
+                          1000,          true};
+    CHECK(gc::relayAnswer(opts, req, fwd).status == 200);
+    req.path = "/api/v1/namespaces/vms/pods/q";
+    CHECK(gc::relayAnswer(opts, req, fwd).status == 404);
+    CHECK(forwarded == 1);
 }

@@ -1,0 +1,38 @@
+#pragma once
+// This node's pods' k8s.v1.cni.cncf.io/networks annotations, kept by the pod watch, so that the
+// node relay answers the plugin's GET of a pod (an ADD on a network with allowPersistentIPs
+// reads its IPAMClaim reference there, plugin/claims.h) without an API round trip. A pod it
+// does not have (not seen yet, another node's, an annotation over the plugin's limit) is
+// forwarded to the API server as before.
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "gc-sidecar/reclaimer.h"
+#include "k8s/relay.h"
+
+namespace allot::gc {
+
+class PodNetworksIndex {
+  public:
+    void set(const PodRecord& r);
+    void erase(const PodRecord& r);  // only while the record's UID is the one kept
+    void reset(const std::unordered_map<std::string, PodRecord>& byUid);  // after a relist
+    // The pod as a Pod object with only its namespace, name, uid and networks annotation, for
+    // a GET of /api/v1/namespaces/<ns>/pods/<name> it has; nullopt for anything else.
+    std::optional<k8s::RelayResponse> answer(const k8s::RelayRequest& req) const;
+    size_t size() const;
+
+  private:
+    struct Entry {
+        std::string uid;
+        std::optional<std::string> networks;
+    };
+    mutable std::mutex mu_;
+    std::map<std::string, Entry> pods_;  // by "namespace/name"
+};
+
+}  // namespace allot::gc
