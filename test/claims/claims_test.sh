@@ -2,7 +2,8 @@
 # Persistent IPs (issue 18) against a real kube-apiserver and etcd (e2e/cluster), driving the
 # real plugin (build/plugin/allot) as a runtime does, from simulated nodes (NODENAME and a lock
 # dir each): the released-address cooldown across nodes and its yield to exhaustion, a fixed
-# address as Multus delivers it, and allowPersistentIPs accepted with a warning.
+# address as Multus delivers it, and IPAMClaims (allowPersistentIPs): KubeVirt's flow, allot-gc
+# freeing a deleted claim's address, and bad input.
 #
 # Uses the cluster named by ALLOT_CLUSTER_DIR when it is up, else starts a private one.
 # Prints `ok - NAME` / `not ok - NAME` per check, then `claims: N passed, N failed`.
@@ -120,17 +121,204 @@ t_fixed_ip_multus() {
 
 # ------------------------------------------------------------- IPAMClaim --
 
-# Not implemented yet: the key is accepted, the call warns, the address is an ordinary one.
-t_persistent_ips_warns() {
-  local n r=10.186.0.0/29 top
-  n=$(net persist)
-  top='{"allowPersistentIPs":true,"args":{"cni":{"ipam-claim-reference":"vm-a.net1"}}}'
-  add_ok node-a c1 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" "$top")" p1 >/dev/null || return 1
-  grep -q "allowPersistentIPs: IPAMClaim support is not implemented yet" <<<"$CNI_ERR" ||
+# The IPAMClaim CRD, pinned in deploy/optional, installed into the real API server; pods and
+# claims live in this run's namespace (RUN_NS), beside its pools.
+claims_init() {
+  kubectl apply -f "$root/deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml" >/dev/null || return 1
+  kubectl wait --for=condition=Established --timeout=60s crd/ipamclaims.k8s.cni.cncf.io >/dev/null || return 1
+  # The allot identity may read the claims once RBAC and the new resource reach the server.
+  wait_for 60 kubectl --kubeconfig="$ALLOT_KUBECONFIG" get ipamclaims -n "$RUN_NS" || return 1
+  on_exit "kubectl delete -n '$RUN_NS' --all --grace-period=0 --force --wait=false pods,ipamclaims >/dev/null 2>&1"
+}
+# mk_claim NAME NETWORK: an IPAMClaim as KubeVirt creates it, before its pod.
+mk_claim() {
+  jq -n --arg n "$1" --arg ns "$RUN_NS" --arg net "$2" \
+    '{apiVersion: "k8s.cni.cncf.io/v1alpha1", kind: "IPAMClaim", metadata: {name: $n, namespace: $ns},
+      spec: {network: $net, interface: "net1"}}' | kubectl create -f - >/dev/null
+}
+claim_json() { kubectl get ipamclaim -n "$RUN_NS" "$1" -o json 2>/dev/null; }
+# mk_pod NAME NETWORKS_ANNOTATION: a pod on node-a carrying Multus' networks annotation.
+mk_pod() {
+  jq -n --arg n "$1" --arg ns "$RUN_NS" --arg a "$2" \
+    '{apiVersion: "v1", kind: "Pod", metadata: {name: $n, namespace: $ns,
+      annotations: {"k8s.v1.cni.cncf.io/networks": $a}},
+      spec: {nodeName: "node-a", containers: [{name: "c", image: "registry.k8s.io/pause:3.10"}]}}' |
+    kubectl create -f - >/dev/null
+}
+# ccni VERB CTR NET IPAM POD: the plugin for POD in RUN_NS on a network with allowPersistentIPs.
+ccni() {
+  local POD_NS=$RUN_NS
+  cni "$1" node-a "$2" "$(netconf node-a "$4" "{\"name\":\"$3\",\"allowPersistentIPs\":true}")" "$5"
+}
+sel() { echo "[{\"name\":\"$1\",\"ipam-claim-reference\":\"$2\"}]"; }
+pool_claim_at() { pool_allocs "$1" | jq -r --arg o "$2" '.[$o].ipamclaim // empty'; }
+
+# KubeVirt's flow against the real API server: the claim first, then the launcher pod; then a
+# migration target pod sharing the address; both pods gone, the address stays.
+t_claim_add_and_migrate() {
+  local n r=10.187.0.0/24 pool ipam a b st
+  n=$(net vm); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_claim vm-a "$n" || return 1
+  mk_pod launcher-a "$(sel "$n" vm-a)" || return 1
+  ccni ADD src "$n" "$ipam" launcher-a
+  cni_ok "ADD launcher-a" || return 1
+  a=$(result_ip)
+  expect_eq "the first address" 10.187.0.1 "$a" || return 1
+  st=$(claim_json vm-a | jq -c '.status')
+  expect_eq "status.ips" "$(jq -c '.ips' <<<"$st")" '["10.187.0.1/24"]' || return 1
+  expect_eq "status.ownerPod" "$(jq -r '.ownerPod.name' <<<"$st")" launcher-a || return 1
+  expect_eq "IPsAllocated" "$(jq -r '.conditions[] | select(.type == "IPsAllocated") | .status' <<<"$st")" True || return 1
+  expect_eq "the entry's owner" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-a" || return 1
+  mk_pod launcher-b "$(sel "$n" vm-a)" || return 1
+  ccni ADD dst "$n" "$ipam" launcher-b
+  cni_ok "ADD launcher-b (migration target)" || return 1
+  b=$(result_ip)
+  expect_eq "the target pod shares the address" "$b" "$a" || return 1
+  expect_eq "one entry" "$(pool_count "$pool")" 1 || return 1
+  ccni DEL src "$n" "$ipam" launcher-a; cni_ok "DEL src" || return 1
+  ccni DEL dst "$n" "$ipam" launcher-b; cni_ok "DEL dst" || return 1
+  kubectl delete pod -n "$RUN_NS" launcher-a launcher-b --grace-period=0 --force >/dev/null 2>&1
+  expect_eq "kept after both DELs" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-a" || return 1
+  res_exists "$(res_name 10.187.0.1 "$n")" || { echo "reservation of 10.187.0.1 gone"; return 1; }
+  # A restarted VM (a new launcher pod) gets it again.
+  mk_pod launcher-c "$(sel "$n" vm-a)" || return 1
+  ccni ADD c3 "$n" "$ipam" launcher-c
+  cni_ok "ADD launcher-c" || return 1
+  expect_eq "the restarted VM's address" "$(result_ip)" "$a"
+}
+
+# start_claim_gc NAME FLAGS...: allot-gc for node-a as the allot identity, pools in RUN_NS; sets
+# GC_PORT and GC_LOG; waits for its first sync (/readyz).
+start_claim_gc() {
+  local name=$1; shift
+  GC_PORT=$(free_port); GC_LOG=$WORK/gc-$name.log
+  "$GC_BIN" --node-name=node-a --kubeconfig="$ALLOT_KUBECONFIG" --namespace="$RUN_NS" \
+    --listen="127.0.0.1:$GC_PORT" --lease-name="$RUN-lease" --lease-namespace=kube-system \
+    --journal-dir= --lease-duration=3s --lease-renew-interval=1s --node-slices=false \
+    --log-level=debug "$@" >>"$GC_LOG" 2>&1 &
+  GC_PID=$!
+  on_exit "kill -9 $GC_PID 2>/dev/null; kubectl delete lease -n kube-system '$RUN-lease' >/dev/null 2>&1"
+  gc_ready() { [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GC_PORT/readyz")" == 200 ]]; }
+  wait_for 60 gc_ready || { echo "allot-gc $name not ready"; tail -n 20 "$GC_LOG"; return 1; }
+}
+
+# Through allot-gc's node relay: the pod's annotation comes from its pod watch (no GET of the
+# pod reaches the API server), the claim's GET and status write go on the relay's connection.
+t_claim_via_relay() {
+  local n r=10.193.0.0/24 ipam sock mark
+  n=$(net relay); sock=$(node_dir node-a)/relay.sock
+  mkdir -p "$(node_dir node-a)"
+  mk_claim vm-r "$n" && mk_pod launcher-r "$(sel "$n" vm-r)" || return 1
+  start_claim_gc relay --repair=false --relay-socket="$sock" || return 1
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\"}"
+  mark=$(audit_mark)
+  ccni ADD r1 "$n" "$ipam" launcher-r
+  cni_ok "ADD through the relay" || return 1
+  expect_eq "status.ips" "$(claim_json vm-r | jq -c '.status.ips')" '["10.193.0.1/24"]' || return 1
+  audit_settle
+  expect_eq "GETs of the pod at the API server" \
+    "$(audit_since "$mark" ".verb == \"get\" and (.requestURI | startswith(\"/api/v1/namespaces/$RUN_NS/pods/launcher-r\"))")" 0 || return 1
+  expect_eq "status writes carried by allot-gc's connection" \
+    "$(audit_since "$mark" "(.requestURI | startswith(\"/apis/k8s.cni.cncf.io/v1alpha1/namespaces/$RUN_NS/ipamclaims/vm-r/status\")) and (.userAgent | startswith(\"allot-gc/node-a\"))")" 1
+}
+
+# allot-gc (leader, repair every second, no leak grace) keeps the address of a claim whose pods
+# are gone, and frees it once the claim is deleted.
+t_claim_deleted_frees() {
+  local n r=10.188.0.0/24 pool ipam port log
+  n=$(net gone); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_claim vm-g "$n" && mk_pod launcher-g "$(sel "$n" vm-g)" || return 1
+  ccni ADD g1 "$n" "$ipam" launcher-g; cni_ok "ADD" || return 1
+  kubectl delete pod -n "$RUN_NS" launcher-g --grace-period=0 --force >/dev/null 2>&1
+  start_claim_gc repair --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  port=$GC_PORT; log=$GC_LOG
+  passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_passes_total" { print $2 }'; }
+  passes_reach() { local p; p=$(passes); (( ${p:-0} >= $1 )); }
+  wait_for 60 passes_reach 3 ||
+    { echo "allot-gc made no 3 repair passes"; tail -n 20 "$log"; return 1; }
+  expect_eq "kept over $(passes) passes without its pod" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-g" || return 1
+  grep -Eq "IPAMClaim pass: [0-9]+ claim-owned" "$log" || { echo "no claim pass logged"; tail -n 20 "$log"; return 1; }
+  kubectl delete ipamclaim -n "$RUN_NS" vm-g >/dev/null || return 1
+  freed() { [[ -z "$(pool_claim_at "$pool" 1)" ]]; }
+  wait_for 30 freed ||
+    { echo "not freed after the claim was deleted"; tail -n 20 "$log"; return 1; }
+  wait_for 10 not res_exists "$(res_name 10.188.0.1 "$n")" || { echo "reservation left"; return 1; }
+  grep -q "its IPAMClaim $RUN_NS/vm-g was deleted" "$log" || { echo "no release logged"; return 1; }
+}
+
+# A claim that does not exist yet: code 11 (the runtime retries); one for another network is
+# used, with a warning.
+t_claim_missing_or_other_network() {
+  local n r=10.189.0.0/24 pool ipam
+  n=$(net miss); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_pod launcher-m "$(sel "$n" vm-missing)" || return 1
+  ccni ADD m1 "$n" "$ipam" launcher-m
+  cni_code 11 "a missing claim" || return 1
+  cni_msg "IPAMClaim $RUN_NS/vm-missing not found" || return 1
+  expect_eq "nothing allocated" "$(pool_count "$pool")" 0 || return 1
+  mk_claim vm-missing "$n" || return 1
+  ccni ADD m1 "$n" "$ipam" launcher-m
+  cni_ok "the retry once the claim exists" || return 1
+  mk_claim vm-other some-other-network && mk_pod launcher-o "$(sel "$n" vm-other)" || return 1
+  ccni ADD o1 "$n" "$ipam" launcher-o
+  cni_ok "a claim for another network" || return 1
+  grep -q "is for network \"some-other-network\", not \"$n\"; using it" <<<"$CNI_ERR" ||
     { echo "no warning: $CNI_ERR"; return 1; }
-  cni ADD node-a c2 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" '{"allowPersistentIPs":"yes"}')" p2
-  cni_code 7 "allowPersistentIPs not a boolean" || return 1
-  cni_msg allowPersistentIPs
+}
+
+# Bad input gets a clear error, and releases nothing.
+t_claim_bad_input() {
+  local n r=10.190.0.0/24 pool ipam before
+  n=$(net bad); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_claim vm-ok "$n" && mk_pod launcher-ok "$(sel "$n" vm-ok)" || return 1
+  ccni ADD ok1 "$n" "$ipam" launcher-ok; cni_ok "ADD" || return 1
+  before=$(pool_allocs "$pool")
+  mk_pod launcher-x '[{"name":"'"$n"'","ipam-claim-reference":5}]' || return 1
+  ccni ADD x1 "$n" "$ipam" launcher-x
+  cni_code 7 "a malformed networks annotation" || return 1
+  cni_msg "k8s.v1.cni.cncf.io/networks element 0" || return 1
+  mk_pod launcher-y "$(sel "$n" Not_A_Name)" || return 1
+  ccni ADD y1 "$n" "$ipam" launcher-y
+  cni_code 7 "a reference that is no object name" || return 1
+  cni_msg "is not an IPAMClaim name" || return 1
+  mk_claim vm-out "$n" && mk_pod launcher-z "$(sel "$n" vm-out)" || return 1
+  kubectl patch ipamclaim -n "$RUN_NS" vm-out --subresource=status --type=merge \
+    -p '{"status":{"ips":["10.9.9.9/24"]}}' >/dev/null || return 1
+  ccni ADD z1 "$n" "$ipam" launcher-z
+  cni_code 7 "a claim whose status address is outside the range" || return 1
+  cni_msg "status.ips \"10.9.9.9/24\" is outside every range" || return 1
+  expect_eq "nothing released or taken" "$(pool_allocs "$pool")" "$before"
+}
+
+# An exhausted network: IPsAllocated=False, reason SubnetExhausted, and the ADD fails.
+t_claim_exhausted() {
+  local n r=10.191.0.0/30 pool ipam st
+  n=$(net full); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_pod plain-1 "" && mk_pod plain-2 "" || return 1  # pods without a claim
+  ccni ADD f1 "$n" "$ipam" plain-1; cni_ok "ADD f1" || return 1
+  ccni ADD f2 "$n" "$ipam" plain-2; cni_ok "ADD f2" || return 1
+  mk_claim vm-f "$n" && mk_pod launcher-f "$(sel "$n" vm-f)" || return 1
+  ccni ADD f3 "$n" "$ipam" launcher-f
+  cni_code 100 "an exhausted network" || return 1
+  st=$(claim_json vm-f | jq -c '.status.conditions[] | select(.type == "IPsAllocated")')
+  expect_eq "condition" "$(jq -r '.status + " " + .reason' <<<"$st")" "False SubnetExhausted"
+}
+
+# args.cni's reference (cni-args, which Multus copies) works without the pod annotation.
+t_claim_args_cni() {
+  local n r=10.192.0.0/24 POD_NS=$RUN_NS a
+  n=$(net args)
+  mk_claim vm-args "$n" || return 1
+  cni ADD node-a a1 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" \
+    "{\"name\":\"$n\",\"allowPersistentIPs\":true,\"args\":{\"cni\":{\"ipam-claim-reference\":\"vm-args\"}}}")" no-such-pod
+  cni_ok "ADD with args.cni" || return 1
+  a=$(result_ip)
+  expect_eq "status.ips" "$(claim_json vm-args | jq -c '.status.ips')" "[\"$a/24\"]"
 }
 
 check "cooldown across two nodes: not handed out while another is free; yields to exhaustion" t_cooldown_two_nodes
@@ -139,7 +327,33 @@ check "no cooldown key: Whereabouts' behaviour, no annotation" t_cooldown_off
 check "a write that knows nothing of the log (Whereabouts') keeps it" t_cooldown_foreign_writer
 
 check "a fixed address through Multus' ips capability (runtimeConfig.ips)" t_fixed_ip_multus
-check "allowPersistentIPs: accepted with a warning (IPAMClaim not implemented yet); a non-boolean is code 7" t_persistent_ips_warns
+t_persistent_ips_not_bool() {
+  local n r=10.186.0.0/29
+  n=$(net persist)
+  cni ADD node-a c2 "$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"$r\"}" '{"allowPersistentIPs":"yes"}')" p2
+  cni_code 7 "allowPersistentIPs not a boolean" || return 1
+  cni_msg allowPersistentIPs
+}
+
+claims_init || suite_die "the IPAMClaim CRD installs"
+GC_BIN=$WORK/allot-gc
+cp "$root/build/gc-sidecar/allot-gc" "$GC_BIN" || suite_die "allot-gc binary present"
+check "IPAMClaim: an address for the claim, in its status; shared by a migration target; kept after both pods" t_claim_add_and_migrate
+# Each allot-gc stops with its check: the later checks' pods and pools are not its business.
+with_gc() {
+  "$@"
+  local rc=$?
+  [[ -n "${GC_PID:-}" ]] && { kill -9 "$GC_PID"; wait "$GC_PID"; } 2>/dev/null
+  GC_PID=
+  return $rc
+}
+check "IPAMClaim: allot-gc keeps it without pods over repair passes, frees it when the claim is deleted" with_gc t_claim_deleted_frees
+check "IPAMClaim: missing is code 11 (then works once created); another network's claim is used with a warning" t_claim_missing_or_other_network
+check "IPAMClaim: malformed annotation, bad name, status outside the range are code 7 and release nothing" t_claim_bad_input
+check "IPAMClaim: exhaustion writes IPsAllocated=False SubnetExhausted and fails with code 100" t_claim_exhausted
+check "IPAMClaim: a reference in args.cni (cni-args)" t_claim_args_cni
+check "IPAMClaim through the node relay: the pod from allot-gc's watch, the status write on its connection" with_gc t_claim_via_relay
+check "allowPersistentIPs that is not a boolean is code 7" t_persistent_ips_not_bool
 
 suite_summary "($((SECONDS - suite_start)) s)"
 (( failed == 0 ))
