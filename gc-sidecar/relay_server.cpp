@@ -104,6 +104,11 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
     using Kind = k8s::RelayResponse::Kind;
     if (req.server != opts.server)
         return {Kind::Refused, 0, -1, "this relay talks to " + opts.server + ", not " + req.server};
+    if (k8s::relayLocal(req.path)) {
+        for (const auto& local : opts.local)
+            if (auto r = local(req)) return *r;
+        return {Kind::Refused, 0, -1, "no answer here for " + req.path};
+    }
     if (!k8s::relayAllowed(req.method, req.path))
         return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
     if (opts.health && opts.health->down.load())

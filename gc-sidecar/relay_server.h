@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct RelayHealth {
 
 inline constexpr const char* kRelayProbePath = "/version";
 
+// Answers a local question (k8s::relayLocal) from what allot-gc keeps, or nullopt when the
+// question is not this handler's (the next one is asked).
+using RelayLocal = std::function<std::optional<k8s::RelayResponse>(const k8s::RelayRequest&)>;
+
 struct RelayServerOptions {
     std::string socketPath;
     std::string server;  // the API server this process talks to
@@ -44,6 +49,8 @@ struct RelayServerOptions {
     std::chrono::milliseconds maxTimeout{std::chrono::seconds(30)};
     std::chrono::milliseconds probeInterval{std::chrono::seconds(1)};
     std::shared_ptr<RelayHealth> health;  // null: always taken as up
+    // Handlers of local questions, asked in order; one that none answers is Refused.
+    std::vector<RelayLocal> local;
 };
 
 // Sends one request on; the result as the API server gave it (the status left uninterpreted).
@@ -56,7 +63,8 @@ using RelayForward = std::function<k8s::RelayResponse(const k8s::RelayRequest&)>
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
                            std::shared_ptr<RelayHealth> health = nullptr);
 
-// What the relay answers to one request: refused, or whatever `forward` gives.
+// What the relay answers to one request: refused, a local handler's answer, or whatever
+// `forward` gives.
 k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayRequest& req,
                                const RelayForward& forward);
 
