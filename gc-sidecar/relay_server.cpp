@@ -39,35 +39,73 @@ std::string RelayHealth::why() const {
     return why_;
 }
 
+bool ClientTurns::take(Clock::time_point deadline) {
+    std::unique_lock lk(mu_);
+    const uint64_t me = next_++;
+    queue_.push_back(me);
+    const bool got =
+        cv_.wait_until(lk, deadline, [&] { return free_ > 0 && queue_.front() == me; });
+    std::erase(queue_, me);
+    if (got) --free_;
+    lk.unlock();
+    cv_.notify_all();  // the next in line may be at the front now
+    return got;
+}
+
+void ClientTurns::give() {
+    {
+        std::lock_guard lk(mu_);
+        ++free_;
+    }
+    cv_.notify_all();
+}
+
+size_t ClientTurns::waiting() const {
+    std::lock_guard lk(mu_);
+    return queue_.size();
+}
+
+namespace {
+
+// The relay's own 429: the request was never sent.
+k8s::RelayResponse relayBusy(std::chrono::milliseconds waited) {
+    return {k8s::RelayResponse::Kind::Answered, 429, 1,
+            R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests",)"
+            R"("code":429,"message":"node relay busy: no API client free within )" +
+                std::to_string(waited.count()) + R"( ms; not sent"})"};
+}
+
+}  // namespace
+
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
                            std::shared_ptr<RelayHealth> health) {
     struct Pool {
+        explicit Pool(size_t n) : turns(n) {}
+        ClientTurns turns;
         std::mutex mu;
-        std::condition_variable cv;
         std::vector<std::unique_ptr<k8s::Client>> idle;
-        size_t made = 0;
     };
-    auto pool = std::make_shared<Pool>();
-    return [pool, make = std::move(make), clients,
+    auto pool = std::make_shared<Pool>(clients);
+    return [pool, make = std::move(make),
             health](const k8s::RelayRequest& r) -> k8s::RelayResponse {
         using Kind = k8s::RelayResponse::Kind;
+        const auto start = Clock::now();
+        const auto timeout = std::chrono::milliseconds(r.timeoutMs);
+        if (!pool->turns.take(start + timeout * kRelayQueueSharePercent / 100))
+            return relayBusy(
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start));
         std::unique_ptr<k8s::Client> c;
         {
-            std::unique_lock lk(pool->mu);
-            pool->cv.wait(lk, [&] { return !pool->idle.empty() || pool->made < clients; });
+            std::lock_guard lk(pool->mu);
             if (!pool->idle.empty()) {
                 c = std::move(pool->idle.back());
                 pool->idle.pop_back();
-            } else {
-                ++pool->made;
             }
         }
         if (!c) {
             auto made = make();
             if (!made) {
-                std::lock_guard lk(pool->mu);
-                --pool->made;
-                pool->cv.notify_one();
+                pool->turns.give();
                 return {Kind::Refused, 0, -1, "relay has no API client"};
             }
             c = std::make_unique<k8s::Client>(std::move(*made));
@@ -77,15 +115,18 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
                 std::lock_guard lk(pool->mu);
                 pool->idle.push_back(std::move(c));
             }
-            pool->cv.notify_one();
+            pool->turns.give();
         };
         // Queued behind requests that found the server gone: do not send this one after them.
         if (health && health->down.load() && r.path != kRelayProbePath) {
             giveBack();
             return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + health->why()};
         }
-        auto resp =
-            c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
+        // Sent with the time its plugin still waits, not the whole of it again.
+        const auto left = std::max(
+            std::chrono::milliseconds(1),
+            std::chrono::duration_cast<std::chrono::milliseconds>(start + timeout - Clock::now()));
+        auto resp = c->raw(r.method, r.path, r.body, r.contentType, left);
         giveBack();
         if (health) {
             if (resp)

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -53,11 +54,38 @@ struct RelayServerOptions {
     std::vector<RelayLocal> local;
 };
 
+// Turns at the relay's API clients: first come, first served, and a request waits only until
+// its own deadline. A condition variable alone wakes waiters in no order, so under a burst
+// some waited without limit, past the time their plugins still listened (they failed with
+// "timed out receiving" while the relay went on to send requests nobody would read).
+class ClientTurns {
+  public:
+    using Clock = std::chrono::steady_clock;
+    explicit ClientTurns(size_t slots) : free_(slots) {}
+    // True when a slot was taken before `deadline`, the longest waiter first; false: none was.
+    bool take(Clock::time_point deadline);
+    void give();
+    size_t waiting() const;
+
+  private:
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    size_t free_;
+    std::deque<uint64_t> queue_;  // waiters' tickets, oldest first
+    uint64_t next_ = 0;
+};
+
+// Of a request's time, the share it may wait for a client: the rest is for the API server's
+// answer. A request that gets no client within it is answered 429 (Too Many Requests, Retry-
+// After 1) without being sent, so its plugin knows it was not applied and tries again.
+inline constexpr int kRelayQueueSharePercent = 75;
+
 // Sends one request on; the result as the API server gave it (the status left uninterpreted).
 using RelayForward = std::function<k8s::RelayResponse(const k8s::RelayRequest&)>;
 
 // Forwards through up to `clients` API clients made by `make` as needed (each keeps its own
-// connection open); a request waits while all are busy. With `health`, each answer and
+// connection open); a request waits while all are busy (ClientTurns), and is sent with the time
+// it has left. With `health`, each answer and
 // transport failure is recorded there, and a request that got its turn while the server is
 // down is refused (never sent) rather than sent into the outage.
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
