@@ -536,7 +536,9 @@ class Bench:
         allocs = [{"nodeName": nodes[i] if i < len(nodes) else "", "sliceRange": str(c)} for i, c in enumerate(cut)]
         self.kube.json("POST", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/nodeslicepools",
                        {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "NodeSlicePool",
-                        "metadata": {"name": net, "namespace": POOL_NS},
+                        "metadata": {"name": net, "namespace": POOL_NS,
+                                     # allot-gc's controller's label: the node relays serve its slices
+                                     "labels": {"app.kubernetes.io/managed-by": "allot-gc"}},
                         "spec": {"range": rng, "sliceSize": f"/{length}"}, "status": {"allocations": allocs}})
         return {n: str(cut[i]) for i, n in enumerate(nodes)}
 

@@ -47,6 +47,11 @@ namespace allot::gc {
 class K8sCluster;
 using core::Result;
 
+// The label on the NodeSlicePools this controller manages (and so seals the slice pools of
+// before a slice leaves its node).
+inline constexpr const char* kSliceManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kSliceManager = "allot-gc";
+
 struct OwnerRef {
     std::string apiVersion, kind, name, uid;
     bool controller = false, blockOwnerDeletion = false;

@@ -14,8 +14,8 @@ using json::Value;
 
 namespace {
 
-constexpr const char* kManagedBy = "app.kubernetes.io/managed-by";
-constexpr const char* kManager = "allot-gc";
+constexpr const char* kManagedBy = kSliceManagedByLabel;
+constexpr const char* kManager = kSliceManager;
 constexpr int64_t kPageSize = 100;
 
 std::string str(const Value* v) {

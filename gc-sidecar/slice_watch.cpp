@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "engine/retry_policy.h"
+#include "gc-sidecar/slice_controller.h"
 #include "k8s/resources.h"
 #include "log/log.h"
 #include "store/pool_codec.h"
@@ -20,10 +21,23 @@ std::pair<std::string, std::string> keyOf(const json::Value& obj) {
     return {str("namespace"), str("name")};
 }
 
+// Whether allot-gc's slice controller manages the object: it seals before a slice moves.
+bool managedByAllot(const json::Value& nodeSlicePool) {
+    const json::Value* md = nodeSlicePool.find("metadata");
+    const json::Value* labels = md && md->isObject() ? md->find("labels") : nullptr;
+    const json::Value* by =
+        labels && labels->isObject() ? labels->find(kSliceManagedByLabel) : nullptr;
+    return by && by->isString() && by->asString() == kSliceManager;
+}
+
 }  // namespace
 
 void NodeSliceCopy::set(const json::Value& nodeSlicePool) {
     auto key = keyOf(nodeSlicePool);
+    if (!managedByAllot(nodeSlicePool)) {
+        slices_.erase(key);
+        return;
+    }
     if (auto s = store::nodeSliceOf(nodeSlicePool, node_))
         slices_[key] = std::move(*s);
     else

@@ -3,7 +3,9 @@
 // watches the NodeSlicePools and keeps the slice each gives its node, so that an ADD in slice
 // mode reads no NodeSlicePool while the copy is current. The copy may lag the API server by a
 // watch event; a plugin acting on a stale slice still cannot claim in a pool whose slice was
-// taken from its node (the slice controller seals it first: engine::TxTarget::unseal). Until
+// taken from its node (the slice controller seals it first: engine::TxTarget::unseal). Only
+// NodeSlicePools allot-gc's controller manages are kept: another controller (Whereabouts')
+// seals nothing, so for its objects the plugin reads the NodeSlicePool on every ADD. Until
 // the first list, and from a failed watch until the next list, the copy answers nothing and the
 // plugin reads the NodeSlicePool itself.
 

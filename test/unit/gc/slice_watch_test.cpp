@@ -13,13 +13,15 @@ namespace {
 const std::string kServer = "https://10.96.0.1:443";
 
 json::Value nsp(const std::string& ns, const std::string& name,
-                std::vector<std::pair<std::string, std::string>> allocs) {
+                std::vector<std::pair<std::string, std::string>> allocs,
+                const std::string& manager = "allot-gc") {
     std::string a;
     for (const auto& [node, slice] : allocs)
         a += std::string(a.empty() ? "" : ",") + R"({"nodeName":")" + node + R"(","sliceRange":")" +
              slice + R"("})";
     return *json::parse(R"({"metadata":{"namespace":")" + ns + R"(","name":")" + name +
-                        R"(","resourceVersion":"5"},"status":{"allocations":[)" + a + "]}}");
+                        R"(","resourceVersion":"5","labels":{"app.kubernetes.io/managed-by":")" +
+                        manager + R"("}},"status":{"allocations":[)" + a + "]}}");
 }
 
 k8s::RelayResponse ask(const gc::RelayServerOptions& o, const std::string& ns,
@@ -60,6 +62,10 @@ TEST_CASE("the relay answers this node's slice from its watched copy, never from
     CHECK(a.status == 200);
     CHECK(a.body == "10.0.1.0/24");
     CHECK(ask(o, "ns", "red", "node-a").status == 404);
+    // Another controller's NodeSlicePool (Whereabouts' seals nothing): not kept, read each time.
+    copy.apply({k8s::WatchEvent::Type::Added,
+                nsp("ns", "wa", {{"node-a", "10.1.0.0/24"}}, "whereabouts")});
+    CHECK(ask(o, "ns", "wa", "node-a").status == 404);
     CHECK(ask(o, "ns", "blue", "node-b").kind == Kind::Refused);  // another node's: not kept
     // A resize moves node-a: the event replaces the copy's slice; a deletion removes it.
     copy.apply({k8s::WatchEvent::Type::Modified,
