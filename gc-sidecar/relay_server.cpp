@@ -39,25 +39,26 @@ std::string RelayHealth::why() const {
     return why_;
 }
 
+void ClientTurns::wakeFront() {
+    if (free_ > 0 && !queue_.empty()) queue_.front()->cv.notify_one();
+}
+
 bool ClientTurns::take(Clock::time_point deadline) {
     std::unique_lock lk(mu_);
-    const uint64_t me = next_++;
-    queue_.push_back(me);
+    Waiter me;
+    queue_.push_back(&me);
     const bool got =
-        cv_.wait_until(lk, deadline, [&] { return free_ > 0 && queue_.front() == me; });
-    std::erase(queue_, me);
+        me.cv.wait_until(lk, deadline, [&] { return free_ > 0 && queue_.front() == &me; });
+    std::erase(queue_, &me);
     if (got) --free_;
-    lk.unlock();
-    cv_.notify_all();  // the next in line may be at the front now
+    wakeFront();  // a slot may be left for the next in line
     return got;
 }
 
 void ClientTurns::give() {
-    {
-        std::lock_guard lk(mu_);
-        ++free_;
-    }
-    cv_.notify_all();
+    std::lock_guard lk(mu_);
+    ++free_;
+    wakeFront();
 }
 
 size_t ClientTurns::waiting() const {
