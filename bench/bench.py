@@ -488,8 +488,12 @@ class Bench:
                 f"--relay-socket={sock}"]
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"})
         t = time.monotonic()
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.monotonic() - t > 30:
+        # Ready, not only listening: its first sync's catch-up releases the entries of pods it
+        # does not list, and the bench's pods are not Pod objects, so a burst started before
+        # then can lose an address to it (a duplicate in S-a of a loaded quick run).
+        logf = os.path.join(self.out, f"allot-gc-relay-{node}.log")
+        while not (os.path.exists(sock) and "ready: first sync" in open(logf).read()):
+            if proc.poll() is not None or time.monotonic() - t > 60:
                 raise RuntimeError(f"allot-gc relay for {node} did not start (see allot-gc-relay-{node}.log)")
             time.sleep(0.05)
         self.relays[node] = (proc, sock)
