@@ -488,8 +488,12 @@ class Bench:
                 f"--relay-socket={sock}"]
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"})
         t = time.monotonic()
-        while not os.path.exists(sock):
-            if proc.poll() is not None or time.monotonic() - t > 30:
+        # Ready, not only listening: its first sync's catch-up releases the entries of pods it
+        # does not list, and the bench's pods are not Pod objects, so a burst started before
+        # then can lose an address to it (a duplicate in S-a of a loaded quick run).
+        logf = os.path.join(self.out, f"allot-gc-relay-{node}.log")
+        while not (os.path.exists(sock) and "ready: first sync" in open(logf).read()):
+            if proc.poll() is not None or time.monotonic() - t > 60:
                 raise RuntimeError(f"allot-gc relay for {node} did not start (see allot-gc-relay-{node}.log)")
             time.sleep(0.05)
         self.relays[node] = (proc, sock)
@@ -536,7 +540,9 @@ class Bench:
         allocs = [{"nodeName": nodes[i] if i < len(nodes) else "", "sliceRange": str(c)} for i, c in enumerate(cut)]
         self.kube.json("POST", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/nodeslicepools",
                        {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "NodeSlicePool",
-                        "metadata": {"name": net, "namespace": POOL_NS},
+                        "metadata": {"name": net, "namespace": POOL_NS,
+                                     # allot-gc's controller's label: the node relays serve its slices
+                                     "labels": {"app.kubernetes.io/managed-by": "allot-gc"}},
                         "spec": {"range": rng, "sliceSize": f"/{length}"}, "status": {"allocations": allocs}})
         return {n: str(cut[i]) for i, n in enumerate(nodes)}
 

@@ -27,6 +27,7 @@
 #include "gc-sidecar/repair.h"
 #include "gc-sidecar/sandbox_probe.h"
 #include "gc-sidecar/slice_controller.h"
+#include "gc-sidecar/slice_watch.h"
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
@@ -171,6 +172,8 @@ class Daemon {
     std::unique_ptr<LeaderElector> elector_;
     HttpServer http_;
     std::unique_ptr<RelayServer> relay_;
+    std::unique_ptr<NodeSliceCopy> sliceCopy_;
+    std::unique_ptr<NodeSliceWatch> sliceWatch_;
     std::unique_ptr<NodeKubeconfig> nodeKubeconfig_;
     Joiner joiner_;
 };
@@ -351,7 +354,14 @@ bool Daemon::bindRelay() {
     ro.server = cluster_->server;
     while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
     ro.health = std::make_shared<RelayHealth>();
-    ro.local = [this](const k8s::RelayRequest& r) { return podIndex_.answer(r); };
+    ro.known = [this](const k8s::RelayRequest& r) { return podIndex_.answer(r); };
+    // This node's slices for the plugin's ADD (slice_watch.h), on a client of their own.
+    if (auto c = newClient()) {
+        sliceCopy_ = std::make_unique<NodeSliceCopy>(cfg_.nodeName);
+        sliceWatch_ = std::make_unique<NodeSliceWatch>(std::move(*c), *sliceCopy_, stop_);
+        ro.local.push_back(
+            [copy = sliceCopy_.get()](const k8s::RelayRequest& r) { return copy->answer(r); });
+    }
     relay_ = std::make_unique<RelayServer>(
         ro, clientForward([this] { return newClient(); }, 4, ro.health));
     if (auto b = relay_->bind(); !b) {
@@ -394,6 +404,8 @@ void Daemon::spawnThreads() {
     }
     if (cfg_.listenPort != 0) joiner_.spawn([this] { http_.serve(); });
     if (relay_) joiner_.spawn([this] { relay_->serve(); });
+    // Like the pod watch, it may sit in a long-poll at shutdown: not joined.
+    if (sliceWatch_) std::thread([this] { sliceWatch_->run(); }).detach();
 }
 
 // The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.

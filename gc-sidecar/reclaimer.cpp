@@ -216,13 +216,13 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
             }
             const std::string sliceName = core::nodeSlicePoolName(
                 cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName, i, r.cidr());
-            auto slice = c.pools(ns2).nodeSlice(sliceName, opts_.node);
+            auto slice = c.pools(ns2).nodeSlice(sliceName, opts_.node, true);
             if (!slice) {
                 if (slice.code() == Errc::NotFound)
                     continue;  // no slice here: nothing was allocated
                 return slice.error();
             }
-            auto sc = core::Cidr::parse(*slice);
+            auto sc = core::Cidr::parse(slice->slice);
             if (!sc) continue;
             out.push_back(
                 {ns2, core::poolName(*sc, cfg.raw.networkName, opts_.node), cfg.raw.networkName});

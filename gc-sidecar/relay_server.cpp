@@ -39,35 +39,74 @@ std::string RelayHealth::why() const {
     return why_;
 }
 
+void ClientTurns::wakeFront() {
+    if (free_ > 0 && !queue_.empty()) queue_.front()->cv.notify_one();
+}
+
+bool ClientTurns::take(Clock::time_point deadline) {
+    std::unique_lock lk(mu_);
+    Waiter me;
+    queue_.push_back(&me);
+    const bool got =
+        me.cv.wait_until(lk, deadline, [&] { return free_ > 0 && queue_.front() == &me; });
+    std::erase(queue_, &me);
+    if (got) --free_;
+    wakeFront();  // a slot may be left for the next in line
+    return got;
+}
+
+void ClientTurns::give() {
+    std::lock_guard lk(mu_);
+    ++free_;
+    wakeFront();
+}
+
+size_t ClientTurns::waiting() const {
+    std::lock_guard lk(mu_);
+    return queue_.size();
+}
+
+namespace {
+
+// The relay's own 429: the request was never sent.
+k8s::RelayResponse relayBusy(std::chrono::milliseconds waited) {
+    return {k8s::RelayResponse::Kind::Answered, 429, 1,
+            R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"TooManyRequests",)"
+            R"("code":429,"message":"node relay busy: no API client free within )" +
+                std::to_string(waited.count()) + R"( ms; not sent"})"};
+}
+
+}  // namespace
+
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
                            std::shared_ptr<RelayHealth> health) {
     struct Pool {
+        explicit Pool(size_t n) : turns(n) {}
+        ClientTurns turns;
         std::mutex mu;
-        std::condition_variable cv;
         std::vector<std::unique_ptr<k8s::Client>> idle;
-        size_t made = 0;
     };
-    auto pool = std::make_shared<Pool>();
-    return [pool, make = std::move(make), clients,
+    auto pool = std::make_shared<Pool>(clients);
+    return [pool, make = std::move(make),
             health](const k8s::RelayRequest& r) -> k8s::RelayResponse {
         using Kind = k8s::RelayResponse::Kind;
+        const auto start = Clock::now();
+        const auto timeout = std::chrono::milliseconds(r.timeoutMs);
+        if (!pool->turns.take(start + timeout * kRelayQueueSharePercent / 100))
+            return relayBusy(
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start));
         std::unique_ptr<k8s::Client> c;
         {
-            std::unique_lock lk(pool->mu);
-            pool->cv.wait(lk, [&] { return !pool->idle.empty() || pool->made < clients; });
+            std::lock_guard lk(pool->mu);
             if (!pool->idle.empty()) {
                 c = std::move(pool->idle.back());
                 pool->idle.pop_back();
-            } else {
-                ++pool->made;
             }
         }
         if (!c) {
             auto made = make();
             if (!made) {
-                std::lock_guard lk(pool->mu);
-                --pool->made;
-                pool->cv.notify_one();
+                pool->turns.give();
                 return {Kind::Refused, 0, -1, "relay has no API client"};
             }
             c = std::make_unique<k8s::Client>(std::move(*made));
@@ -77,15 +116,18 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
                 std::lock_guard lk(pool->mu);
                 pool->idle.push_back(std::move(c));
             }
-            pool->cv.notify_one();
+            pool->turns.give();
         };
         // Queued behind requests that found the server gone: do not send this one after them.
         if (health && health->down.load() && r.path != kRelayProbePath) {
             giveBack();
             return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + health->why()};
         }
-        auto resp =
-            c->raw(r.method, r.path, r.body, r.contentType, std::chrono::milliseconds(r.timeoutMs));
+        // Sent with the time its plugin still waits, not the whole of it again.
+        const auto left = std::max(
+            std::chrono::milliseconds(1),
+            std::chrono::duration_cast<std::chrono::milliseconds>(start + timeout - Clock::now()));
+        auto resp = c->raw(r.method, r.path, r.body, r.contentType, left);
         giveBack();
         if (health) {
             if (resp)
@@ -104,10 +146,15 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
     using Kind = k8s::RelayResponse::Kind;
     if (req.server != opts.server)
         return {Kind::Refused, 0, -1, "this relay talks to " + opts.server + ", not " + req.server};
+    if (k8s::relayLocal(req.path)) {
+        for (const auto& local : opts.local)
+            if (auto r = local(req)) return *r;
+        return {Kind::Refused, 0, -1, "no answer here for " + req.path};
+    }
     if (!k8s::relayAllowed(req.method, req.path))
         return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
-    if (opts.local)
-        if (auto known = opts.local(req)) return std::move(*known);
+    if (opts.known)
+        if (auto known = opts.known(req)) return std::move(*known);
     if (opts.health && opts.health->down.load())
         return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + opts.health->why()};
     return forward(req);

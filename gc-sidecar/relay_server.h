@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,10 @@ struct RelayHealth {
 
 inline constexpr const char* kRelayProbePath = "/version";
 
+// Answers a local question (k8s::relayLocal) from what allot-gc keeps, or nullopt when the
+// question is not this handler's (the next one is asked).
+using RelayLocal = std::function<std::optional<k8s::RelayResponse>(const k8s::RelayRequest&)>;
+
 struct RelayServerOptions {
     std::string socketPath;
     std::string server;  // the API server this process talks to
@@ -45,22 +50,57 @@ struct RelayServerOptions {
     std::chrono::milliseconds maxTimeout{std::chrono::seconds(30)};
     std::chrono::milliseconds probeInterval{std::chrono::seconds(1)};
     std::shared_ptr<RelayHealth> health;  // null: always taken as up
-    // Answers a request allot-gc already knows (a pod of this node: claim_pod_index.h) without
-    // the API server; nullopt: forwarded.
-    std::function<std::optional<k8s::RelayResponse>(const k8s::RelayRequest&)> local;
+    // Handlers of local questions, asked in order; one that none answers is Refused.
+    std::vector<RelayLocal> local;
+    // Answers an API request allot-gc already knows (a pod of this node: claim_pod_index.h)
+    // without the API server; nullopt: forwarded.
+    std::function<std::optional<k8s::RelayResponse>(const k8s::RelayRequest&)> known;
 };
+
+// Turns at the relay's API clients: first come, first served, and a request waits only until
+// its own deadline. A condition variable alone wakes waiters in no order, so under a burst
+// some waited without limit, past the time their plugins still listened (they failed with
+// "timed out receiving" while the relay went on to send requests nobody would read).
+class ClientTurns {
+  public:
+    using Clock = std::chrono::steady_clock;
+    explicit ClientTurns(size_t slots) : free_(slots) {}
+    // True when a slot was taken before `deadline`, the longest waiter first; false: none was.
+    bool take(Clock::time_point deadline);
+    void give();
+    size_t waiting() const;
+
+  private:
+    // Each waiter sleeps on its own condition variable and only the front one is woken: a burst
+    // of a hundred waiters costs one wake-up per turn, not a hundred.
+    struct Waiter {
+        std::condition_variable cv;
+    };
+    void wakeFront();  // under mu_
+
+    mutable std::mutex mu_;
+    size_t free_;
+    std::deque<Waiter*> queue_;  // oldest first
+};
+
+// Of a request's time, the share it may wait for a client: the rest is for the API server's
+// answer. A request that gets no client within it is answered 429 (Too Many Requests, Retry-
+// After 1) without being sent, so its plugin knows it was not applied and tries again.
+inline constexpr int kRelayQueueSharePercent = 75;
 
 // Sends one request on; the result as the API server gave it (the status left uninterpreted).
 using RelayForward = std::function<k8s::RelayResponse(const k8s::RelayRequest&)>;
 
 // Forwards through up to `clients` API clients made by `make` as needed (each keeps its own
-// connection open); a request waits while all are busy. With `health`, each answer and
+// connection open); a request waits while all are busy (ClientTurns), and is sent with the time
+// it has left. With `health`, each answer and
 // transport failure is recorded there, and a request that got its turn while the server is
 // down is refused (never sent) rather than sent into the outage.
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
                            std::shared_ptr<RelayHealth> health = nullptr);
 
-// What the relay answers to one request: refused, or whatever `forward` gives.
+// What the relay answers to one request: refused, a local handler's answer, or whatever
+// `forward` gives.
 k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayRequest& req,
                                const RelayForward& forward);
 

@@ -204,10 +204,12 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
         auto c = core::Cidr::parse(a.sliceRange);
         if (!c) return false;
         const std::string pool = core::poolName(*c, d.networkName, a.nodeName);
-        auto held = cluster_.poolHoldsAddresses(d.ns, pool);
-        if (held) return *held;
-        logging::logWarn("NodeSlicePool " + key + ": IPPool " + pool + " unreadable (" +
-                         held.error().message + "): its slice stays assigned");
+        // The token: the NodeSlicePool as read now, which the write that frees the slice is
+        // guarded by (the plugin's side: engine::TxTarget::unseal).
+        auto sealed = cluster_.sealSlicePool(d.ns, pool, *c, cur ? cur->resourceVersion : "new");
+        if (sealed) return !*sealed;
+        logging::logWarn("NodeSlicePool " + key + ": IPPool " + pool + " not sealed (" +
+                         sealed.error().message + "): its slice stays assigned");
         return true;
     };
     auto plan = core::planSlices(in, busy);

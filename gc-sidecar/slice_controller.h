@@ -7,7 +7,8 @@
 //   status.allocations [{nodeName, sliceRange}], owned by its NADs (Whereabouts' owner
 //   references: the first a controller reference);
 // - every Node gets a slice; a gone Node's slice is freed once its pool
-//   ([network_name-]node-slice) holds no address;
+//   ([network_name-]node-slice) holds no address, and only after that pool is sealed
+//   (SliceCluster::sealSlicePool), so a plugin on a stale copy of the slice cannot claim in it;
 // - a NodeSlicePool this controller manages is deleted once no NAD wants it.
 // allot's additions: IPv6 and dual-stack (one NodeSlicePool per range, core/node_slices.h), a
 // slice size or range change that renumbers no live pod, and exhaustion made visible: a
@@ -46,6 +47,11 @@ namespace allot::gc {
 class K8sCluster;
 using core::Result;
 
+// The label on the NodeSlicePools this controller manages (and so seals the slice pools of
+// before a slice leaves its node).
+inline constexpr const char* kSliceManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kSliceManager = "allot-gc";
+
 struct OwnerRef {
     std::string apiVersion, kind, name, uid;
     bool controller = false, blockOwnerDeletion = false;
@@ -79,8 +85,13 @@ class SliceCluster {
     virtual Result<void> update(const NodeSlicePoolObject& p) = 0;
     // Only while p.resourceVersion is current (Conflict otherwise). NotFound when gone.
     virtual Result<void> remove(const NodeSlicePoolObject& p) = 0;
-    // Whether IPPool `pool` in `ns` holds an allocation (false when it does not exist).
-    virtual Result<bool> poolHoldsAddresses(const std::string& ns, const std::string& pool) = 0;
+    // Before a slice is taken from its node: seals IPPool `pool` in `ns` (the node's pool of
+    // `slice`) with `token` (store::Pool::sealed, engine::TxTarget::seal) if it holds no
+    // address, creating it sealed when missing, so that the node's plugin can no longer claim
+    // in it on a stale copy of its slice. True when sealed (the slice may go); false while it
+    // holds addresses. An error (a lost race included) keeps the slice where it is.
+    virtual Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
+                                       const core::Cidr& slice, const std::string& token) = 0;
 };
 
 // Over the API server, on one K8sCluster's client (one request at a time).

@@ -1,6 +1,7 @@
 // SliceCluster over the API server: NADs, Nodes and NodeSlicePools by list, NodeSlicePools
 // written whole (PUT, guarded by the resourceVersion read: Whereabouts' controller writes them
 // with plain update too, and the CRD has no status subresource).
+#include "engine/pool_transaction.h"
 #include "gc-sidecar/k8s_cluster.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/slice_controller.h"
@@ -13,8 +14,8 @@ using json::Value;
 
 namespace {
 
-constexpr const char* kManagedBy = "app.kubernetes.io/managed-by";
-constexpr const char* kManager = "allot-gc";
+constexpr const char* kManagedBy = kSliceManagedByLabel;
+constexpr const char* kManager = kSliceManager;
 constexpr int64_t kPageSize = 100;
 
 std::string str(const Value* v) {
@@ -169,13 +170,18 @@ class K8sSliceCluster : public SliceCluster {
         return {};
     }
 
-    Result<bool> poolHoldsAddresses(const std::string& ns, const std::string& pool) override {
-        auto p = c_.pools(ns).getPool(pool);
-        if (!p) {
-            if (p.code() == Errc::NotFound) return false;
-            return p.error();
-        }
-        return !p->allocations.empty() || !p->undecoded.empty();
+    Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
+                               const core::Cidr& slice, const std::string& token) override {
+        // One attempt: a lost race means a writer is busy in the pool, so the slice stays.
+        engine::RetryPolicy once(engine::Clock::now() + std::chrono::seconds(10), {}, 1);
+        engine::PoolTransaction tx(c_.pools(ns), once);
+        engine::TxTarget t{pool, slice, true, false};
+        t.seal = token;
+        auto r = tx.run(t, [](const store::Pool&) {
+            return Result<std::vector<core::Intent>>(std::vector<core::Intent>{});
+        });
+        if (!r) return r.error();
+        return r->sealed;
     }
 
   private:

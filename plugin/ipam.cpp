@@ -113,6 +113,25 @@ core::Intent toIntent(const core::ValidatedConfig& cfg, const Target& t, const C
     return in;
 }
 
+// A claim into a sealed slice pool (engine::TxTarget::unseal): only when a NodeSlicePool read
+// newer than the seal still gives this node the pool's slice.
+Result<void> confirmSlice(EngineContext& ctx, const Target& t, const std::string& token) {
+    auto s = ctx.store.nodeSlice(t.nodeSlicePool, ctx.node, true);
+    if (!s && s.code() != Errc::NotFound) return s.error();
+    const std::string what = "IPPool " + t.pool + " is sealed: allot-gc's slice controller ";
+    if (s && s->resourceVersion == token)
+        return makeError(Errc::Transient, what + "is taking slice " + t.range.cidr().str() +
+                                              " from node " + ctx.node + " (NodeSlicePool " +
+                                              t.nodeSlicePool + " not rewritten yet)");
+    if (s)
+        if (auto now = core::Cidr::parse(s->slice); now && *now == t.range.cidr()) return {};
+    ctx.sliceMoved = true;
+    return makeError(Errc::Transient, what + "took slice " + t.range.cidr().str() + " from node " +
+                                          ctx.node + " (NodeSlicePool " + t.nodeSlicePool +
+                                          " now gives it " + (s ? s->slice : std::string("none")) +
+                                          ")");
+}
+
 // Applies a batch of claims (and releases) to one pool with one write, through the engine.
 // Returns one answer per request; a request that fails on its own (exhaustion, a refused
 // requested IP, nothing to release) does not hold back the others. An error is a failure of
@@ -127,8 +146,11 @@ Result<std::vector<Result<core::Pick>>> commitClaims(
         std::any_of(batch.begin(), batch.end(), [](const ClaimRequest* r) { return !r->release; });
     auto retry = retryFor(ctx);
     engine::PoolTransaction tx(ctx.store, retry, ctx.cache, ctx.poolNamespace);
-    auto res = tx.run({t.pool, t.range.cidr(), anyClaim, true},
-                      [&](const Pool&) { return Result<std::vector<core::Intent>>(intents); });
+    engine::TxTarget target{t.pool, t.range.cidr(), anyClaim, true};
+    if (!t.nodeSlicePool.empty())
+        target.unseal = [&](const std::string& token) { return confirmSlice(ctx, t, token); };
+    auto res =
+        tx.run(target, [&](const Pool&) { return Result<std::vector<core::Intent>>(intents); });
     ctx.conflicts += tx.conflicts();
     if (!res) return res.error();
     std::vector<Result<core::Pick>> out;
@@ -236,12 +258,12 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
 }  // namespace
 
 Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                                           const std::string& netName) {
+                                           const std::string& netName, bool fresh) {
     std::vector<Target> out;
     for (size_t i = 0; i < cfg.ranges.size(); ++i) {
         const auto& r = cfg.ranges[i];
         if (!cfg.sliceSize) {
-            out.push_back({r, core::poolName(r.cidr(), cfg.raw.networkName, "")});
+            out.push_back({r, core::poolName(r.cidr(), cfg.raw.networkName, ""), ""});
             continue;
         }
         const std::string netSlices = cfg.raw.networkName.empty() ? netName : cfg.raw.networkName;
@@ -250,7 +272,7 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
                              "node_slice_size needs \"network_name\" or a network \"name\"");
         // Each range of a dual-stack network has its own NodeSlicePool (core/node_slices.h).
         const std::string sliceName = core::nodeSlicePoolName(netSlices, i, r.cidr());
-        auto slice = ctx.store.nodeSlice(sliceName, ctx.node);
+        auto slice = ctx.store.nodeSlice(sliceName, ctx.node, fresh);
         if (!slice) {
             if (slice.code() == Errc::NotFound)
                 return makeError(Errc::Transient, "no node slice allocated yet for node " +
@@ -259,21 +281,24 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
                                                       "): allot-gc's leader assigns slices");
             return slice.error();
         }
-        auto sr =
-            core::IpRange::fromSpec({*slice, "", "", {}}, "NodeSlicePool " + sliceName + " slice");
+        auto sr = core::IpRange::fromSpec({slice->slice, "", "", {}},
+                                          "NodeSlicePool " + sliceName + " slice");
         if (!sr) return makeError(Errc::Invalid, sr.error().message);
         if (!r.cidr().contains(sr->cidr().network()))
             return makeError(Errc::Invalid, "NodeSlicePool " + sliceName + " gives node " +
-                                                ctx.node + " slice " + *slice + " outside " +
+                                                ctx.node + " slice " + slice->slice + " outside " +
                                                 r.cidr().str());
-        out.push_back({*sr, core::poolName(sr->cidr(), cfg.raw.networkName, ctx.node)});
+        out.push_back({*sr, core::poolName(sr->cidr(), cfg.raw.networkName, ctx.node), sliceName});
     }
     return out;
 }
 
-Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
-                      const core::Owner& owner, const std::vector<core::IpAddress>& requested) {
-    auto targets = resolveTargets(ctx, cfg, net.name);
+namespace {
+
+Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
+                        const core::Owner& owner, const std::vector<core::IpAddress>& requested,
+                        bool fresh) {
+    auto targets = resolveTargets(ctx, cfg, net.name, fresh);
     if (!targets) return targets.error();
 
     // Each requested address must fall in exactly one range; one per range.
@@ -318,6 +343,17 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
     result.routes = net.routes;
     result.dns = net.dns;
     return result;
+}
+
+}  // namespace
+
+Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
+                      const core::Owner& owner, const std::vector<core::IpAddress>& requested) {
+    auto r = addTo(ctx, cfg, net, owner, requested, false);
+    if (r || !ctx.sliceMoved) return r;
+    // The node's slice came from a stale copy (what the ADD took is rolled back): read it.
+    ctx.sliceMoved = false;
+    return addTo(ctx, cfg, net, owner, requested, true);
 }
 
 Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const core::Owner& owner) {

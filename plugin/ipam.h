@@ -49,6 +49,9 @@ struct EngineContext {
     int conflicts = 0;
     int served = 0;             // other ADDs whose addresses this call's pool writes committed
     std::string journalReason;  // why DEL journaled, for the log
+    // A sealed slice pool's slice turned out to be another node's now: the cached slice was
+    // stale, and the ADD resolves its targets again from a fresh read.
+    bool sliceMoved = false;
 };
 
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.
@@ -86,9 +89,12 @@ core::Result<void> status(EngineContext& ctx, const core::ValidatedConfig& cfg);
 struct Target {
     core::IpRange range;
     std::string pool;
+    std::string nodeSlicePool;  // node-slice mode: the NodeSlicePool that gave `range`
 };
+// In node-slice mode the node's slice comes from the node relay's watched copy unless `fresh`
+// (then from a read of the NodeSlicePool).
 core::Result<std::vector<Target>> resolveTargets(EngineContext& ctx,
                                                  const core::ValidatedConfig& cfg,
-                                                 const std::string& netName);
+                                                 const std::string& netName, bool fresh = false);
 
 }  // namespace allot::plugin

@@ -1,5 +1,6 @@
 #include "engine/pool_transaction.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace allot::engine {
@@ -47,7 +48,9 @@ Result<store::Pool> PoolTransaction::read(const TxTarget& t, bool useCache, bool
     }
     auto p = store_.getPool(t.pool);
     if (p || p.code() != Errc::NotFound || !t.create || !t.cidr) return p;
-    auto made = store_.createPool(store::Pool{t.pool, t.cidr->str(), {}, {}});
+    store::Pool fresh{t.pool, t.cidr->str(), {}, {}};
+    fresh.sealed = t.seal;
+    auto made = store_.createPool(fresh);
     if (!made && made.code() == Errc::AlreadyExists) return store_.getPool(t.pool);
     return made;
 }
@@ -69,6 +72,26 @@ core::Error PoolTransaction::retryOrGiveUp(const core::Error& e, bool& again) {
     again = retry_.retries(e.code) && retry_.wait();
     if (again) return e;
     return retry_.attempts() > 0 ? retry_.gaveUp(e) : e;
+}
+
+Result<bool> PoolTransaction::sealing(const TxTarget& t, const std::vector<core::Intent>& intents,
+                                      store::Pool& next, bool changed) {
+    if (!t.seal.empty()) {
+        if (!next.allocations.empty() || !next.undecoded.empty()) return false;
+        next.sealed = t.seal;
+        return true;
+    }
+    if (next.sealed.empty() || !changed) return true;
+    const bool claims = std::any_of(intents.begin(), intents.end(), [](const core::Intent& i) {
+        return i.kind == core::Intent::Kind::Claim;
+    });
+    if (!claims) return true;
+    if (!t.unseal)
+        return makeError(Errc::Conflict, "IPPool " + t.pool + " is sealed (" + next.sealed +
+                                             "): its node slice is being taken away");
+    if (auto u = t.unseal(next.sealed); !u) return u.error();
+    next.sealed.clear();
+    return true;
 }
 
 Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
@@ -94,8 +117,12 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         auto res = core::applyBatch(*cidr, next.allocations, *intents, &next.released, unixNow());
         if (fromCache && res.wantsFresh) continue;  // decide that on fresh data
         TxResult out{std::move(res.outcomes), *cidr, true};
-        if (!res.changed) return out;
+        auto seal = sealing(t, *intents, next, res.changed);
+        if (!seal) return seal.error();
+        if (!*seal) return out;
+        if (!res.changed && t.seal.empty()) return out;
         auto written = write(t.pool, next);
+        out.sealed = written && !t.seal.empty();
         if (written) return out;
         if (written.code() == Errc::NotFound) {  // deleted meanwhile: read again
             last = retryOrGiveUp(

@@ -29,6 +29,19 @@ struct TxTarget {
     std::optional<core::Cidr> cidr;
     bool create = false;   // create the pool when missing (needs `cidr`)
     bool useCache = true;  // the first attempt may use the node's cached copy
+    // Node slices (store::Pool::sealed). A node's cached slice may be stale: its slice pool
+    // stays writable by it only while the slice is its own, and the pool's resourceVersion is
+    // what guards that. allot-gc's slice controller seals a slice pool (a guarded write) before
+    // it takes the slice from the node, with the NodeSlicePool's resourceVersion it read then.
+    // Non-empty `seal`: this transaction is that seal. It writes the token if the pool holds no
+    // address (creating the pool empty when missing, needs `cidr`); TxResult::sealed says
+    // whether it did. The plan is asked as usual (it should plan nothing).
+    std::string seal;
+    // A write that claims an address in a sealed pool is made only when `unseal`, asked with
+    // the token, says the slice is the node's again (on a NodeSlicePool read newer than the
+    // seal); the write then drops the seal. Its error fails the transaction. Unset: such a
+    // write fails with Conflict. Releases alone never need it and keep the seal.
+    std::function<core::Result<void>(const std::string& token)> unseal;
 };
 
 // Plans the intents on each read, so every decision is made on the data it overwrites.
@@ -38,6 +51,7 @@ struct TxResult {
     std::vector<core::Outcome> outcomes;  // one per planned intent; empty when none
     core::Cidr cidr;                      // the pool's range: offsets to addresses
     bool found = true;                    // false: the pool does not exist (nothing applied)
+    bool sealed = false;                  // TxTarget::seal written
 };
 
 class PoolTransaction {
@@ -58,6 +72,10 @@ class PoolTransaction {
     core::Result<store::Pool> read(const TxTarget& t, bool useCache, bool& fromCache);
     core::Result<store::Pool> write(const std::string& pool, const store::Pool& next);
     core::Error retryOrGiveUp(const core::Error& e, bool& again);
+    // Seals `next` (TxTarget::seal) or lifts its seal for a claim (TxTarget::unseal). False:
+    // nothing to write for a seal (the pool holds addresses); an error fails the transaction.
+    core::Result<bool> sealing(const TxTarget& t, const std::vector<core::Intent>& intents,
+                               store::Pool& next, bool changed);
 
     store::PoolStore& store_;
     RetryPolicy& retry_;

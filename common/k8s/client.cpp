@@ -110,16 +110,37 @@ Result<HttpClient*> Client::direct() {
     return &*http_;
 }
 
+bool Client::relayUsable() {
+    if (relayState_ == RelayState::Untried) {
+        if (!options_.relaySocket.empty()) relay_ = RelayClient::connect(options_.relaySocket);
+        relayState_ = relay_ ? RelayState::Using : RelayState::Off;
+    }
+    return relayState_ == RelayState::Using;
+}
+
+std::optional<std::string> Client::askRelay(const std::string& path) {
+    if (!relayLocal(path) || !relayUsable()) return std::nullopt;
+    auto timeout = timeoutFor("ask", path, options_.requestTimeout);
+    if (!timeout) return std::nullopt;
+    bool sent = false;
+    auto r =
+        relay_->send({cfg_.server, "GET", path, "", "", static_cast<uint32_t>(timeout->count())},
+                     *timeout, sent);
+    if (!r) {  // the connection is in an unknown state: the rest goes direct
+        relayState_ = RelayState::Off;
+        relay_.reset();
+        return std::nullopt;
+    }
+    if (r->kind != RelayResponse::Kind::Answered || r->status != 200) return std::nullopt;
+    return std::move(r->body);
+}
+
 std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method,
                                                      const std::string& path,
                                                      const std::string& body,
                                                      std::string_view contentType,
                                                      milliseconds timeout) {
-    if (relayState_ == RelayState::Untried) {
-        if (!options_.relaySocket.empty()) relay_ = RelayClient::connect(options_.relaySocket);
-        relayState_ = relay_ ? RelayState::Using : RelayState::Off;
-    }
-    if (relayState_ != RelayState::Using || !relayAllowed(method, path)) return std::nullopt;
+    if (!relayUsable() || !relayAllowed(method, path)) return std::nullopt;
     bool sent = false;
     auto r = relay_->send({cfg_.server, std::string(method), path, std::string(contentType), body,
                            static_cast<uint32_t>(timeout.count())},

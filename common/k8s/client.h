@@ -110,6 +110,12 @@ class Client {
     // Requests the node relay carried.
     uint64_t relayedCount() const { return relayed_; }
 
+    // A question the node relay answers itself (relay.h, kRelayLocalPrefix): the body of its
+    // 200 answer. nullopt when it has no answer, refuses, or no relay is there: the caller
+    // then asks the API server. Never sent to the API server; a refusal here does not stop
+    // this client's later requests from using the relay.
+    std::optional<std::string> askRelay(const std::string& path);
+
     // One request with the HTTP status left to the caller (the node relay's forwarding).
     // Errors only for transport failures, as HttpClient::send.
     core::Result<HttpResponse> raw(std::string_view method, const std::string& path,
@@ -121,6 +127,7 @@ class Client {
     // The direct connection, made on first use: a process served by the relay never loads libcurl.
     core::Result<HttpClient*> direct();
     // Through the relay when one is there; nullopt: go direct.
+    bool relayUsable();
     std::optional<core::Result<HttpResponse>> viaRelay(std::string_view method,
                                                        const std::string& path,
                                                        const std::string& body,

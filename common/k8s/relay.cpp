@@ -194,6 +194,30 @@ bool relayAllowed(std::string_view method, std::string_view path) {
     return false;
 }
 
+bool relayLocal(std::string_view path) {
+    return path.substr(0, kRelayLocalPrefix.size()) == kRelayLocalPrefix;
+}
+
+std::string relayNodeSlicePath(std::string_view ns, std::string_view name, std::string_view node) {
+    std::string out(kRelayLocalPrefix);
+    out.append("nodeslices/").append(ns).append("/").append(name).append("/").append(node);
+    return out;
+}
+
+std::optional<RelayNodeSliceQuery> parseRelayNodeSlicePath(std::string_view path) {
+    if (!segment(path, kRelayLocalPrefix) || !segment(path, "nodeslices/")) return std::nullopt;
+    RelayNodeSliceQuery q;
+    for (std::string* part : {&q.ns, &q.name}) {
+        auto slash = path.find('/');
+        if (slash == std::string_view::npos || !name(path.substr(0, slash))) return std::nullopt;
+        *part = std::string(path.substr(0, slash));
+        path.remove_prefix(slash + 1);
+    }
+    if (!name(path)) return std::nullopt;
+    q.node = std::string(path);
+    return q;
+}
+
 core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_point deadline) {
     std::string buf;
     putU32(buf, static_cast<uint32_t>(payload.size()));

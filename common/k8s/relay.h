@@ -54,6 +54,20 @@ std::optional<RelayRequest> decodeRelayRequest(std::string_view frame);
 std::string encodeRelayResponse(const RelayResponse& r);
 std::optional<RelayResponse> decodeRelayResponse(std::string_view frame);
 
+// Questions the relay answers itself from what allot-gc keeps, never sent to the API server:
+// GET of a path under kRelayLocalPrefix. Answered (status 200 and the answer, 404 when it has
+// none) or Refused (it does not know: the caller asks the API server).
+inline constexpr std::string_view kRelayLocalPrefix = "/allot-relay/v1/";
+bool relayLocal(std::string_view path);
+// The slice NodeSlicePool ns/name gives `node` (body: the CIDR), from allot-gc's watch of
+// the node's NodeSlicePools: a copy that may lag the API server (see engine::TxTarget::unseal
+// for why a lagging copy is still safe).
+std::string relayNodeSlicePath(std::string_view ns, std::string_view name, std::string_view node);
+struct RelayNodeSliceQuery {
+    std::string ns, name, node;
+};
+std::optional<RelayNodeSliceQuery> parseRelayNodeSlicePath(std::string_view path);
+
 // Requests the plugin makes: GET/PUT of an IPPool, POST of IPPools and of reservations,
 // GET/DELETE of a reservation, GET of a NodeSlicePool, in any namespace; for an IPAMClaim
 // (allowPersistentIPs), GET of a pod and of an IPAMClaim and PUT of the claim's status.

@@ -114,19 +114,14 @@ Result<void> K8sStore::eachReservation(const std::function<bool(Reservation&)>& 
     return {};
 }
 
-Result<std::string> K8sStore::nodeSlice(const std::string& sliceName, const std::string& node) {
+Result<NodeSlice> K8sStore::nodeSlice(const std::string& sliceName, const std::string& node,
+                                      bool fresh) {
+    if (!fresh)
+        if (auto s = client_->askRelay(k8s::relayNodeSlicePath(ns_, sliceName, node)))
+            return NodeSlice{std::move(*s), ""};
     auto obj = seen(client_->get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName)));
     if (!obj) return obj.error();
-    const json::Value* status = obj->find("status");
-    const json::Value* allocs = status ? status->find("allocations") : nullptr;
-    if (allocs && allocs->isArray()) {
-        for (const auto& a : allocs->items()) {
-            const json::Value* n = a.find("nodeName");
-            const json::Value* r = a.find("sliceRange");
-            if (n && n->isString() && n->asString() == node && r && r->isString())
-                return r->asString();
-        }
-    }
+    if (auto s = nodeSliceOf(*obj, node)) return NodeSlice{std::move(*s), resourceVersionOf(*obj)};
     return makeError(Errc::NotFound,
                      "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
 }

@@ -38,7 +38,9 @@ class K8sStore : public PoolStore {
     Result<void> deleteReservation(const std::string& name,
                                    const std::string& resourceVersion) override;
     Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) override;
-    Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
+    // Unless `fresh`, asks the node relay's watched copy first (k8s::relayNodeSlicePath).
+    Result<NodeSlice> nodeSlice(const std::string& sliceName, const std::string& node,
+                                bool fresh) override;
     Result<void> ping() override;
     void setDeadline(std::chrono::steady_clock::time_point d) override { client_->setDeadline(d); }
 

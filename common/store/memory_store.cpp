@@ -167,19 +167,38 @@ Result<void> MemoryStore::eachReservation(const std::function<bool(Reservation&)
     return {};
 }
 
-Result<std::string> MemoryStore::nodeSlice(const std::string& sliceName, const std::string& node) {
+Result<NodeSlice> MemoryStore::nodeSlice(const std::string& sliceName, const std::string& node,
+                                         bool fresh) {
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
+    if (!fresh)
+        if (auto c = cachedSlices_.find({sliceName, node}); c != cachedSlices_.end()) {
+            if (c->second.empty()) return makeError(Errc::NotFound, "no cached node slice");
+            return NodeSlice{c->second, ""};
+        }
+    if (fresh) ++freshSliceReads_;
     auto it = slices_.find({sliceName, node});
-    if (it == slices_.end())
+    if (it == slices_.end() || it->second.empty())
         return makeError(Errc::NotFound, "no node slice for node " + node + " in " + sliceName);
-    return it->second;
+    return NodeSlice{it->second, std::to_string(sliceVersions_[sliceName])};
 }
 
 void MemoryStore::setNodeSlice(const std::string& sliceName, const std::string& node,
                                const std::string& cidr) {
     std::lock_guard lock(mu_);
     slices_[{sliceName, node}] = cidr;
+    ++sliceVersions_[sliceName];
+}
+
+void MemoryStore::setCachedNodeSlice(const std::string& sliceName, const std::string& node,
+                                     const std::string& cidr) {
+    std::lock_guard lock(mu_);
+    cachedSlices_[{sliceName, node}] = cidr;
+}
+
+int MemoryStore::freshSliceReads() const {
+    std::lock_guard lock(mu_);
+    return freshSliceReads_;
 }
 
 Result<void> MemoryStore::ping() {

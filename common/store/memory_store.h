@@ -20,14 +20,22 @@ class MemoryStore : public PoolStore {
     Result<void> deleteReservation(const std::string& name,
                                    const std::string& resourceVersion) override;
     Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) override;
-    Result<std::string> nodeSlice(const std::string& sliceName, const std::string& node) override;
+    Result<NodeSlice> nodeSlice(const std::string& sliceName, const std::string& node,
+                                bool fresh) override;
     Result<void> ping() override;
     // Pool writes follow the same size policy as the Kubernetes store (sizes as encodePool
     // would write the object), so callers see the same Exhausted and dropped fields.
     void setSizePolicy(const SizePolicy& p) override;
 
+    // Each change gives the NodeSlicePool `sliceName` a new resourceVersion; an empty `cidr`
+    // takes the node's slice away.
     void setNodeSlice(const std::string& sliceName, const std::string& node,
                       const std::string& cidr);
+    // What a cached nodeSlice read (fresh false) answers, as a node relay's watched copy does
+    // until its watch catches up; by default the current slice.
+    void setCachedNodeSlice(const std::string& sliceName, const std::string& node,
+                            const std::string& cidr);
+    int freshSliceReads() const;
 
     // Fault injection: the next `n` calls of any kind fail with `code`.
     void failNext(int n, core::Errc code);
@@ -45,6 +53,9 @@ class MemoryStore : public PoolStore {
     std::map<std::string, Pool> pools_;
     std::map<std::string, Reservation> reservations_;
     std::map<std::pair<std::string, std::string>, std::string> slices_;
+    std::map<std::pair<std::string, std::string>, std::string> cachedSlices_;
+    std::map<std::string, uint64_t> sliceVersions_;
+    int freshSliceReads_ = 0;
     uint64_t version_ = 0;
     int failLeft_ = 0;
     core::Errc failCode_ = core::Errc::Transient;

@@ -90,15 +90,20 @@ core::ReleaseLog decodeReleased(const json::Value& text) {
     return log;
 }
 
-// Moves the release log out of the kept metadata into Pool::released.
-void takeReleased(Pool& p) {
+// Moves the release log and the slice seal out of the kept metadata into Pool::released and
+// Pool::sealed.
+void takeAllotAnnotations(Pool& p) {
     json::Value* ann = p.meta.find("annotations");
     if (!ann || !ann->isObject()) return;
     if (const json::Value* v = ann->find(kReleasedAnnotation)) {
         p.released = decodeReleased(*v);
         ann->erase(kReleasedAnnotation);
-        if (ann->members().empty()) p.meta.erase("annotations");
     }
+    if (const json::Value* v = ann->find(kSealedAnnotation)) {
+        p.sealed = v->isString() && !v->asString().empty() ? v->asString() : "unreadable";
+        ann->erase(kSealedAnnotation);
+    }
+    if (ann->members().empty()) p.meta.erase("annotations");
 }
 
 json::Value encodeReleased(const core::ReleaseLog& log) {
@@ -128,7 +133,7 @@ Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
     if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
         p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
     for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
-    takeReleased(p);
+    takeAllotAnnotations(p);
     return {};
 }
 
@@ -229,6 +234,11 @@ json::Value encodeShell(const Pool& pool, const std::string& ns) {
         json::Value* ann = meta.find("annotations");
         if (!ann || !ann->isObject()) ann = &meta.set("annotations", json::Value::object());
         ann->set(kReleasedAnnotation, json::Value::string(encodeReleased(pool.released).dump()));
+    }
+    if (!pool.sealed.empty()) {
+        json::Value* ann = meta.find("annotations");
+        if (!ann || !ann->isObject()) ann = &meta.set("annotations", json::Value::object());
+        ann->set(kSealedAnnotation, json::Value::string(pool.sealed));
     }
     addMember(obj, "metadata", std::move(meta));
     json::Value spec = json::Value::object();
@@ -434,6 +444,26 @@ json::Value encodeReservation(const Reservation& r, const std::string& ns) {
     if (!r.ifName.empty()) spec.set("ifname", json::Value::string(r.ifName));
     obj.set("spec", std::move(spec));
     return obj;
+}
+
+std::optional<std::string> nodeSliceOf(const json::Value& nodeSlicePool, const std::string& node) {
+    const json::Value* status = nodeSlicePool.find("status");
+    const json::Value* allocs =
+        status && status->isObject() ? status->find("allocations") : nullptr;
+    if (!allocs || !allocs->isArray()) return std::nullopt;
+    for (const auto& a : allocs->items()) {
+        if (!a.isObject()) continue;
+        const json::Value* n = a.find("nodeName");
+        const json::Value* r = a.find("sliceRange");
+        if (n && n->isString() && n->asString() == node && r && r->isString()) return r->asString();
+    }
+    return std::nullopt;
+}
+
+std::string resourceVersionOf(const json::Value& obj) {
+    const json::Value* md = obj.find("metadata");
+    const json::Value* rv = md && md->isObject() ? md->find("resourceVersion") : nullptr;
+    return rv && rv->isString() ? rv->asString() : std::string();
 }
 
 }  // namespace allot::store

@@ -4,6 +4,7 @@
 // that keeps a pool object under the API server's limit.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "json/json.h"
@@ -16,6 +17,13 @@ inline constexpr const char* kGroupVersion = "whereabouts.cni.cncf.io/v1alpha1";
 // Metadata survives any CRD schema and a Whereabouts write (it updates the object it read).
 // Unreadable: treated as no recent releases, and rewritten on allot's next write.
 inline constexpr const char* kReleasedAnnotation = "allot.cni.cncf.io/released";
+// Pool::sealed (node slices): the seal token as a string; absent when not sealed.
+inline constexpr const char* kSealedAnnotation = "allot.cni.cncf.io/slice-sealed";
+
+// The first slice a NodeSlicePool object's status.allocations gives `node`; nullopt: none.
+std::optional<std::string> nodeSliceOf(const json::Value& nodeSlicePool, const std::string& node);
+// metadata.resourceVersion of an object; "" when it has none.
+std::string resourceVersionOf(const json::Value& obj);
 
 // Decodes an IPPool object. Invalid (naming the field) when the object, its metadata, spec,
 // spec.range or spec.allocations cannot be read. An entry that cannot be read (no id or an

@@ -33,6 +33,12 @@ struct UnknownFields {
     json::Value fields;  // object of the unknown members, in stored order
 };
 
+// A node's slice as a NodeSlicePool gives it (PoolStore::nodeSlice).
+struct NodeSlice {
+    std::string slice;            // CIDR text
+    std::string resourceVersion;  // of the NodeSlicePool read; empty from a watched copy
+};
+
 // What the stored object cost when it was read: the basis of the size check before a write.
 struct StoredSize {
     size_t bytes = 0;     // the object as allot encodes it, plus `overhead`
@@ -61,6 +67,11 @@ struct Pool {
     // Recently released offsets (released_ip_cooldown_s), kept in the annotation
     // kReleasedAnnotation (pool_codec.h): never pruned by a CRD schema, ignored by Whereabouts.
     core::ReleaseLog released = {};
+    // Node slices: set by allot-gc's slice controller before it takes this slice pool's slice
+    // from its node (the NodeSlicePool's resourceVersion it read then); a claim into a sealed
+    // pool first confirms the slice is the node's again (engine::TxTarget::unseal). Kept in
+    // the annotation kSealedAnnotation (pool_codec.h). Empty: not sealed.
+    std::string sealed = {};
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.
@@ -130,10 +141,13 @@ class PoolStore {
     virtual Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) = 0;
     Result<std::vector<Reservation>> listReservations();
 
-    // Node-slice mode: the slice (CIDR text) that NodeSlicePool `sliceName` assigns to `node`.
-    // NotFound when the pool or the node's slice does not exist.
-    virtual Result<std::string> nodeSlice(const std::string& sliceName,
-                                          const std::string& node) = 0;
+    // Node-slice mode: the slice (CIDR text) that NodeSlicePool `sliceName` assigns to `node`,
+    // and the NodeSlicePool's resourceVersion. With `fresh` false a store may answer from a
+    // copy kept current by a watch (the node relay's; resourceVersion then empty); with
+    // `fresh`, only from a read of the object itself. NotFound when the pool or the node's
+    // slice does not exist.
+    virtual Result<NodeSlice> nodeSlice(const std::string& sliceName, const std::string& node,
+                                        bool fresh) = 0;
 
     // Cheap reachability probe for STATUS. Transient/Unauthorized/Forbidden on failure.
     virtual Result<void> ping() = 0;

@@ -59,6 +59,7 @@ allowed=(
   "get nodeslicepools.whereabouts.cni.cncf.io"
   "create nodeslicepools.whereabouts.cni.cncf.io" "update nodeslicepools.whereabouts.cni.cncf.io"
   "delete nodeslicepools.whereabouts.cni.cncf.io" "list nodeslicepools.whereabouts.cni.cncf.io"
+  "watch nodeslicepools.whereabouts.cni.cncf.io"
   "list pods" "watch pods" "get pods" "list nodes"
   "get network-attachment-definitions.k8s.cni.cncf.io" "list network-attachment-definitions.k8s.cni.cncf.io"
   "create events"
@@ -78,7 +79,7 @@ denied=(
   "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io"
   "watch ippools.whereabouts.cni.cncf.io"
   "update overlappingrangeipreservations.whereabouts.cni.cncf.io"
-  "patch nodeslicepools.whereabouts.cni.cncf.io" "watch nodeslicepools.whereabouts.cni.cncf.io"
+  "patch nodeslicepools.whereabouts.cni.cncf.io"
   "watch network-attachment-definitions.k8s.cni.cncf.io"
   "patch events" "create events.events.k8s.io"
   # IPAMClaims: read, and only their status written (issue 18).

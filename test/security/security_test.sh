@@ -355,7 +355,7 @@ print(st, (o or {}).get("message", "")[:200])' huge)
   uris=$(tail -n "+$(( mark + 1 ))" "$ALLOT_AUDIT_LOG" | jq -r --arg ua "allot-gc/$NODE" \
     'select(.stage == "ResponseComplete" and (.userAgent // "" | startswith($ua))) | .requestURI | sub("[?].*"; "")')
   local n='[a-z0-9][a-z0-9.-]*'
-  bad=$(grep -Ev "^/api/v1/pods$|^/api/v1/namespaces/$n/(pods|events)(/$n)?$|^/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/$n/(ippools|overlappingrangeipreservations|nodeslicepools)(/$n)?$|^/apis/k8s.cni.cncf.io/v1/namespaces/$n/network-attachment-definitions/$n$" <<<"$uris")
+  bad=$(grep -Ev "^/api/v1/pods$|^/apis/whereabouts.cni.cncf.io/v1alpha1/nodeslicepools$|^/api/v1/namespaces/$n/(pods|events)(/$n)?$|^/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/$n/(ippools|overlappingrangeipreservations|nodeslicepools)(/$n)?$|^/apis/k8s.cni.cncf.io/v1/namespaces/$n/network-attachment-definitions/$n$" <<<"$uris")
   grep -q network-attachment-definitions <<<"$uris" || { echo "allot-gc read no NAD (audit log)"; return 1; }
   [[ -z "$bad" ]] || { echo "allot-gc requested: $bad"; return 1; }
   note "$(wc -l <<<"$uris") requests by allot-gc, all well-formed; NADs read: $(grep network-attachment <<<"$uris" | sort -u | sed 's#.*/namespaces/##' | xargs)"

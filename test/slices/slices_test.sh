@@ -200,6 +200,72 @@ t_whereabouts() {
   note "$out"
 }
 
+# The fast path (issue 17, item 3): a node's allot-gc serves its slices through the node relay
+# from a watch of the NodeSlicePools, so an ADD reads no NodeSlicePool; without the relay every
+# ADD reads it. A slice pool the controller seals (before it takes the slice away) takes no
+# claim until a NodeSlicePool read newer than the seal still gives the node that slice; a
+# resize moves the node to its new slice, and its old pool stays sealed and empty.
+NETF=$RUN-fast
+NF=$RUN-node-f
+IPAMF='{"range":"10.76.0.0/16","node_slice_size":"/24","network_name":"'$NETF'"}'
+nsp_gets() { audit_since "$1" '.objectRef.resource == "nodeslicepools" and .verb == "get"'; }
+# pool_requests MARK: the plugin's requests since MARK (pools, reservations, NodeSlicePool reads).
+pool_requests() {
+  audit_since "$1" '.objectRef.resource == "ippools" or .objectRef.resource == "overlappingrangeipreservations" or (.objectRef.resource == "nodeslicepools" and .verb == "get")'
+}
+fast_adds() {  # PREFIX CONF: five sequential ADDs
+  local k
+  for k in 1 2 3 4 5; do add "$NF" "ctr-$1$k" "$1$k" "uid-$1$k" "$2" >/dev/null || return 1; done
+}
+t_fastpath() {
+  local sock=$WORK/nodes/$NF/relay/api.sock relayed direct mark slice pool rv ipam nr tr nd td
+  mk_node "$NF" && mk_nad_in "$POOLNS" fast "$IPAMF" || return 1
+  start_gc f "$NF" --repair=false --relay-socket="$sock" || return 1
+  wait_for 10 has_slice "$NETF" "$NF" || { echo "no slice for $NF"; return 1; }
+  ipam=$(jq -c --arg s "$sock" '. + {relay_socket: $s}' <<<"$IPAMF")
+  relayed=$(slice_conf "$NF" "$ipam")
+  direct=$(slice_conf "$NF" "$IPAMF")
+  add "$NF" ctr-w0 w0 uid-w0 "$relayed" >/dev/null || return 1  # creates the pool
+  audit_settle; mark=$(audit_mark)
+  fast_adds r "$relayed" || return 1
+  audit_settle
+  nr=$(nsp_gets "$mark")
+  tr=$(pool_requests "$mark")
+  mark=$(audit_mark)
+  fast_adds d "$direct" || return 1
+  audit_settle
+  nd=$(nsp_gets "$mark")
+  td=$(pool_requests "$mark")
+  note "5 ADDs through the relay: $nr NodeSlicePool reads, $tr API requests; 5 without: $nd reads, $td requests"
+  expect_eq "NodeSlicePool reads of 5 ADDs through the relay" "$nr" 0 || return 1
+  expect_eq "NodeSlicePool reads of 5 ADDs without it" "$nd" 5 || return 1
+  # A seal the controller wrote, its NodeSlicePool write not made yet: no claim (code 11).
+  slice=$(slice_of "$NETF" "$NF")
+  pool=$(pool_name "$slice" "$NETF" "$NF")
+  rv=$(nsp_json "$NETF" | jq -r .metadata.resourceVersion)
+  kubectl annotate ippool -n "$POOLNS" "$pool" "allot.cni.cncf.io/slice-sealed=$rv" >/dev/null || return 1
+  cni ADD "$NF" ctr-s1 s1 uid-s1 "$relayed"
+  expect_eq "ADD into a sealed pool, NodeSlicePool unchanged: code" "$(jq -r .code <<<"$CNI_OUT")" 11 || { echo "$CNI_OUT"; return 1; }
+  [[ "$(jq -r .msg <<<"$CNI_OUT")" == *sealed* ]] || { echo "message: $CNI_OUT"; return 1; }
+  # The NodeSlicePool moved on and still gives the node this slice: claimed in, seal lifted.
+  kubectl label nodeslicepool -n "$POOLNS" "$NETF" allot-test/touched=1 >/dev/null || return 1
+  add "$NF" ctr-s2 s2 uid-s2 "$relayed" >/dev/null || return 1
+  expect_eq "seal after a claim confirmed on a newer NodeSlicePool" \
+    "$(pool_json "$pool" | jq -r '.metadata.annotations["allot.cni.cncf.io/slice-sealed"] // ""')" "" || return 1
+  # Resize: the emptied pool is sealed before the node gets its /25; the next ADD lands there.
+  local p
+  for p in w0 r1 r2 r3 r4 r5 d1 d2 d3 d4 d5 s2; do cni DEL "$NF" "ctr-$p" "$p" "uid-$p" "$relayed"; done
+  expect_eq "allocations in $pool" "$(pool_count "$pool")" 0 || return 1
+  mk_nad_in "$POOLNS" fast "$(jq -c '.node_slice_size = "/25"' <<<"$IPAMF")" || return 1
+  wait_for 10 slice_is "$NETF" "$NF" '/25$' || { echo "$NF kept $(slice_of "$NETF" "$NF")"; return 1; }
+  local ip
+  ip=$(add "$NF" ctr-n1 n1 uid-n1 "$(slice_conf "$NF" "$(jq -c '.node_slice_size = "/25"' <<<"$ipam")")") || return 1
+  in_cidr "$ip" "$(slice_of "$NETF" "$NF")" || { echo "$ip outside $NF's new slice $(slice_of "$NETF" "$NF")"; return 1; }
+  expect_eq "old pool $pool sealed" "$(pool_json "$pool" | jq -r '.metadata.annotations["allot.cni.cncf.io/slice-sealed"] // "" | length > 0')" true || return 1
+  expect_eq "allocations in the old pool" "$(pool_count "$pool")" 0 || return 1
+  note "$NF: $slice -> $(slice_of "$NETF" "$NF") (got $ip); $pool sealed"
+}
+
 # The repair loop on slice pools (allot-gc restarted with a short repair interval and grace):
 # - a leak in a node's slice pool is released as in any pool, a live pod's address is kept;
 # - a Node deleted while its pool holds addresses: slice_node_gone, then its addresses go by the
@@ -260,6 +326,7 @@ check "IPv6 slices" t_ipv6
 check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_stack
 check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
 check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
+check "the fast path: ADDs through the relay read no NodeSlicePool; seals guard a stale slice" t_fastpath
 check "the NodeSlicePool goes with its last NAD" t_nad_removed
 check "repair: slice pool leaks, a gone Node's pool, an address outside its node's slice" t_repair
 suite_summary

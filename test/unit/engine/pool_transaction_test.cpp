@@ -197,3 +197,121 @@ TEST_CASE("the backoff grows to its cap with jitter in the upper half") {
     engine::RetryPolicy soon(engine::Clock::now() + std::chrono::milliseconds(1), b);
     CHECK_FALSE(soon.wait());  // the deadline would pass first
 }
+
+TEST_CASE("a seal is written only on a pool that holds no address, and creates a missing one") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/28");
+    auto seal = [&](const std::string& token) {
+        auto retry = quick(1);
+        engine::PoolTransaction tx(s, retry);
+        auto t = target(r);
+        t.seal = token;
+        return tx.run(t, fixed({}));
+    };
+    auto made = seal("7");
+    REQUIRE(made.ok());
+    CHECK(made->sealed);
+    CHECK(s.getPool("pool")->sealed == "7");
+    // A pool with an address is not sealed: its slice stays its node's.
+    auto p = *s.getPool("pool");
+    p.sealed.clear();
+    p.allocations[1] = owner("a");
+    REQUIRE(s.updatePool(p).ok());
+    auto held = seal("8");
+    REQUIRE(held.ok());
+    CHECK_FALSE(held->sealed);
+    CHECK(s.getPool("pool")->sealed.empty());
+}
+
+TEST_CASE("a claim in a sealed pool is written only when unseal confirms, and lifts the seal") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/28");
+    store::Pool p{"pool", r.cidr().str(), {}, {}};
+    p.sealed = "41";
+    REQUIRE(s.createPool(p).ok());
+    auto run = [&](std::function<core::Result<void>(const std::string&)> unseal,
+                   std::vector<Intent> intents) {
+        auto retry = quick();
+        engine::PoolTransaction tx(s, retry);
+        auto t = target(r);
+        t.unseal = std::move(unseal);
+        return tx.run(t, fixed(std::move(intents)));
+    };
+    // No unseal: refused (a plain pool is never sealed; nothing may claim in a sealed one).
+    auto none = run(nullptr, {Intent::claim(owner("a"), r)});
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.code() == Errc::Conflict);
+    // Unseal says no: its error, and nothing written.
+    std::string asked;
+    auto no = run(
+        [&](const std::string& token) -> core::Result<void> {
+            asked = token;
+            return core::makeError(Errc::Transient, "slice moved");
+        },
+        {Intent::claim(owner("a"), r)});
+    REQUIRE_FALSE(no.ok());
+    CHECK(no.error().message == "slice moved");
+    CHECK(asked == "41");
+    CHECK(s.getPool("pool")->allocations.empty());
+    CHECK(s.getPool("pool")->sealed == "41");
+    // Unseal confirms: the claim is written and the seal is gone.
+    auto yes = run([](const std::string&) { return core::Result<void>(); },
+                   {Intent::claim(owner("a"), r)});
+    REQUIRE(yes.ok());
+    CHECK(yes->outcomes[0].pick->ip.str() == "10.0.0.1");
+    CHECK(s.getPool("pool")->sealed.empty());
+}
+
+TEST_CASE("a release in a sealed pool keeps the seal and asks no unseal") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/28");
+    store::Pool p{"pool", r.cidr().str(), {{1, owner("a")}}, {}};
+    p.sealed = "41";
+    REQUIRE(s.createPool(p).ok());
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry);
+    auto t = target(r, false);
+    bool asked = false;
+    t.unseal = [&](const std::string&) {
+        asked = true;
+        return core::Result<void>();
+    };
+    auto res = tx.run(t, fixed({Intent::release(owner("a"))}));
+    REQUIRE(res.ok());
+    CHECK_FALSE(asked);
+    CHECK(s.getPool("pool")->allocations.empty());
+    CHECK(s.getPool("pool")->sealed == "41");
+}
+
+TEST_CASE("a seal written after a node cached its pool makes the node's write conflict") {
+    store::MemoryStore s;
+    MapCache cache;
+    auto r = range("10.0.0.0/28");
+    {
+        auto retry = quick();
+        engine::PoolTransaction tx(s, retry, &cache, "ns");
+        REQUIRE(tx.run(target(r), fixed({Intent::claim(owner("a"), r)})).ok());
+        REQUIRE(tx.run(target(r), fixed({Intent::release(owner("a"))})).ok());
+    }
+    REQUIRE(cache.pools.count("ns/pool"));
+    {  // the slice controller seals the empty pool
+        auto retry = quick(1);
+        engine::PoolTransaction tx(s, retry);
+        auto t = target(r);
+        t.seal = "9";
+        REQUIRE(tx.run(t, fixed({}))->sealed);
+    }
+    auto retry = quick();
+    engine::PoolTransaction tx(s, retry, &cache, "ns");
+    auto t = target(r);
+    std::string asked;
+    t.unseal = [&](const std::string& token) -> core::Result<void> {
+        asked = token;
+        return core::makeError(Errc::Transient, "not this node's");
+    };
+    auto res = tx.run(t, fixed({Intent::claim(owner("b"), r)}));
+    REQUIRE_FALSE(res.ok());
+    CHECK(tx.conflicts() == 1);  // the cached copy's write, refused
+    CHECK(asked == "9");
+    CHECK(s.getPool("pool")->allocations.empty());
+}

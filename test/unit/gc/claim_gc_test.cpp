@@ -187,7 +187,7 @@ TEST_CASE("the relay server answers from its local hook before forwarding") {
     idx.set(gc::PodRecord{"vms", "p", "uid-p"});
     gc::RelayServerOptions opts;
     opts.server = "https://api";
-    opts.local = [&](const k8s::RelayRequest& r) { return idx.answer(r); };
+    opts.known = [&](const k8s::RelayRequest& r) { return idx.answer(r); };
     int forwarded = 0;
     gc::RelayForward fwd = [&](const k8s::RelayRequest&) {
         ++forwarded;

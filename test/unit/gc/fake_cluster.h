@@ -242,12 +242,12 @@ class FakeCluster : public gc::Cluster {
                 if (!fn(r)) break;
             return {};
         }
-        gc::Result<std::string> nodeSlice(const std::string& pool,
-                                          const std::string& node) override {
+        gc::Result<store::NodeSlice> nodeSlice(const std::string& pool, const std::string& node,
+                                               bool) override {
             std::lock_guard l(f_.m_);
             auto it = f_.slices_.find(ns_ + "/" + pool + "/" + node);
             if (it == f_.slices_.end()) return makeError(Errc::NotFound, "no slice");
-            return it->second;
+            return store::NodeSlice{it->second, "1"};
         }
         gc::Result<void> ping() override { return {}; }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 using allot::gc::RelayServer;
@@ -169,4 +170,33 @@ TEST_CASE("a request that wants an acknowledgement gets one before its answer") 
     CHECK(ok->kind == RelayResponse::Kind::Answered);
     REQUIRE(r.forwarded.size() == 1);
     CHECK(r.forwarded[0].wantAck);
+}
+
+TEST_CASE(
+    "API clients go to waiting requests in arrival order, each waiting only until its "
+    "deadline") {
+    using allot::gc::ClientTurns;
+    ClientTurns turns(1);
+    REQUIRE(turns.take(ClientTurns::Clock::now()));  // the one client, busy
+    // No client within its deadline: no turn (the relay then answers 429, not sent).
+    CHECK_FALSE(turns.take(ClientTurns::Clock::now() + std::chrono::milliseconds(20)));
+    CHECK(turns.waiting() == 0);
+    std::mutex mu;
+    std::vector<int> order;
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < 4; ++i) {
+        waiters.emplace_back([&, i] {
+            REQUIRE(turns.take(ClientTurns::Clock::now() + std::chrono::seconds(60)));
+            {
+                std::lock_guard l(mu);
+                order.push_back(i);
+            }
+            turns.give();
+        });
+        // The next one arrives only once this one waits.
+        while (turns.waiting() < static_cast<size_t>(i + 1)) std::this_thread::yield();
+    }
+    turns.give();
+    for (auto& t : waiters) t.join();
+    CHECK(order == std::vector<int>{0, 1, 2, 3});
 }

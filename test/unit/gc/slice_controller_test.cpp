@@ -43,8 +43,12 @@ class FakeSlices : public gc::SliceCluster {
         if (!stored.erase(key(p))) return core::makeError(core::Errc::NotFound, key(p));
         return {};
     }
-    core::Result<bool> poolHoldsAddresses(const std::string& ns, const std::string& pool) override {
-        return busyPools[ns + "/" + pool];
+    std::map<std::string, std::string> seals;  // "ns/pool" -> token
+    core::Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
+                                     const core::Cidr&, const std::string& token) override {
+        if (busyPools[ns + "/" + pool]) return false;
+        seals[ns + "/" + pool] = token;
+        return true;
     }
     const NodeSlicePoolObject& get(const std::string& k) { return stored.at(k); }
 
@@ -136,9 +140,14 @@ TEST_CASE("slice controller: a gone node's slice is freed once its node pool is 
     f.api.busyPools["kube-system/n1-10.1.0.0-24"] = true;
     REQUIRE(f.ctl.pass().ok);
     CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
+    CHECK(f.api.seals.empty());  // a busy pool is never sealed
+    const std::string before = f.api.get("kube-system/blue").resourceVersion;
     f.api.busyPools["kube-system/n1-10.1.0.0-24"] = false;
     REQUIRE(f.ctl.pass().ok);
     CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "");
+    // Sealed before the slice went, with the NodeSlicePool's resourceVersion the freeing write
+    // was guarded by.
+    CHECK(f.api.seals["kube-system/n1-10.1.0.0-24"] == before);
 }
 
 TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each on Node and pool") {

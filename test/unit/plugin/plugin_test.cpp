@@ -389,6 +389,71 @@ TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool
     CHECK(none.stdoutText.find("node-z") != std::string::npos);
 }
 
+namespace {
+
+const std::string kBlue = R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue")";
+
+// What allot-gc's slice controller does before it takes a slice from a node: seals its pool
+// with the NodeSlicePool's resourceVersion then ("1": MemoryStore's after one setNodeSlice).
+void seal(store::MemoryStore& m, const std::string& pool, const std::string& token) {
+    auto p = m.getPool(pool);
+    REQUIRE(p.ok());
+    p->sealed = token;
+    REQUIRE(m.updatePool(*p).ok());
+}
+
+// node-a held 10.5.1.1 in its slice 10.5.1.0/28 and gave it back; the controller sealed the
+// emptied pool (its NodeSlicePool not rewritten yet).
+void emptiedAndSealed(Harness& h) {
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    REQUIRE(firstAddress(h.call("ADD", conf(kBlue), "c1")) == "10.5.1.1/28");
+    REQUIRE(h.call("DEL", conf(kBlue), "c1").exitCode == 0);
+    seal(*h.mem, "blue-node-a-10.5.1.0-28", "1");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "node-slice mode: an ADD takes its slice from the relay's copy, reading no NodeSlicePool") {
+    Harness h;
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    CHECK(firstAddress(h.call("ADD", conf(kBlue), "c1")) == "10.5.1.1/28");
+    CHECK(firstAddress(h.call("ADD", conf(kBlue), "c2", "net1",
+                              "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod2")) == "10.5.1.2/28");
+    CHECK(h.mem->freshSliceReads() == 0);
+}
+
+TEST_CASE("node-slice mode: a stale copy of a taken slice finds its pool sealed and moves on") {
+    Harness h;
+    emptiedAndSealed(h);
+    // The controller then gives node-a another slice; the relay's copy still says the old one.
+    h.mem->setNodeSlice("blue", "node-a", "10.5.2.0/28");
+    h.mem->setCachedNodeSlice("blue", "node-a", "10.5.1.0/28");
+    CHECK(firstAddress(h.call("ADD", conf(kBlue), "c2")) == "10.5.2.1/28");
+    auto old = h.mem->getPool("blue-node-a-10.5.1.0-28");
+    CHECK(old->allocations.empty());
+    CHECK(old->sealed == "1");
+    CHECK(h.mem->freshSliceReads() >= 1);
+}
+
+TEST_CASE("node-slice mode: a sealed pool whose NodeSlicePool is not rewritten yet is code 11") {
+    Harness h;
+    emptiedAndSealed(h);
+    auto r = h.call("ADD", conf(kBlue), "c2");
+    CHECK(errorCode(r) == 11);
+    CHECK(r.stdoutText.find("sealed") != std::string::npos);
+    CHECK(h.mem->getPool("blue-node-a-10.5.1.0-28")->allocations.empty());
+}
+
+TEST_CASE("node-slice mode: a slice sealed and then left with its node is claimed in again") {
+    Harness h;
+    emptiedAndSealed(h);
+    // The controller's write lost a race: the NodeSlicePool moved on, the slice stayed node-a's.
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    CHECK(firstAddress(h.call("ADD", conf(kBlue), "c2")) == "10.5.1.1/28");
+    CHECK(h.mem->getPool("blue-node-a-10.5.1.0-28")->sealed.empty());
+}
+
 TEST_CASE("node-slice mode, dual-stack: each range's slice comes from its own NodeSlicePool") {
     Harness h;
     h.mem->setNodeSlice("ds", "node-a", "10.6.3.0/24");

@@ -343,3 +343,26 @@ TEST_CASE("an entry's IPAMClaim owner round-trips as ipamclaim and survives the 
     CHECK(p.allocations.at(5).node.empty());
     CHECK(p.allocations.at(5).claim == "ns/vm-a.net1");
 }
+
+TEST_CASE(
+    "a slice pool's seal rides in an annotation, round-trips, and an unsealed pool has none") {
+    auto v = json::parse(R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"4",
+        "annotations":{"team":"a","allot.cni.cncf.io/slice-sealed":"1234"}},
+      "spec":{"range":"10.0.0.0/24","allocations":{}}})");
+    auto p = store::decodePool(*v);
+    REQUIRE(p.ok());
+    CHECK(p->sealed == "1234");
+    CHECK(p->meta.find("annotations")->find(store::kSealedAnnotation) == nullptr);
+    auto back = store::decodePool(store::encodePool(*p, "ns"));
+    REQUIRE(back.ok());
+    CHECK(back->sealed == "1234");
+    back->sealed.clear();
+    auto lifted = store::decodePool(store::encodePool(*back, "ns"));
+    CHECK(lifted->sealed.empty());
+    CHECK(lifted->meta.find("annotations")->find("team")->asString() == "a");
+    // A seal allot cannot read still seals.
+    auto odd = store::decodePool(*json::parse(R"({"metadata":{"name":"p","namespace":"ns",
+        "resourceVersion":"4","annotations":{"allot.cni.cncf.io/slice-sealed":7}},
+      "spec":{"range":"10.0.0.0/24","allocations":{}}})"));
+    CHECK_FALSE(odd->sealed.empty());
+}

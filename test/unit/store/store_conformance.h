@@ -29,14 +29,15 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix,
 
     SUBCASE("a node's slice comes from its NodeSlicePool; no slice or no pool is NotFound") {
         seedSlice(prefix + "slicenet", "node-a", "10.60.0.16/28");
-        auto got = s.nodeSlice(prefix + "slicenet", "node-a");
+        auto got = s.nodeSlice(prefix + "slicenet", "node-a", true);
         REQUIRE_MESSAGE(got.ok(), (got.ok() ? "" : got.error().message));
-        CHECK(*got == "10.60.0.16/28");
-        auto other = s.nodeSlice(prefix + "slicenet", "node-b");
+        CHECK(got->slice == "10.60.0.16/28");
+        CHECK(!got->resourceVersion.empty());
+        auto other = s.nodeSlice(prefix + "slicenet", "node-b", true);
         REQUIRE(!other.ok());
         CHECK(other.code() == Errc::NotFound);
         CHECK(other.error().message.find("node-b") != std::string::npos);
-        CHECK(s.nodeSlice(prefix + "absent-slicenet", "node-a").code() == Errc::NotFound);
+        CHECK(s.nodeSlice(prefix + "absent-slicenet", "node-a", true).code() == Errc::NotFound);
     }
 
     SUBCASE("a missing pool is NotFound") {

@@ -36,8 +36,9 @@ class StoreRef : public store::PoolStore {
         const std::function<bool(store::Reservation&)>& fn) override {
         return s_->eachReservation(fn);
     }
-    core::Result<std::string> nodeSlice(const std::string& a, const std::string& b) override {
-        return s_->nodeSlice(a, b);
+    core::Result<store::NodeSlice> nodeSlice(const std::string& a, const std::string& b,
+                                             bool fresh) override {
+        return s_->nodeSlice(a, b, fresh);
     }
     core::Result<void> ping() override { return s_->ping(); }
     void setSizePolicy(const store::SizePolicy& p) override { s_->setSizePolicy(p); }

@@ -1,0 +1,89 @@
+// The node relay's copy of this node's slices, and the relay answering from it.
+#include "gc-sidecar/slice_watch.h"
+
+#include <doctest/doctest.h>
+
+#include "gc-sidecar/relay_server.h"
+
+using namespace allot;
+using Kind = k8s::RelayResponse::Kind;
+
+namespace {
+
+const std::string kServer = "https://10.96.0.1:443";
+
+json::Value nsp(const std::string& ns, const std::string& name,
+                std::vector<std::pair<std::string, std::string>> allocs,
+                const std::string& manager = "allot-gc") {
+    std::string a;
+    for (const auto& [node, slice] : allocs)
+        a += std::string(a.empty() ? "" : ",") + R"({"nodeName":")" + node + R"(","sliceRange":")" +
+             slice + R"("})";
+    return *json::parse(R"({"metadata":{"namespace":")" + ns + R"(","name":")" + name +
+                        R"(","resourceVersion":"5","labels":{"app.kubernetes.io/managed-by":")" +
+                        manager + R"("}},"status":{"allocations":[)" + a + "]}}");
+}
+
+k8s::RelayResponse ask(const gc::RelayServerOptions& o, const std::string& ns,
+                       const std::string& name, const std::string& node) {
+    k8s::RelayRequest r{kServer, "GET", k8s::relayNodeSlicePath(ns, name, node), "", "", 1000};
+    return gc::relayAnswer(o, r, [](const k8s::RelayRequest&) {
+        FAIL("a local question was sent to the API server");
+        return k8s::RelayResponse{};
+    });
+}
+
+}  // namespace
+
+TEST_CASE("a node slice path names a namespace, a NodeSlicePool and a node, nothing else") {
+    auto p = k8s::relayNodeSlicePath("kube-system", "blue", "node-a");
+    CHECK(k8s::relayLocal(p));
+    auto q = k8s::parseRelayNodeSlicePath(p);
+    REQUIRE(q.has_value());
+    CHECK(q->ns == "kube-system");
+    CHECK(q->name == "blue");
+    CHECK(q->node == "node-a");
+    CHECK_FALSE(k8s::parseRelayNodeSlicePath("/allot-relay/v1/nodeslices/ns/blue"));
+    CHECK_FALSE(k8s::parseRelayNodeSlicePath("/allot-relay/v1/nodeslices/ns/blue/a/b"));
+    CHECK_FALSE(k8s::parseRelayNodeSlicePath("/allot-relay/v1/nodeslices/ns/../node-a"));
+    CHECK_FALSE(k8s::relayAllowed("GET", p));  // never forwarded
+}
+
+TEST_CASE("the relay answers this node's slice from its watched copy, never from the server") {
+    gc::NodeSliceCopy copy("node-a");
+    gc::RelayServerOptions o;
+    o.server = kServer;
+    o.local.push_back([&](const k8s::RelayRequest& r) { return copy.answer(r); });
+    // Not listed yet: refused, so the plugin reads the NodeSlicePool itself.
+    CHECK(ask(o, "ns", "blue", "node-a").kind == Kind::Refused);
+    copy.replace({nsp("ns", "blue", {{"node-b", "10.0.0.0/24"}, {"node-a", "10.0.1.0/24"}})});
+    auto a = ask(o, "ns", "blue", "node-a");
+    CHECK(a.kind == Kind::Answered);
+    CHECK(a.status == 200);
+    CHECK(a.body == "10.0.1.0/24");
+    CHECK(ask(o, "ns", "red", "node-a").status == 404);
+    // Another controller's NodeSlicePool (Whereabouts' seals nothing): not kept, read each time.
+    copy.apply({k8s::WatchEvent::Type::Added,
+                nsp("ns", "wa", {{"node-a", "10.1.0.0/24"}}, "whereabouts")});
+    CHECK(ask(o, "ns", "wa", "node-a").status == 404);
+    CHECK(ask(o, "ns", "blue", "node-b").kind == Kind::Refused);  // another node's: not kept
+    // A resize moves node-a: the event replaces the copy's slice; a deletion removes it.
+    copy.apply({k8s::WatchEvent::Type::Modified,
+                nsp("ns", "blue", {{"node-a", "10.0.2.0/25"}, {"", "10.0.1.0/24"}})});
+    CHECK(ask(o, "ns", "blue", "node-a").body == "10.0.2.0/25");
+    copy.apply({k8s::WatchEvent::Type::Modified, nsp("ns", "blue", {{"", "10.0.2.0/25"}})});
+    CHECK(ask(o, "ns", "blue", "node-a").status == 404);
+    copy.apply({k8s::WatchEvent::Type::Added, nsp("ns", "blue", {{"node-a", "10.0.3.0/24"}})});
+    copy.apply({k8s::WatchEvent::Type::Deleted, nsp("ns", "blue", {})});
+    CHECK(ask(o, "ns", "blue", "node-a").status == 404);
+    // A failed watch: nothing is answered until the next list.
+    copy.apply({k8s::WatchEvent::Type::Added, nsp("ns", "blue", {{"node-a", "10.0.3.0/24"}})});
+    copy.lost();
+    CHECK(ask(o, "ns", "blue", "node-a").kind == Kind::Refused);
+}
+
+TEST_CASE("a local question no handler takes is refused, not forwarded") {
+    gc::RelayServerOptions o;
+    o.server = kServer;
+    CHECK(ask(o, "ns", "blue", "node-a").kind == Kind::Refused);
+}
