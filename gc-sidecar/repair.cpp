@@ -162,8 +162,7 @@ Result<void> RepairLoop::passNamespace(PoolNamespace& pns, const core::NodeIndex
     core::Findings found = scan.analysis->finish(scan.pods);
     scan.pods.clear();
     reportAnomalies(pns, found.anomalies, rep);
-    for (const auto& u : scan.usage)
-        gauges.push_back({pns.name, u.pool, u.size, u.used, u.size > u.used ? u.size - u.used : 0});
+    reportPools(pns, scan.usage, gauges);
     const auto& reservations = scan.analysis->reservations();
     rep.leakCandidates += found.candidates.size();
     const Due due = decide(pns, found, reservations);
@@ -171,6 +170,20 @@ Result<void> RepairLoop::passNamespace(PoolNamespace& pns, const core::NodeIndex
     applyOrphanDeletes(pns, reservations, due.toDelete, rep);
     applyReservationCreates(pns, found.missing, due.toCreate, rep);
     return {};
+}
+
+// Gauges per pool; a release log that cannot be read is logged once while it lasts.
+void RepairLoop::reportPools(PoolNamespace& pns, const std::vector<cluster::PoolUse>& usage,
+                             std::vector<PoolGauge>& gauges) {
+    std::set<std::string> unreadable;
+    for (const auto& u : usage) {
+        gauges.push_back({pns.name, u.pool, u.size, u.used, u.size > u.used ? u.size - u.used : 0});
+        if (u.releaseLogUnreadable.empty()) continue;
+        unreadable.insert(u.pool);
+        if (!pns.unreadableLogs.count(u.pool))
+            logging::logWarn("IPPool " + pns.name + "/" + u.pool + ": " + u.releaseLogUnreadable);
+    }
+    pns.unreadableLogs = std::move(unreadable);
 }
 
 // Report anomalies once each while they last, once confirmed on consecutive passes.

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
@@ -90,6 +91,7 @@ class RepairLoop {
         std::string name;
         LeakTracker tracker;
         std::map<std::string, int> anomaliesSeen;  // key -> consecutive passes (reported once)
+        std::set<std::string> unreadableLogs;      // pools whose release log was reported
     };
 
     // A pass: the Nodes once, then each pool namespace in turn.
@@ -101,6 +103,8 @@ class RepairLoop {
     // report, decide, apply.
     void reportAnomalies(PoolNamespace& pns, const std::vector<core::Anomaly>& anomalies,
                          PassReport& rep);
+    void reportPools(PoolNamespace& pns, const std::vector<cluster::PoolUse>& usage,
+                     std::vector<PoolGauge>& gauges);
     Due decide(PoolNamespace& pns, const core::Findings& f,
                const std::vector<core::ReservationEntry>& res);
     Result<std::vector<core::u128>> stillLeaked(Cluster& cl, const store::Pool& p,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,8 +48,9 @@ struct EngineContext {
     std::function<void(std::chrono::milliseconds)> sleep;  // backoff; default sleeps
     // Counters for tests and benchmarks.
     int conflicts = 0;
-    int served = 0;             // other ADDs whose addresses this call's pool writes committed
-    std::string journalReason;  // why DEL journaled, for the log
+    int served = 0;                  // other ADDs whose addresses this call's pool writes committed
+    std::string journalReason;       // why DEL journaled, for the log
+    std::set<std::string> warnings;  // what the pools read held that allot could not use
 };
 
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.

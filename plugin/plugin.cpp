@@ -248,6 +248,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
 
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, ctx.node, e.args.podUid, net->name};
     Outcome out = dispatch(ctx, Request{e, *cfg, *net, owner, version, log}, deps);
+    for (const auto& w : ctx.warnings) log->warn(w);
     out.conflicts = ctx.conflicts;
     out.served = ctx.served;
     return out;

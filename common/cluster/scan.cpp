@@ -28,7 +28,8 @@ Result<void> scanPools(Cluster& c, const ScanOptions& o, Scan& s) {
                       [&](store::Pool& p) {
                           ++s.pools;
                           if (auto use = s.analysis->addPool(poolEntries(p)))
-                              s.usage.push_back({p.name, p.range, use->size, use->used});
+                              s.usage.push_back(
+                                  {p.name, p.range, use->size, use->used, p.releasedUnreadable});
                           return !stopped(o);
                       },
                       [&](const std::string& name, const std::string& why) {

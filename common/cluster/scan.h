@@ -35,7 +35,8 @@ struct ScanOptions {
 
 struct PoolUse {
     std::string pool, range;
-    uint64_t size = 0, used = 0;  // as core::PoolUsage
+    uint64_t size = 0, used = 0;       // as core::PoolUsage
+    std::string releaseLogUnreadable;  // store::Pool::releasedUnreadable
 };
 
 struct Scan {

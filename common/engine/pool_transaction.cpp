@@ -93,7 +93,7 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         store::Pool next = *pool;
         auto res = core::applyBatch(*cidr, next.allocations, *intents, &next.released, unixNow());
         if (fromCache && res.wantsFresh) continue;  // decide that on fresh data
-        TxResult out{std::move(res.outcomes), *cidr, true};
+        TxResult out{std::move(res.outcomes), *cidr, true, pool->releasedUnreadable};
         if (!res.changed) return out;
         auto written = write(t.pool, next);
         if (written) return out;

@@ -38,6 +38,7 @@ struct TxResult {
     std::vector<core::Outcome> outcomes;  // one per planned intent; empty when none
     core::Cidr cidr;                      // the pool's range: offsets to addresses
     bool found = true;                    // false: the pool does not exist (nothing applied)
+    std::string releaseLogUnreadable;     // store::Pool::releasedUnreadable of what was read
 };
 
 class PoolTransaction {

@@ -61,6 +61,9 @@ struct Pool {
     // Recently released offsets (released_ip_cooldown_s), kept in the annotation
     // kReleasedAnnotation (pool_codec.h): never pruned by a CRD schema, ignored by Whereabouts.
     core::ReleaseLog released = {};
+    // Why that annotation could not be read ("" when read, or absent): the log then reads
+    // empty, and the annotation is kept verbatim until a write with a cooldown replaces it.
+    std::string releasedUnreadable = {};
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.
