@@ -41,18 +41,14 @@ std::string kubeconfigPath(const Options& o) {
 
 class K8sInventory : public Inventory {
   public:
-    explicit K8sInventory(k8s::Client& client) : client_(client) {}
+    explicit K8sInventory(cluster::K8sCluster& cl) : cluster_(cl), client_(cl.client()) {}
 
     Result<std::vector<NadConfig>> nads() override {
         std::vector<NadConfig> out;
-        auto r = client_.listEach(
-            k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), {}, [&](json::Value& item) {
-                const json::Value* md = item.find("metadata");
-                auto cfg = cluster::nadSpecConfig(item);
-                out.push_back({md ? field(*md, "namespace") : "", md ? field(*md, "name") : "",
-                               cfg ? *cfg : ""});
-                return true;
-            });
+        auto r = cluster_.eachNad([&](cluster::NadInfo& n) {
+            out.push_back({std::move(n.ns), std::move(n.name), std::move(n.config)});
+            return true;
+        });
         if (!r && r.code() != Errc::NotFound) return r.error();  // NotFound: no NAD CRD
         return out;
     }
@@ -105,6 +101,7 @@ class K8sInventory : public Inventory {
         return sp;
     }
 
+    cluster::K8sCluster& cluster_;
     k8s::Client& client_;
 };
 
@@ -161,7 +158,7 @@ int run(const Options& opts, std::ostream& out, std::ostream& err) {
                                                       : "kube-system";
     cluster::K8sCluster cl(std::move(*client), nullptr);
     cl.setPageSize(1000);
-    K8sInventory inv(cl.client());
+    K8sInventory inv(cl);
     Env env{cl, inv, opts, ns, out, err};
     if (input) return runLint(opts.offline ? nullptr : &env, opts, opts.args[0], *input, out, err);
     return dispatch(env);

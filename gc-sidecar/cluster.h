@@ -7,6 +7,7 @@
 namespace allot::gc {
 
 using cluster::Cluster;
+using cluster::NadInfo;
 using cluster::NodeInfo;
 using cluster::PodInfo;
 using core::Result;

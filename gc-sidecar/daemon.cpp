@@ -160,6 +160,7 @@ class Daemon {
     Metrics metrics_;
     StopSignal stop_;
     std::mutex scanLock_;
+    std::shared_ptr<PoolNamespaces> poolNamespaces_;  // shared by catch-up and repair
     std::vector<std::unique_ptr<K8sCluster>> owned_;
     std::unique_ptr<EventRecorder> recorder_;
     std::unique_ptr<Reclaimer> reclaimer_;
@@ -242,6 +243,9 @@ bool Daemon::startReclaimer() {
     ropts.journalDir = cfg_.journalDir;
     ropts.journalInterval = cfg_.journalInterval;
     ropts.scanLock = &scanLock_;
+    poolNamespaces_ =
+        std::make_shared<PoolNamespaces>(cfg_.poolNamespace, cfg_.ipamTypes, ropts.flatFiles);
+    ropts.poolNamespaces = poolNamespaces_;
     if (cfg_.sandboxProbe)
         ropts.probe = []() -> Result<std::set<core::IpAddress>> {
             auto r = probeNodeAddresses({"/run/netns", "/var/run/netns"});
@@ -276,6 +280,7 @@ bool Daemon::startRepair() {
     popts.anomalyPasses = cfg_.leakPasses;
     popts.scanLock = &scanLock_;
     if (!startClaims(popts)) return false;
+    popts.poolNamespaces = poolNamespaces_;
     repair_ = std::make_unique<RepairLoop>(popts, *repairClusters, *recorder_, metrics_, stop_);
     if (!startSlices()) return false;
     LeaseOptions lopts{cfg_.leaseName, cfg_.leaseNamespace, cfg_.identity, cfg_.leaseDuration,

@@ -41,7 +41,11 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
       clusters_(std::move(clusters)),
       events_(events),
       metrics_(metrics),
-      stop_(stop) {
+      stop_(stop),
+      poolNamespaces_(opts_.poolNamespaces
+                          ? opts_.poolNamespaces
+                          : std::make_shared<PoolNamespaces>(opts_.poolNamespace, opts_.ipamTypes,
+                                                             opts_.flatFiles)) {
     stop_.onStop([this] {
         {
             std::lock_guard l(m_);
@@ -206,7 +210,7 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
         const auto& cfg = n.config;
         const std::string ns2 =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
-        if (poolNamespaces_.size() < 256) poolNamespaces_.insert(ns2);
+        poolNamespaces_->learn(ns2);
         for (size_t i = 0; i < cfg.ranges.size(); ++i) {
             const auto& r = cfg.ranges[i];
             if (!cfg.sliceSize) {
@@ -293,6 +297,13 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
     queue_.push_back(std::move(w));
 }
 
+std::set<std::string> Reclaimer::namespacesToScan(Cluster& c) {
+    if (auto r = poolNamespaces_->refresh(c); !r)
+        logging::logWarn("list NetworkAttachmentDefinitions (pool namespaces): " +
+                         r.error().message);
+    return poolNamespaces_->all();
+}
+
 Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     std::set<std::string> uids, refs;
     for (const auto& p : live) {
@@ -304,11 +315,8 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     std::set<PoolKey> nodePools;
     std::unique_lock<std::mutex> scan;
     if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
-    // --namespace, and every pool namespace a NAD's IPAM `namespace` key has named so far.
-    std::set<std::string> namespaces = poolNamespaces_;
-    namespaces.insert(opts_.poolNamespace);
     Result<void> r;
-    for (const auto& pns : namespaces) {
+    for (const auto& pns : namespacesToScan(*clusters_[0])) {
         r = clusters_[0]->pools(pns).eachPool(
             [&](store::Pool& p) {
                 for (const auto& [off, o] : p.allocations) {

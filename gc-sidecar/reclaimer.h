@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -21,6 +22,7 @@
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/metrics.h"
+#include "gc-sidecar/pool_namespaces.h"
 #include "gc-sidecar/release.h"
 #include "gc-sidecar/stop.h"
 #include "node/journal.h"
@@ -76,6 +78,9 @@ struct ReclaimerOptions {
     // Held while scanning every pool (catch-up), so that the memory peaks of such scans and
     // of repair passes never add up. Null: none.
     std::mutex* scanLock = nullptr;
+    // The pool namespaces catch-up scans, shared with the repair loop. Null: the Reclaimer's
+    // own (poolNamespace, ipamTypes, flatFiles).
+    std::shared_ptr<PoolNamespaces> poolNamespaces;
 };
 
 struct PoolKey {
@@ -152,6 +157,8 @@ class Reclaimer {
     std::vector<std::vector<Released>> dropReservations(std::vector<Item>& items);
     void reportItem(const Item& it);
     Result<void> doCatchUp(const std::vector<PodRecord>& live);
+    // --namespace and every pool namespace a NAD names, after listing the NADs.
+    std::set<std::string> namespacesToScan(Cluster& c);
     // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
     void replayJournal();
     void replayEntry(node::Journal& journal, const node::JournalEntry& e);
@@ -195,8 +202,7 @@ class Reclaimer {
     // Pools known to hold entries of this node (catch-up scans, releases): where a pod whose
     // networks are unknown is looked for. Worker thread only.
     std::set<PoolKey> nodePools_;
-    // Pool namespaces NADs have named (their IPAM `namespace` key): catch-up scans them too.
-    std::set<std::string> poolNamespaces_;
+    std::shared_ptr<PoolNamespaces> poolNamespaces_;  // never null
     std::set<std::string> reportedBadJournal_;
 };
 

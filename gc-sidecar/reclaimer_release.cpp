@@ -25,9 +25,7 @@ void Reclaimer::scanEveryPool(
     for (size_t i : scanners)
         if (items[i].scanEveryPool) everywhere.push_back(i);
     if (everywhere.empty()) return;
-    std::set<std::string> namespaces = poolNamespaces_;
-    namespaces.insert(opts_.poolNamespace);
-    for (const auto& pns : namespaces) {
+    for (const auto& pns : poolNamespaces_->all()) {
         auto r = main.pools(pns).eachPool(
             [&](store::Pool& p) {
                 for (const auto& [off, owner] : p.allocations)

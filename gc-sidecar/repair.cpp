@@ -57,7 +57,11 @@ RepairLoop::RepairLoop(RepairOptions opts, std::vector<Cluster*> clusters, Event
       events_(events),
       metrics_(metrics),
       stop_(stop),
-      tracker_(opts_.leakPasses, opts_.leakGrace),
+      poolNamespaces_(opts_.poolNamespaces ? opts_.poolNamespaces
+                                           : std::make_shared<PoolNamespaces>(
+                                                 opts_.poolNamespace,
+                                                 std::vector<std::string>{"allot", "whereabouts"},
+                                                 std::vector<std::string>{})),
       loop_(stop) {}
 
 void RepairLoop::setLeading(bool leading) {
@@ -69,8 +73,7 @@ void RepairLoop::run() {
         [this] {
             // A new term starts from scratch: candidates seen under an earlier term may have
             // been repaired by another leader meanwhile.
-            tracker_ = LeakTracker(opts_.leakPasses, opts_.leakGrace);
-            anomaliesSeen_.clear();
+            byNamespace_.clear();
         },
         [this]() -> LeaderLoop::Clock::duration {
             auto report = pass();
@@ -79,68 +82,122 @@ void RepairLoop::run() {
         });
 }
 
-// scan → analyze (core::PassAnalysis) → report → decide (grace) → apply.
+// The pool namespaces NADs name now (listed once a pass), and those named before.
+std::vector<std::string> RepairLoop::namespacesToScan() {
+    if (auto r = poolNamespaces_->refresh(*clusters_[0]); !r)
+        logging::logWarn("repair: list NetworkAttachmentDefinitions (pool namespaces): " +
+                         r.error().message);
+    auto all = poolNamespaces_->all();
+    return {all.begin(), all.end()};
+}
+
+RepairLoop::PoolNamespace& RepairLoop::stateOf(const std::string& ns) {
+    auto it = byNamespace_.find(ns);
+    if (it == byNamespace_.end())
+        it = byNamespace_
+                 .emplace(ns, PoolNamespace{ns, LeakTracker(opts_.leakPasses, opts_.leakGrace), {}})
+                 .first;
+    return it->second;
+}
+
+// Nodes once, then per pool namespace: scan → analyze → report → decide (grace) → apply. A
+// namespace that cannot be read fails the pass but not the others'.
 PassReport RepairLoop::pass() {
     std::unique_lock<std::mutex> scanLock;
     if (opts_.scanLock) scanLock = std::unique_lock(*opts_.scanLock);
     const auto t0 = Clock::now();
     PassReport rep;
-    cluster::Scan scan;
-    const cluster::ScanOptions scanOpts{opts_.poolNamespace, opts_.leakGrace, &nodesSeen_,
-                                        [this] { return stop_.stopped(); }};
-    auto scanned = cluster::scan(*clusters_[0], scanOpts, scan);
-    rep.pods = scan.podsListed;
-    rep.pools = scan.pools;
-    rep.allocations = scan.allocations;
-    rep.reservations = scan.reservations;
-    if (!scanned) {
-        rep.ok = false;
-        rep.error = scanned.error().message;
+    core::NodeIndex nodes;
+    const cluster::ScanOptions nodeOpts{opts_.poolNamespace, opts_.leakGrace, &nodesSeen_, {}};
+    if (auto n = cluster::scanNodes(*clusters_[0], nodeOpts, nodes); !n) {
+        rep.error = n.error().message;
         return rep;
     }
-    core::Findings found = scan.analysis->finish(scan.pods);
-    scan.pods.clear();
-    const size_t anomalies = found.anomalies.size();
-    reportAnomalies(found.anomalies, rep);
     std::vector<PoolGauge> gauges;
-    for (const auto& u : scan.usage)
-        gauges.push_back(
-            {opts_.poolNamespace, u.pool, u.size, u.used, u.size > u.used ? u.size - u.used : 0});
+    std::vector<std::string> failed;
+    for (const auto& ns : namespacesToScan()) {
+        if (stop_.stopped() || !loop_.leading()) break;
+        ++rep.namespaces;
+        if (auto r = passNamespace(stateOf(ns), nodes, rep, gauges); !r)
+            failed.push_back("namespace " + ns + ": " + r.error().message);
+    }
     metrics_.setPools(std::move(gauges));
-    const auto& reservations = scan.analysis->reservations();
-    const Due due = decide(found, reservations, rep);
-    applyReleases(found.candidates, due.releaseByPool, scan.nodes, rep);
-    applyOrphanDeletes(reservations, due.toDelete, rep);
-    applyReservationCreates(found.missing, due.toCreate, rep);
+    metrics_.setLeakCandidates(rep.leakCandidates);
+    std::map<std::string, uint64_t> gaugeAnomalies = rep.anomalies;
+    for (auto k : core::kAnomalyKinds) gaugeAnomalies.try_emplace(std::string(core::name(k)), 0);
+    metrics_.setAnomalies(gaugeAnomalies);
+    if (rep.released) metrics_.addReleases("leak", rep.released);
+    if (rep.reservationsDeleted)
+        metrics_.addReleases("orphan_reservation", rep.reservationsDeleted);
     if (opts_.afterPass && loop_.leading()) opts_.afterPass();
-
-    // The pass's indexes are freed now; hand the pages back rather than keep the peak.
-    scan.analysis.reset();
-    std::vector<core::LeakCandidate>().swap(found.candidates);
-    ::malloc_trim(0);
-
-    rep.ok = true;
+    ::malloc_trim(0);  // the pass's indexes are freed: hand the pages back, not keep the peak
     rep.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    metrics_.repairPassDone(rep.seconds);
-    logging::logInfo("repair pass: " + std::to_string(rep.pods) + " pods, " +
-                     std::to_string(rep.pools) + " pools, " + std::to_string(rep.allocations) +
-                     " allocations, " + std::to_string(rep.reservations) + " reservations; " +
+    size_t anomalies = 0;
+    for (const auto& [kind, n] : rep.anomalies) anomalies += n;
+    logging::logInfo("repair pass: " + std::to_string(rep.namespaces) + " pool namespaces, " +
+                     std::to_string(rep.pods) + " pods, " + std::to_string(rep.pools) + " pools, " +
+                     std::to_string(rep.allocations) + " allocations, " +
+                     std::to_string(rep.reservations) + " reservations; " +
                      std::to_string(rep.leakCandidates) + " leak candidates, " +
                      std::to_string(rep.released) + " released, " + std::to_string(anomalies) +
                      " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
+    for (const auto& f : failed) rep.error += (rep.error.empty() ? "" : "; ") + f;
+    rep.ok = failed.empty() && !stop_.stopped();
+    if (rep.ok) metrics_.repairPassDone(rep.seconds);
     return rep;
 }
 
+// One pool namespace of a pass, with its own tracker and anomaly streaks.
+Result<void> RepairLoop::passNamespace(PoolNamespace& pns, const core::NodeIndex& nodes,
+                                       PassReport& rep, std::vector<PoolGauge>& gauges) {
+    cluster::Scan scan;
+    cluster::ScanOptions scanOpts{pns.name, opts_.leakGrace, &nodesSeen_,
+                                  [this] { return stop_.stopped(); }};
+    scanOpts.listedNodes = &nodes;
+    auto scanned = cluster::scan(*clusters_[0], scanOpts, scan);
+    rep.pods += scan.podsListed;
+    rep.pools += scan.pools;
+    rep.allocations += scan.allocations;
+    rep.reservations += scan.reservations;
+    if (!scanned) return scanned.error();
+    core::Findings found = scan.analysis->finish(scan.pods);
+    scan.pods.clear();
+    reportAnomalies(pns, found.anomalies, rep);
+    reportPools(pns, scan.usage, gauges);
+    const auto& reservations = scan.analysis->reservations();
+    rep.leakCandidates += found.candidates.size();
+    const Due due = decide(pns, found, reservations);
+    applyReleases(pns, found.candidates, due.releaseByPool, scan.nodes, rep);
+    applyOrphanDeletes(pns, reservations, due.toDelete, rep);
+    applyReservationCreates(pns, found.missing, due.toCreate, rep);
+    return {};
+}
+
+// Gauges per pool; a release log that cannot be read is logged once while it lasts.
+void RepairLoop::reportPools(PoolNamespace& pns, const std::vector<cluster::PoolUse>& usage,
+                             std::vector<PoolGauge>& gauges) {
+    std::set<std::string> unreadable;
+    for (const auto& u : usage) {
+        gauges.push_back({pns.name, u.pool, u.size, u.used, u.size > u.used ? u.size - u.used : 0});
+        if (u.releaseLogUnreadable.empty()) continue;
+        unreadable.insert(u.pool);
+        if (!pns.unreadableLogs.count(u.pool))
+            logging::logWarn("IPPool " + pns.name + "/" + u.pool + ": " + u.releaseLogUnreadable);
+    }
+    pns.unreadableLogs = std::move(unreadable);
+}
+
 // Report anomalies once each while they last, once confirmed on consecutive passes.
-void RepairLoop::reportAnomalies(const std::vector<core::Anomaly>& anomalies, PassReport& rep) {
-    const std::string& ns = opts_.poolNamespace;
+void RepairLoop::reportAnomalies(PoolNamespace& pns, const std::vector<core::Anomaly>& anomalies,
+                                 PassReport& rep) {
+    const std::string& ns = pns.name;
     std::map<std::string, int> nowSeen;
     size_t emitted = 0;
     for (const auto& a : anomalies) {
         const std::string kind(core::name(a.kind));
         ++rep.anomalies[kind];
-        auto before = anomaliesSeen_.find(a.key);
-        const int streak = (before == anomaliesSeen_.end() ? 0 : before->second) + 1;
+        auto before = pns.anomaliesSeen.find(a.key);
+        const int streak = (before == pns.anomaliesSeen.end() ? 0 : before->second) + 1;
         nowSeen[a.key] = streak;
         if (streak != std::max(1, opts_.anomalyPasses)) continue;
         metrics_.addAnomalyFound(kind);
@@ -152,16 +209,12 @@ void RepairLoop::reportAnomalies(const std::vector<core::Anomaly>& anomalies, Pa
                                           "whereabouts.cni.cncf.io/v1alpha1", ns, a.reservation, ""}
                               : poolRef(ns, a.pool)});
     }
-    anomaliesSeen_ = std::move(nowSeen);
-    std::map<std::string, uint64_t> gaugeAnomalies = rep.anomalies;
-    for (auto k : core::kAnomalyKinds) gaugeAnomalies.try_emplace(std::string(core::name(k)), 0);
-    metrics_.setAnomalies(gaugeAnomalies);
+    pns.anomaliesSeen = std::move(nowSeen);
 }
 
 // Decide: one sighting per candidate; what the tracker says is due, up to `batch`.
-RepairLoop::Due RepairLoop::decide(const core::Findings& f,
-                                   const std::vector<core::ReservationEntry>& res,
-                                   PassReport& rep) {
+RepairLoop::Due RepairLoop::decide(PoolNamespace& pns, const core::Findings& f,
+                                   const std::vector<core::ReservationEntry>& res) {
     const auto now = Clock::now();
     const auto wallNow = std::chrono::system_clock::now();
     std::vector<std::string> seen;
@@ -172,9 +225,7 @@ RepairLoop::Due RepairLoop::decide(const core::Findings& f,
         seen.push_back(missByKey.emplace(core::missingKey(f.missing[i]), i).first->first);
     for (size_t i : f.orphans)
         seen.push_back(orphanByKey.emplace(core::orphanKey(res[i]), i).first->first);
-    auto due = tracker_.applyPass(seen, now);
-    rep.leakCandidates = f.candidates.size();
-    metrics_.setLeakCandidates(f.candidates.size());
+    auto due = pns.tracker.applyPass(seen, now);
 
     Due out;
     size_t budget = static_cast<size_t>(opts_.batch);
@@ -221,13 +272,13 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
 }
 
 // Apply (leaks, one pool): the write, and the reservations of what it released.
-Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::string& pool,
+Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::string& ns,
+                                                      const std::string& pool,
                                                       const std::vector<size_t>& idxs,
                                                       const std::vector<core::LeakCandidate>& cands,
                                                       const core::NodeIndex& nodes) {
-    auto rel = releaseFromPool(cl, opts_.poolNamespace, pool, [&](const store::Pool& p) {
-        return stillLeaked(cl, p, idxs, cands, nodes);
-    });
+    auto rel = releaseFromPool(
+        cl, ns, pool, [&](const store::Pool& p) { return stillLeaked(cl, p, idxs, cands, nodes); });
     if (!rel) return rel;
     for (auto& r : *rel) {
         if (!loop_.leading()) break;
@@ -240,7 +291,7 @@ Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::st
 
 // Apply (leaks): re-checking everything on fresh data, pools in parallel; stops at once when
 // leadership is lost.
-void RepairLoop::applyReleases(const std::vector<core::LeakCandidate>& cands,
+void RepairLoop::applyReleases(PoolNamespace& pns, const std::vector<core::LeakCandidate>& cands,
                                const std::map<std::string, std::vector<size_t>>& byPool,
                                const core::NodeIndex& nodes, PassReport& rep) {
     const std::vector<std::pair<std::string, std::vector<size_t>>> work(byPool.begin(),
@@ -248,14 +299,14 @@ void RepairLoop::applyReleases(const std::vector<core::LeakCandidate>& cands,
     std::vector<Result<std::vector<Released>>> results(work.size(), std::vector<Released>{});
     parallelFor(clusters_, work.size(), [&](size_t k, Cluster& cl) {
         if (stop_.stopped()) return;
-        results[k] = releasePool(cl, work[k].first, work[k].second, cands, nodes);
+        results[k] = releasePool(cl, pns.name, work[k].first, work[k].second, cands, nodes);
     });
     for (size_t k = 0; k < work.size(); ++k) {
         const auto& [pool, idxs] = work[k];
         if (!results[k])
-            logging::logWarn("repair: IPPool " + opts_.poolNamespace + "/" + pool + ": " +
+            logging::logWarn("repair: IPPool " + pns.name + "/" + pool + ": " +
                              results[k].error().message);
-        for (size_t i : idxs) tracker_.forget(core::candidateKey(cands[i]));
+        for (size_t i : idxs) pns.tracker.forget(core::candidateKey(cands[i]));
         if (!results[k]) continue;
         for (const auto& r : *results[k]) {
             auto reason = LeakReason::NoPod;
@@ -265,11 +316,10 @@ void RepairLoop::applyReleases(const std::vector<core::LeakCandidate>& cands,
             ++rep.released;
         }
     }
-    if (rep.released) metrics_.addReleases("leak", rep.released);
 }
 
 void RepairLoop::reportRelease(const Released& r, LeakReason reason) {
-    const std::string& ns = opts_.poolNamespace;
+    const std::string& ns = r.ns;
     std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
                       (r.owner.network.empty() ? "" : ", network " + r.owner.network) + ", " +
                       core::whoHolds(r.owner) + "): " + releaseWhy(reason);
@@ -278,13 +328,14 @@ void RepairLoop::reportRelease(const Released& r, LeakReason reason) {
 }
 
 // Apply (orphan reservations): each guarded by the resourceVersion the pass read.
-void RepairLoop::applyOrphanDeletes(const std::vector<core::ReservationEntry>& res,
+void RepairLoop::applyOrphanDeletes(PoolNamespace& pns,
+                                    const std::vector<core::ReservationEntry>& res,
                                     const std::vector<size_t>& toDelete, PassReport& rep) {
-    const std::string& ns = opts_.poolNamespace;
+    const std::string& ns = pns.name;
     for (size_t i : toDelete) {
         if (!loop_.leading()) break;
         const auto& r = res[i];
-        tracker_.forget(core::orphanKey(r));
+        pns.tracker.forget(core::orphanKey(r));
         auto d = clusters_[0]->pools(ns).deleteReservation(r.name, r.resourceVersion);
         if (d || d.code() == Errc::NotFound) {
             ++rep.reservationsDeleted;
@@ -294,18 +345,17 @@ void RepairLoop::applyOrphanDeletes(const std::vector<core::ReservationEntry>& r
             logging::logWarn("deleting orphan reservation " + r.name + ": " + d.error().message);
         }
     }
-    if (rep.reservationsDeleted)
-        metrics_.addReleases("orphan_reservation", rep.reservationsDeleted);
 }
 
 // Apply (missing reservations of live pods): re-created unless someone took the name.
-void RepairLoop::applyReservationCreates(const std::vector<core::MissingReservation>& missing,
+void RepairLoop::applyReservationCreates(PoolNamespace& pns,
+                                         const std::vector<core::MissingReservation>& missing,
                                          const std::vector<size_t>& toCreate, PassReport& rep) {
-    const std::string& ns = opts_.poolNamespace;
+    const std::string& ns = pns.name;
     for (size_t i : toCreate) {
         if (!loop_.leading()) break;
         const auto& m = missing[i];
-        tracker_.forget(core::missingKey(m));
+        pns.tracker.forget(core::missingKey(m));
         auto made = clusters_[0]->pools(ns).createReservation(store::Reservation{
             m.reservation, m.owner.containerId, m.owner.podRef, m.owner.ifName, ""});
         if (made) {

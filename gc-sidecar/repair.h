@@ -1,8 +1,10 @@
 #pragma once
-// The cluster-wide repair loop (run by the Lease holder only). Each pass lists nodes,
-// reservations and pools, then the pods of only those namespaces that allocations point to
-// (keeping only the pods named), streaming a page at a time and keeping only compact indexes,
-// so that a pass costs in allocations rather than in pods; and rebuilds the truth:
+// The cluster-wide repair loop (run by the Lease holder only). Each pass covers every pool
+// namespace (--namespace and those NADs name: pool_namespaces.h), one after the other, with
+// what it tracks across passes kept per namespace (pool names repeat across namespaces). In
+// each it lists nodes, reservations and pools, then the pods of only those namespaces that
+// allocations point to (keeping only the pods named), streaming a page at a time and keeping only
+// compact indexes, so that a pass costs in allocations rather than in pods; and rebuilds the truth:
 // - leak candidates: an allocation whose pod does not exist, exists with another UID (when
 //   the UID is recorded), has terminated, or sits on a Node that is gone or NotReady past the
 //   grace period. Released after LeakTracker says so, and only
@@ -24,11 +26,13 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
@@ -36,6 +40,7 @@
 #include "gc-sidecar/leak_tracker.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/metrics.h"
+#include "gc-sidecar/pool_namespaces.h"
 #include "gc-sidecar/release.h"
 #include "gc-sidecar/stop.h"
 
@@ -53,12 +58,15 @@ struct RepairOptions {
     int anomalyPasses = 1;
     std::mutex* scanLock = nullptr;   // as ReclaimerOptions::scanLock
     std::function<void()> afterPass;  // run after each pass while leading (IPAMClaims)
+    // The pool namespaces a pass covers, shared with the release worker. Null: the loop's own,
+    // from poolNamespace and the NADs naming allot or whereabouts IPAM.
+    std::shared_ptr<PoolNamespaces> poolNamespaces;
 };
 
 struct PassReport {
     bool ok = false;
     std::string error;
-    size_t pods = 0, pools = 0, allocations = 0, reservations = 0;
+    size_t namespaces = 0, pods = 0, pools = 0, allocations = 0, reservations = 0;
     size_t leakCandidates = 0, released = 0, reservationsDeleted = 0, reservationsCreated = 0;
     std::map<std::string, uint64_t> anomalies;  // kind -> present now
     double seconds = 0;
@@ -80,27 +88,44 @@ class RepairLoop {
 
   private:
     struct Due;
+    // What one pool namespace carries from pass to pass.
+    struct PoolNamespace {
+        std::string name;
+        LeakTracker tracker;
+        std::map<std::string, int> anomaliesSeen;  // key -> consecutive passes (reported once)
+        std::set<std::string> unreadableLogs;      // pools whose release log was reported
+    };
 
-    // The steps of a pass: scan (cluster/scan.h), then (after core::PassAnalysis) report,
-    // decide, apply.
-    void reportAnomalies(const std::vector<core::Anomaly>& anomalies, PassReport& rep);
-    Due decide(const core::Findings& f, const std::vector<core::ReservationEntry>& res,
-               PassReport& rep);
+    // A pass: the Nodes once, then each pool namespace in turn.
+    std::vector<std::string> namespacesToScan();
+    PoolNamespace& stateOf(const std::string& ns);
+    Result<void> passNamespace(PoolNamespace& pns, const core::NodeIndex& nodes, PassReport& rep,
+                               std::vector<PoolGauge>& gauges);
+    // The steps of passNamespace: scan (cluster/scan.h), then (after core::PassAnalysis)
+    // report, decide, apply.
+    void reportAnomalies(PoolNamespace& pns, const std::vector<core::Anomaly>& anomalies,
+                         PassReport& rep);
+    void reportPools(PoolNamespace& pns, const std::vector<cluster::PoolUse>& usage,
+                     std::vector<PoolGauge>& gauges);
+    Due decide(PoolNamespace& pns, const core::Findings& f,
+               const std::vector<core::ReservationEntry>& res);
     Result<std::vector<core::u128>> stillLeaked(Cluster& cl, const store::Pool& p,
                                                 const std::vector<size_t>& idxs,
                                                 const std::vector<core::LeakCandidate>& cands,
                                                 const core::NodeIndex& nodes);
-    Result<std::vector<Released>> releasePool(Cluster& cl, const std::string& pool,
+    Result<std::vector<Released>> releasePool(Cluster& cl, const std::string& ns,
+                                              const std::string& pool,
                                               const std::vector<size_t>& idxs,
                                               const std::vector<core::LeakCandidate>& cands,
                                               const core::NodeIndex& nodes);
-    void applyReleases(const std::vector<core::LeakCandidate>& cands,
+    void applyReleases(PoolNamespace& pns, const std::vector<core::LeakCandidate>& cands,
                        const std::map<std::string, std::vector<size_t>>& byPool,
                        const core::NodeIndex& nodes, PassReport& rep);
     void reportRelease(const Released& r, LeakReason reason);
-    void applyOrphanDeletes(const std::vector<core::ReservationEntry>& res,
+    void applyOrphanDeletes(PoolNamespace& pns, const std::vector<core::ReservationEntry>& res,
                             const std::vector<size_t>& toDelete, PassReport& rep);
-    void applyReservationCreates(const std::vector<core::MissingReservation>& missing,
+    void applyReservationCreates(PoolNamespace& pns,
+                                 const std::vector<core::MissingReservation>& missing,
                                  const std::vector<size_t>& toCreate, PassReport& rep);
 
     RepairOptions opts_;
@@ -108,8 +133,8 @@ class RepairLoop {
     EventSink& events_;
     Metrics& metrics_;
     StopSignal& stop_;
-    LeakTracker tracker_;
-    std::map<std::string, int> anomaliesSeen_;  // key -> consecutive passes (reported once each)
+    std::shared_ptr<PoolNamespaces> poolNamespaces_;    // never null
+    std::map<std::string, PoolNamespace> byNamespace_;  // this term's, by namespace name
     std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone
     LeaderLoop loop_;
 };

@@ -112,17 +112,12 @@ class K8sSliceCluster : public SliceCluster {
 
     Result<std::vector<NadObject>> nads() override {
         std::vector<NadObject> out;
-        k8s::ListOptions o;
-        o.limit = kPageSize;
-        auto rv = c_.client().listEach(
-            k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), o, [&](Value& item) {
-                auto cfg = nadSpecConfig(item);
-                out.push_back({strAt(item, "metadata", "namespace"),
-                               strAt(item, "metadata", "name"), strAt(item, "metadata", "uid"),
-                               cfg ? *cfg : std::string()});
-                return true;
-            });
-        if (!rv) return rv.error();
+        auto r = c_.eachNad([&](NadInfo& n) {
+            out.push_back(
+                {std::move(n.ns), std::move(n.name), std::move(n.uid), std::move(n.config)});
+            return true;
+        });
+        if (!r) return r.error();
         return out;
     }
 

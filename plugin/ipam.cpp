@@ -74,6 +74,13 @@ Result<void> dropReservations(
 
 // Removes the entries `match` picks (on each fresh read) from one pool under the node lock,
 // then their reservations: the engine's one order. Returns the released addresses.
+// A pool's release log that cannot be read, for the call's log (once per pool).
+void noteUnreadable(EngineContext& ctx, const std::string& pool, const engine::TxResult& r) {
+    if (!r.releaseLogUnreadable.empty())
+        ctx.warnings.insert("IPPool " + ctx.poolNamespace + "/" + pool + ": " +
+                            r.releaseLogUnreadable);
+}
+
 template <typename Match>
 Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
     EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t, Match match) {
@@ -90,6 +97,7 @@ Result<std::vector<std::pair<core::IpAddress, core::Owner>>> releaseWhere(
     });
     ctx.conflicts += tx.conflicts();
     if (!res) return res.error();
+    noteUnreadable(ctx, t.pool, *res);
     Released released;
     for (const auto& o : res->outcomes)
         if (o.pick) released.emplace_back(o.pick->ip, o.released);
@@ -153,6 +161,7 @@ Result<std::vector<Result<core::Pick>>> commitClaims(
         tx.run(target, [&](const Pool&) { return Result<std::vector<core::Intent>>(intents); });
     ctx.conflicts += tx.conflicts();
     if (!res) return res.error();
+    noteUnreadable(ctx, t.pool, *res);
     std::vector<Result<core::Pick>> out;
     for (size_t i = 0; i < batch.size(); ++i)
         out.push_back(res->found ? std::move(res->outcomes[i].pick)

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,7 @@ struct EngineContext {
     // A sealed slice pool's slice turned out to be another node's now: the cached slice was
     // stale, and the ADD resolves its targets again from a fresh read.
     bool sliceMoved = false;
+    std::set<std::string> warnings;  // what the pools read held that allot could not use
 };
 
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.

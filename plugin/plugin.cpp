@@ -255,6 +255,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, ctx.node, e.args.podUid, net->name};
     Outcome out =
         dispatch(ctx, Request{e, *cfg, *net, owner, version, log, handle->claims.get()}, deps);
+    for (const auto& w : ctx.warnings) log->warn(w);
     out.conflicts = ctx.conflicts;
     out.served = ctx.served;
     return out;

@@ -27,6 +27,12 @@ struct PodInfo {
     bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
+// A NetworkAttachmentDefinition as allot reads it.
+struct NadInfo {
+    std::string ns, name, uid;
+    std::string config;  // spec.config; empty when it has none
+};
+
 // A Node as the repair loop needs it: Ready, or since when it is not.
 struct NodeInfo {
     bool ready = false;
@@ -63,6 +69,10 @@ class Cluster {
 
     // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.
     virtual Result<std::string> getNadConfig(const std::string& ns, const std::string& name) = 0;
+
+    // Every NetworkAttachmentDefinition of the cluster, paginated. NotFound when the resource
+    // is not installed.
+    virtual Result<void> eachNad(const std::function<bool(NadInfo&)>& fn) = 0;
 };
 
 }  // namespace allot::cluster

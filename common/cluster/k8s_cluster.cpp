@@ -98,6 +98,21 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
     return nadSpecConfig(*obj);
 }
 
+Result<void> K8sCluster::eachNad(const std::function<bool(NadInfo&)>& fn) {
+    k8s::ListOptions o;
+    o.limit = pageSize_;
+    auto rv = seen(client_.listEach(
+        k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), o, [&](json::Value& item) {
+            auto cfg = nadSpecConfig(item);
+            NadInfo n{stringAt(item, {"metadata", "namespace"}),
+                      stringAt(item, {"metadata", "name"}), stringAt(item, {"metadata", "uid"}),
+                      cfg ? std::move(*cfg) : std::string()};
+            return fn(n);
+        }));
+    if (!rv) return rv.error();
+    return {};
+}
+
 Result<std::vector<core::NodeSliceView>> K8sCluster::nodeSlicePools(const std::string& ns) {
     std::vector<core::NodeSliceView> out;
     k8s::ListOptions o;

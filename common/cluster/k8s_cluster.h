@@ -31,6 +31,7 @@ class K8sCluster : public Cluster {
         const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) override;
     Result<void> eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) override;
     Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override;
+    Result<void> eachNad(const std::function<bool(NadInfo&)>& fn) override;
     Result<std::vector<core::NodeSliceView>> nodeSlicePools(const std::string& ns) override;
 
     k8s::Client& client() { return client_; }

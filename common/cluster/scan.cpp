@@ -22,28 +22,14 @@ bool stopped(const ScanOptions& o) {
     return o.stopped && o.stopped();
 }
 
-Result<void> scanNodes(Cluster& c, const ScanOptions& o, core::NodeIndex& nodes) {
-    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
-        nodes.nodes.emplace(name, core::NodeState{n.ready, n.notReadySince});
-        return !stopped(o);
-    });
-    if (!nr) return context("list nodes", nr.error());
-    nodes.listedAt = std::chrono::system_clock::now();
-    nodes.grace = o.leakGrace;
-    nodes.everListed = o.nodesSeen;
-    if (o.nodesSeen)
-        for (const auto& [name, n] : nodes.nodes)
-            if (o.nodesSeen->size() < 100000) o.nodesSeen->insert(name);
-    return {};
-}
-
 Result<void> scanPools(Cluster& c, const ScanOptions& o, Scan& s) {
     auto pl = c.pools(o.poolNamespace)
                   .eachPool(
                       [&](store::Pool& p) {
                           ++s.pools;
                           if (auto use = s.analysis->addPool(poolEntries(p)))
-                              s.usage.push_back({p.name, p.range, use->size, use->used});
+                              s.usage.push_back(
+                                  {p.name, p.range, use->size, use->used, p.releasedUnreadable});
                           return !stopped(o);
                       },
                       [&](const std::string& name, const std::string& why) {
@@ -75,6 +61,21 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
 
 }  // namespace
 
+Result<void> scanNodes(Cluster& c, const ScanOptions& o, core::NodeIndex& nodes) {
+    auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
+        nodes.nodes.emplace(name, core::NodeState{n.ready, n.notReadySince});
+        return !stopped(o);
+    });
+    if (!nr) return context("list nodes", nr.error());
+    nodes.listedAt = std::chrono::system_clock::now();
+    nodes.grace = o.leakGrace;
+    nodes.everListed = o.nodesSeen;
+    if (o.nodesSeen)
+        for (const auto& [name, n] : nodes.nodes)
+            if (o.nodesSeen->size() < 100000) o.nodesSeen->insert(name);
+    return {};
+}
+
 core::ReservationEntry reservationEntry(store::Reservation& r) {
     return {std::move(r.name),   std::move(r.containerId),     std::move(r.podRef),
             std::move(r.ifName), std::move(r.resourceVersion), r.created};
@@ -93,7 +94,10 @@ core::PoolEntries poolEntries(const store::Pool& p) {
 // Nodes (a pod on a lost one is a leak candidate), reservations, pools a page at a time, then
 // the pods those pools name.
 Result<void> scan(Cluster& c, const ScanOptions& opts, Scan& out) {
-    if (auto r = scanNodes(c, opts, out.nodes); !r) return r;
+    if (opts.listedNodes)
+        out.nodes = *opts.listedNodes;
+    else if (auto r = scanNodes(c, opts, out.nodes); !r)
+        return r;
     std::vector<core::ReservationEntry> res;
     auto rr = c.pools(opts.poolNamespace).eachReservation([&](store::Reservation& r) {
         res.push_back(reservationEntry(r));

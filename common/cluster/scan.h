@@ -28,11 +28,15 @@ struct ScanOptions {
     std::set<std::string>* nodesSeen = nullptr;
     // Polled between items: true stops the scan (Transient "stopped").
     std::function<bool()> stopped;
+    // The Nodes as an earlier scanNodes of the same pass listed them (several pool namespaces,
+    // one Node list); null: listed here.
+    const core::NodeIndex* listedNodes = nullptr;
 };
 
 struct PoolUse {
     std::string pool, range;
-    uint64_t size = 0, used = 0;  // as core::PoolUsage
+    uint64_t size = 0, used = 0;       // as core::PoolUsage
+    std::string releaseLogUnreadable;  // store::Pool::releasedUnreadable
 };
 
 struct Scan {
@@ -42,6 +46,9 @@ struct Scan {
     std::unordered_map<std::string, core::PodState> pods;  // those the pools name
     size_t podsListed = 0, pools = 0, allocations = 0, reservations = 0, nodeSlicePools = 0;
 };
+
+// Lists the Nodes into `nodes` (their names added to opts.nodesSeen).
+Result<void> scanNodes(Cluster& c, const ScanOptions& opts, core::NodeIndex& nodes);
 
 // Fills `out` (which the caller keeps: the analysis refers to its NodeIndex). Errors: the
 // store's or the API's, with what was being listed.

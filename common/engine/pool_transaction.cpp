@@ -117,6 +117,7 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         auto res = core::applyBatch(*cidr, next.allocations, *intents, &next.released, unixNow());
         if (fromCache && res.wantsFresh) continue;  // decide that on fresh data
         TxResult out{std::move(res.outcomes), *cidr, true};
+        out.releaseLogUnreadable = pool->releasedUnreadable;
         auto seal = sealing(t, *intents, next, res.changed);
         if (!seal) return seal.error();
         if (!*seal) return out;

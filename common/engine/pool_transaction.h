@@ -52,6 +52,7 @@ struct TxResult {
     core::Cidr cidr;                      // the pool's range: offsets to addresses
     bool found = true;                    // false: the pool does not exist (nothing applied)
     bool sealed = false;                  // TxTarget::seal written
+    std::string releaseLogUnreadable;     // store::Pool::releasedUnreadable of what was read
 };
 
 class PoolTransaction {

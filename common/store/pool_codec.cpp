@@ -71,16 +71,26 @@ std::string readEntry(const json::Value& entry, core::Owner& o, json::Value& unk
     return {};
 }
 
-// The release log an annotation holds; an empty one when it cannot be read.
-core::ReleaseLog decodeReleased(const json::Value& text) {
+// The release log an annotation holds; an empty one, and `why`, when it cannot be read. An
+// offset or time that is not a number is left out.
+core::ReleaseLog decodeReleased(const json::Value& text, std::string& why) {
     core::ReleaseLog log;
-    if (!text.isString()) return log;
+    if (!text.isString()) {
+        why = std::string("it is a JSON ") + text.typeName() + ", not a string";
+        return log;
+    }
     auto v = json::parse(text.asString());
-    if (!v || !v->isObject()) return log;
+    if (!v || !v->isObject()) {
+        why = v ? "it is not a JSON object" : "it is not JSON: " + v.error().message;
+        return log;
+    }
     const json::Value* keep = v->find("keep");
     const json::Value* at = v->find("at");
     auto keepS = keep ? keep->asInt() : std::nullopt;
-    if (!keepS || *keepS <= 0 || !at || !at->isObject()) return log;
+    if (!keepS || *keepS <= 0 || !at || !at->isObject()) {
+        why = "it needs a positive integer \"keep\" and an object \"at\"";
+        return log;
+    }
     log.keepS = std::min(*keepS, core::kMaxCooldownS);
     for (const auto& [k, t] : at->members()) {
         auto off = core::u128FromString(k);
@@ -91,13 +101,20 @@ core::ReleaseLog decodeReleased(const json::Value& text) {
 }
 
 // Moves the release log and the slice seal out of the kept metadata into Pool::released and
-// Pool::sealed.
+// Pool::sealed; a release log that cannot be read stays there verbatim, and
+// Pool::releasedUnreadable says why.
 void takeAllotAnnotations(Pool& p) {
     json::Value* ann = p.meta.find("annotations");
     if (!ann || !ann->isObject()) return;
     if (const json::Value* v = ann->find(kReleasedAnnotation)) {
-        p.released = decodeReleased(*v);
-        ann->erase(kReleasedAnnotation);
+        std::string why;
+        p.released = decodeReleased(*v, why);
+        if (!why.empty())
+            p.releasedUnreadable = std::string("annotation ") + kReleasedAnnotation +
+                                   " cannot be read (" + why +
+                                   "): no released-address cooldown is applied from it";
+        else
+            ann->erase(kReleasedAnnotation);
     }
     if (const json::Value* v = ann->find(kSealedAnnotation)) {
         p.sealed = v->isString() && !v->asString().empty() ? v->asString() : "unreadable";

@@ -72,6 +72,9 @@ struct Pool {
     // pool first confirms the slice is the node's again (engine::TxTarget::unseal). Kept in
     // the annotation kSealedAnnotation (pool_codec.h). Empty: not sealed.
     std::string sealed = {};
+    // Why that annotation could not be read ("" when read, or absent): the log then reads
+    // empty, and the annotation is kept verbatim until a write with a cooldown replaces it.
+    std::string releasedUnreadable = {};
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.

@@ -10,7 +10,8 @@ gc_init() {
   RUN=gc$(printf '%04x' $(( (RANDOM ^ $$) & 0xffff )))
   PODNS=$RUN-pods
   POOLNS=$RUN-pools
-  export WORK RUN PODNS POOLNS
+  POOLNS2=$RUN-pools2  # a second pool namespace, named only by a NAD's IPAM `namespace` key
+  export WORK RUN PODNS POOLNS POOLNS2
   on_exit gc_cleanup
   # Snapshots: a rebuild during the run must not pull a binary from under us.
   local b i
@@ -33,6 +34,7 @@ gc_init() {
   export ALLOT_FLAT_FILES=$WORK/admin/allot.conf
   kubectl create namespace "$PODNS" >/dev/null || return 1
   kubectl create namespace "$POOLNS" >/dev/null || return 1
+  kubectl create namespace "$POOLNS2" >/dev/null || return 1
   KUBE_CA=$ALLOT_CLUSTER_DIR/pki/ca.crt
   KUBE_CERT=$ALLOT_CLUSTER_DIR/pki/admin.crt
   KUBE_KEY=$ALLOT_CLUSTER_DIR/pki/admin.key
@@ -56,9 +58,10 @@ gc_cleanup() {
     kpy 'api("DELETE", "/api/v1/namespaces/%s/pods?gracePeriodSeconds=0" % sys.argv[1])' "$BIGNS" >/dev/null 2>&1
   fi
   kpy '
-for r in ("ippools", "overlappingrangeipreservations"):
-    api("DELETE", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/%s" % (sys.argv[1], r))' "$POOLNS" >/dev/null 2>&1
-  for ns in "$PODNS" "$POOLNS" ${BIGNS:+"$BIGNS"}; do
+for ns in sys.argv[1:]:
+    for r in ("ippools", "overlappingrangeipreservations"):
+        api("DELETE", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/%s" % (ns, r))' "$POOLNS" "$POOLNS2" >/dev/null 2>&1
+  for ns in "$PODNS" "$POOLNS" "$POOLNS2" ${BIGNS:+"$BIGNS"}; do
     kubectl delete -n "$ns" --all --grace-period=0 --force --wait=false \
       pods,ippools,overlappingrangeipreservations,network-attachment-definitions,events >/dev/null 2>&1
     kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1
@@ -210,6 +213,8 @@ pool_has_podref() { pool_json "$1" | jq -e --arg p "$PODNS/$2" '[(.spec.allocati
 pool_has_uid() { pool_json "$1" | jq -e --arg u "$2" '[(.spec.allocations // {})[] | select(.poduid == $u)] | length > 0' >/dev/null; }
 pool_count() { pool_json "$1" | jq '(.spec.allocations // {}) | length'; }
 res_exists() { kubectl get overlappingrangeipreservation -n "$POOLNS" "$1" >/dev/null 2>&1; }
+# in_pools2 COMMAND...: a pool helper above on POOLNS2 instead of POOLNS.
+in_pools2() { POOLNS=$POOLNS2 "$@"; }
 
 
 # start_gc NAME NODE [FLAGS...]: runs allot-gc in the background as the allot ServiceAccount;
@@ -252,6 +257,11 @@ events() {
   for ns in "$PODNS" "$POOLNS"; do
     kubectl get events -n "$ns" -o json | jq -r --arg r "$1" '.items[] | select(.reason == $r) | "\(.involvedObject.name) \(.message)"'
   done
+}
+# ns_has_event NS REASON TEXT: an Event in namespace NS with REASON whose message contains TEXT.
+ns_has_event() {
+  kubectl get events -n "$1" -o json | jq -e --arg r "$2" --arg t "$3" \
+    '[.items[] | select(.reason == $r and (.message | contains($t)))] | length > 0' >/dev/null
 }
 # has_event REASON TEXT: an Event with REASON whose line contains TEXT.
 has_event() { events "$1" | grep -q -- "$2"; }

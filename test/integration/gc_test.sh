@@ -384,6 +384,60 @@ t_anomalies() {
   note "anomaly gauges: $(gc_metrics "$LEADER" | grep '^allot_anomalies{' | xargs)"
 }
 
+# A pool namespace named only by a NAD's IPAM `namespace` key (not allot-gc's --namespace),
+# holding a pool of the same name as one in --namespace: the leader's passes release its leak
+# and report its anomaly there.
+t_repair_pool_ns() {
+  local pool conf u rel0 entry
+  [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
+  pool=$(pool_name "$RANGE4")  # t_leak's range: the same pool name in POOLNS
+  jq -n --arg ns "$PODNS" --arg cfg "$(jq -cn --arg pns "$POOLNS2" --arg r "$RANGE4" \
+      '{cniVersion: "1.1.0", name: "net-pools2", type: "macvlan", ipam: {type: "allot", range: $r, namespace: $pns}}')" \
+    '{apiVersion: "k8s.cni.cncf.io/v1", kind: "NetworkAttachmentDefinition",
+      metadata: {name: "net-pools2", namespace: $ns}, spec: {config: $cfg}}' | kubectl apply -f - >/dev/null || return 1
+  conf=$(netconf net-pools2 "{\"range\":\"$RANGE4\",\"namespace\":\"$POOLNS2\"}" node-b)
+  read -r _ u < <(make_pods node-b live2) || return 1
+  add node-b ctr-live2 live2 "$u" "$conf" >/dev/null || return 1
+  rel0=$(gc_metric "$LEADER" 'allot_releases_total{reason="leak"}')
+  add node-b ctr-ghost2 ghost2 ghost2-uid "$conf" >/dev/null || return 1  # its pod never existed
+  in_pools2 pool_has_podref "$pool" ghost2 || { echo "the ADD did not write $POOLNS2/$pool"; return 1; }
+  # An offset outside the range, held by the live pod.
+  entry=$(jq -cn --arg p "$PODNS/live2" --arg u "$u" '{id: "ctr-live2-x", podref: $p, ifname: "net9", poduid: $u}')
+  kubectl patch ippool -n "$POOLNS2" "$pool" --type=merge -p "{\"spec\":{\"allocations\":{\"300\":$entry}}}" >/dev/null || return 1
+  wait_for 30 not in_pools2 pool_has_podref "$pool" ghost2 ||
+    { echo "the leak in $POOLNS2 was not released"; gc_log "$LEADER" | grep "repair pass" | tail -3; return 1; }
+  in_pools2 pool_has_uid "$pool" "$u" || { echo "the live pod lost its address"; return 1; }
+  wait_for 20 ns_has_event "$POOLNS2" PoolAnomaly "out_of_range" ||
+    { echo "no out_of_range PoolAnomaly Event in $POOLNS2"; return 1; }
+  (( $(gc_metric "$LEADER" 'allot_releases_total{reason="leak"}') > ${rel0:-0} )) || { echo "leak release not counted"; return 1; }
+  gc_metrics "$LEADER" | grep -q "^allot_pool_.*namespace=\"$POOLNS2\"" || { echo "no pool gauge for $POOLNS2"; return 1; }
+  gc_log "$LEADER" | grep -q "repair pass: [0-9]* pool namespaces" || { echo "pass log does not count namespaces"; return 1; }
+  note "$(gc_log "$LEADER" | grep "repair pass:" | tail -n 1 | sed 's/^.*repair pass:/last pass:/')"
+}
+
+# An IPPool whose release-log annotation is not JSON: the plugin's ADD says why on stderr, the
+# leader logs it once over several passes, and the annotation is kept as it was.
+t_bad_release_log() {
+  local range=10.73.0.0/24 pool conf u p0 n
+  [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
+  pool=$(pool_name "$range")
+  jq -n --arg n "$pool" --arg ns "$POOLNS" --arg r "$range" \
+    '{apiVersion: "whereabouts.cni.cncf.io/v1alpha1", kind: "IPPool",
+      metadata: {name: $n, namespace: $ns, annotations: {"allot.cni.cncf.io/released": "not json"}},
+      spec: {range: $r, allocations: {}}}' | kubectl apply -f - >/dev/null || return 1
+  read -r _ u < <(make_pods node-b badlog) || return 1
+  conf=$(netconf net-badlog "{\"range\":\"$range\"}" node-b)
+  cni ADD node-b ctr-badlog badlog "$u" "$conf"
+  expect_eq "ADD status" "$CNI_RC" 0 || { echo "$CNI_ERR"; return 1; }
+  [[ "$CNI_ERR" == *"IPPool $POOLNS/$pool: annotation allot.cni.cncf.io/released cannot be read (it is not JSON"* ]] ||
+    { echo "the plugin did not say why: $CNI_ERR"; return 1; }
+  p0=$(passes "$LEADER")
+  wait_for 20 passes_reach "$LEADER" $(( p0 + 3 )) || { echo "passes stalled"; return 1; }
+  n=$(grep -c "IPPool $POOLNS/$pool: annotation allot.cni.cncf.io/released cannot be read" "$WORK/gc-$LEADER.log")
+  expect_eq "leader log lines about it over 3 passes" "$n" 1 || return 1
+  expect_eq "annotation kept" "$(kubectl get ippool -n "$POOLNS" "$pool" -o jsonpath='{.metadata.annotations.allot\.cni\.cncf\.io/released}')" "not json"
+}
+
 t_failover() {
   [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
   local other t0 ms
@@ -471,6 +525,30 @@ t_apiserver() {
   note "watch restarts during the outage: $(( ${r1%.*} - ${r0%.*} ))"
   (( ${r1%.*} > ${r0%.*} )) || { echo "no watch restart counted"; return 1; }
   stop_gc h
+}
+
+# A pod created and deleted while the node's watch was away, past a 410 (issue 22.7): allot-gc
+# is frozen, the pod comes and goes, the API server restarts (its new watch cache starts after
+# the RV allot-gc holds, so resuming answers 410 Gone). Only a catch-up after that relist (not
+# only after the first sync) finds the entry: the relist lists no such pod, no watch shows it.
+t_relist_catchup() {
+  local range=10.69.0.0/24 pool conf uid pid
+  pool=$(pool_name "$range")
+  start_gc g node-g --repair=false --watch-timeout=30s || return 1
+  pid=$(gc_pid g)
+  kill -STOP "$pid"
+  read -r _ uid < <(make_pods node-g gap) || { kill -CONT "$pid"; return 1; }
+  conf=$(netconf net-gap "{\"range\":\"$range\"}" node-g)
+  add node-g ctr-gap gap "$uid" "$conf" >/dev/null || { kill -CONT "$pid"; return 1; }
+  del_pods gap >/dev/null || { kill -CONT "$pid"; return 1; }
+  "$ALLOT_E2E_DIR/cluster" restart-apiserver >/dev/null 2>&1 || { kill -CONT "$pid"; echo "restart-apiserver failed"; return 1; }
+  kill -CONT "$pid"
+  wait_for 60 grep -q "expired (410): relisting" "$WORK/gc-g.log" ||
+    { echo "the watch did not expire (no 410): this check proves nothing"; gc_log g | tail -5; return 1; }
+  wait_for 30 not pool_has_uid "$pool" "$uid" ||
+    { echo "the entry of the pod created and deleted in the gap was not released"; gc_log g | tail -8; return 1; }
+  grep -q "pod watch of node node-g relisted" "$WORK/gc-g.log" || { echo "no relist logged"; return 1; }
+  stop_gc g
 }
 
 t_nodekube() {
@@ -630,6 +708,7 @@ check "a default network that is an allot NAD is freed on the pod's deletion" t_
 check "deleting 100 hostNetwork pods and 20 pods without network-status lists no IPPool" t_hostnet
 check "journal entries of DELs that could not reach the API server are replayed, then removed" t_journal
 check "API server restarted mid-watch: no delete is missed; /healthz fails while the watch is stuck" t_apiserver
+check "a pod created and deleted while the watch was away (410 Gone): the catch-up after the relist releases it" t_relist_catchup
 check "the node kubeconfig is written (0600) from the ServiceAccount and rewritten when the token rotates" t_nodekube
 check "--plugin-service-account: the node kubeconfig is the plugin's own identity, which may do ADD and not list pods" t_plugin_identity
 check "two sidecars elect exactly one repair leader on the Lease" t_elect
@@ -638,6 +717,8 @@ check "a static pod's entry, owned through its mirror pod, survives 5 passes wit
 check "a leaked allocation is released only after 3 passes and the grace; a racing ADD is untouched" t_leak
 check "allocations of terminated pods and of pods re-created with another UID are repaired; live ones kept" t_leak_kinds
 check "pool anomalies (duplicate IP, out-of-range offset, orphan or missing reservation) give Events and metrics; reservations repaired" t_anomalies
+check "a pool namespace named only by a NAD's IPAM namespace key: its leak released, its anomaly reported" t_repair_pool_ns
+check "an IPPool's unreadable release log: the plugin says why, the leader logs it once, the annotation is kept" t_bad_release_log
 check "the leader killed with SIGKILL: the other takes over within the Lease duration (3 s)" t_failover
 check "SIGTERM: the leader releases the Lease and exits 0 at once; the other takes over" t_sigterm
 

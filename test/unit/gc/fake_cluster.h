@@ -146,6 +146,21 @@ class FakeCluster : public gc::Cluster {
         return it->second;
     }
 
+    gc::Result<void> eachNad(const std::function<bool(gc::NadInfo&)>& fn) override {
+        std::vector<gc::NadInfo> copy;
+        {
+            std::lock_guard l(m_);
+            if (auto f = fault("eachNad")) return *f;
+            for (const auto& [k, config] : nads_) {
+                auto slash = k.find('/');
+                copy.push_back({k.substr(0, slash), k.substr(slash + 1), "uid-" + k, config});
+            }
+        }
+        for (auto& n : copy)
+            if (!fn(n)) break;
+        return {};
+    }
+
   private:
     // Namespace `ns_` of the fake as a PoolStore (the same faults and hooks, by op name).
     class NsStore : public store::PoolStore {

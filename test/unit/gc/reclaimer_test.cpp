@@ -423,25 +423,46 @@ TEST_CASE("a default network that is an allot NAD is released like any other") {
     CHECK(f.fake.calls("eachPool") == 0);
 }
 
-TEST_CASE("catch-up scans the pool namespaces NADs name, not only --namespace") {
-    Fixture f;
+namespace {
+
+// NAD app/othernet puts its pool (10.7.0.0/24) in namespace other-pools, holding `entries`.
+void otherNamespacePool(Fixture& f, const std::map<core::u128, core::Owner>& entries) {
     f.fake.putNad(
         "app", "othernet",
         R"({"cniVersion":"1.1.0","name":"othernet","type":"macvlan","ipam":{"type":"allot","range":"10.7.0.0/24","namespace":"other-pools"}})");
-    f.fake.putPool("other-pools", {"10.7.0.0-24", "10.7.0.0/24", {}, {}, {}});
-    auto p = *f.fake.pool("other-pools", "10.7.0.0-24");
-    p.allocations[4] = own("c4", "app/first", "u4");
-    p.allocations[5] = own("c5", "app/gone-meanwhile", "u5");
+    store::Pool p{"10.7.0.0-24", "10.7.0.0/24", {}, {}, {}};
+    p.allocations.insert(entries.begin(), entries.end());
     f.fake.putPool("other-pools", p);
+}
+
+bool heldInOther(Fixture& f, core::u128 off) {
+    return f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(off) != 0;
+}
+
+}  // namespace
+
+TEST_CASE("catch-up scans the pool namespaces NADs name, not only --namespace") {
+    Fixture f;
+    otherNamespacePool(
+        f, {{4, own("c4", "app/first", "u4")}, {5, own("c5", "app/gone-meanwhile", "u5")}});
     // A deletion names the NAD: its pool namespace is learned.
     gc::PodRecord first{"app", "first", "u4", true,
                         R"([{"name":"app/othernet","interface":"net1","ips":["10.7.0.4"]}])"};
     first.sandboxGone = true;
     f.r->podDeleted(first);
     f.run();
-    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(4) == 0);
+    CHECK_FALSE(heldInOther(f, 4));
     // The next catch-up (a relist) finds the pod deleted while no watch was open.
     f.r->catchUp({});
     f.run();
-    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(5) == 0);
+    CHECK_FALSE(heldInOther(f, 5));
+}
+
+TEST_CASE("catch-up scans a pool namespace a NAD names before any deletion has named it") {
+    Fixture f;
+    otherNamespacePool(f, {{5, own("c5", "app/gone-while-down", "u5")}});
+    f.r->catchUp({});
+    f.run();
+    CHECK_FALSE(heldInOther(f, 5));
+    CHECK(f.fake.calls("eachNad") == 1);
 }

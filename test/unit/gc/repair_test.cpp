@@ -385,3 +385,82 @@ TEST_CASE("a pass lists the pods of only the namespaces that allocations point t
     CHECK(r.leakCandidates == 0);
     CHECK(f.held(30));
 }
+
+namespace {
+
+// A NAD whose IPAM puts the pool of `range` in namespace `poolNs`.
+void nadNaming(test::FakeCluster& fake, const std::string& name, const std::string& range,
+               const std::string& poolNs) {
+    fake.putNad("app", name,
+                R"({"cniVersion":"1.1.0","name":")" + name +
+                    R"(","type":"macvlan","ipam":{"type":"allot","range":")" + range +
+                    R"(","namespace":")" + poolNs + R"("}})");
+}
+
+bool anomalyEventIn(test::EventLog& events, const std::string& ns, const std::string& text) {
+    for (const auto& e : events.all())
+        if (e.reason == "PoolAnomaly" && e.object.ns == ns &&
+            e.message.find(text) != std::string::npos)
+            return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("a pool namespace a NAD names is repaired too: its leak released, its anomaly reported") {
+    Fixture f;
+    nadNaming(f.fake, "othernet", "10.7.0.0/24", "other-pools");
+    f.fake.putPool("other-pools", {"10.7.0.0-24", "10.7.0.0/24", {}, {}, {}});
+    auto p = *f.fake.pool("other-pools", "10.7.0.0-24");
+    p.allocations[5] = own("c5", "app/gone", "u5");
+    p.allocations[300] = own("c300", "app/live", "u300");  // outside a /24
+    f.fake.putPool("other-pools", p);
+    f.fake.putPod("app", "live", "u300");
+    f.fake.putReservation("other-pools", {"10.7.0.5", "c5", "app/gone", "net1", ""});
+    f.pass();
+    f.pass();
+    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(5) == 1);
+    auto r = f.pass();
+    CHECK(r.namespaces == 2);
+    CHECK(r.released == 1);
+    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(5) == 0);
+    CHECK(f.fake.pool("other-pools", "10.7.0.0-24")->allocations.count(300) == 1);
+    CHECK_FALSE(f.fake.hasReservation("other-pools", "10.7.0.5"));
+    CHECK(r.anomalies["out_of_range"] == 1);
+    CHECK(anomalyEventIn(f.events, "other-pools", "out_of_range"));
+    CHECK(f.metrics.render().find("namespace=\"other-pools\"") != std::string::npos);
+}
+
+TEST_CASE("pools of one name in two namespaces: each namespace's leak streak counts on its own") {
+    Fixture f;  // 3 passes
+    nadNaming(f.fake, "samerange", "10.1.0.0/24", "other-pools");
+    f.fake.putPool("other-pools", {"10.1.0.0-24", "10.1.0.0/24", {}, {}, {}});
+    const auto ghost = own("c1", "app/gone", "u1");
+    f.allocate(5, ghost);
+    f.pass();
+    auto p = *f.fake.pool("other-pools", "10.1.0.0-24");
+    p.allocations[5] = ghost;  // the same entry, seen from the second pass on
+    f.fake.putPool("other-pools", p);
+    f.pass();
+    CHECK(f.pass().released == 1);
+    CHECK_FALSE(f.held(5));
+    CHECK(f.fake.pool("other-pools", "10.1.0.0-24")->allocations.count(5) == 1);
+    CHECK(f.pass().released == 1);
+    CHECK(f.fake.pool("other-pools", "10.1.0.0-24")->allocations.count(5) == 0);
+}
+
+TEST_CASE("a namespace that cannot be read fails the pass, not the other namespaces' repairs") {
+    Fixture f;
+    f.opts.leakPasses = 1;
+    f.make();
+    nadNaming(f.fake, "othernet", "10.7.0.0/24", "other-pools");
+    f.allocate(5, own("c1", "app/gone", "u1"));
+    // Namespaces go in name order: other-pools' reservation list fails, pools' goes on.
+    f.fake.failNext("eachReservation", 1, core::Errc::Transient);
+    auto r = f.loop->pass();
+    CHECK_FALSE(r.ok);
+    CHECK(r.error.find("namespace other-pools") != std::string::npos);
+    CHECK(r.namespaces == 2);
+    CHECK(r.released == 1);
+    CHECK_FALSE(f.held(5));
+}

@@ -312,16 +312,36 @@ TEST_CASE("the release log rides in an annotation beside the others, and round-t
     CHECK(back->meta.find("annotations")->find("team")->asString() == "a");
 }
 
-TEST_CASE("a pool without a release log gets no annotation, and an unreadable log reads empty") {
+TEST_CASE("a pool without a release log gets no annotation and no reason") {
     store::Pool p{"n", "10.0.0.0/24", {}, "9"};
     CHECK(store::encodePool(p, "ns").dump().find("annotations") == std::string::npos);
-    auto v = json::parse(R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"4",
-        "annotations":{"allot.cni.cncf.io/released":"not json"}},
-      "spec":{"range":"10.0.0.0/24","allocations":{}}})");
-    auto back = store::decodePool(*v);
+    auto back = store::decodePool(*json::parse(store::encodePool(p, "ns").dump()));
     REQUIRE(back.ok());
-    CHECK(back->released == core::ReleaseLog{});
-    CHECK(back->meta.find("annotations") == nullptr);
+    CHECK(back->releasedUnreadable.empty());
+}
+
+TEST_CASE("an unreadable release log reads empty with the reason, and is kept verbatim") {
+    for (const char* bad :
+         {R"("not json")", R"("[1,2]")", R"("{\"keep\":0,\"at\":{}}")", R"({"keep":30})"}) {
+        const std::string shown = bad;
+        CAPTURE(shown);
+        auto v = json::parse(std::string(R"({"metadata":{"name":"p","namespace":"ns",
+          "resourceVersion":"4","annotations":{"allot.cni.cncf.io/released":)") +
+                             bad + R"(}},"spec":{"range":"10.0.0.0/24","allocations":{}}})");
+        REQUIRE(v.ok());
+        auto back = store::decodePool(*v);
+        REQUIRE(back.ok());
+        CHECK(back->released == core::ReleaseLog{});
+        CHECK(back->releasedUnreadable.find("allot.cni.cncf.io/released cannot be read (") !=
+              std::string::npos);
+        // Written back unchanged (a write with a cooldown replaces it).
+        const std::string out = store::encodePool(*back, "ns").dump();
+        CHECK(json::parse(out)
+                  ->find("metadata")
+                  ->find("annotations")
+                  ->find(store::kReleasedAnnotation)
+                  ->dump() == json::parse(bad)->dump());
+    }
 }
 
 TEST_CASE("an entry's IPAMClaim owner round-trips as ipamclaim and survives the size policy") {
