@@ -49,9 +49,9 @@ void line(std::string& s, const std::string& name, const std::string& labels, do
 Metrics::Metrics() : lastWatch_(Clock::now()) {
     // Always present, so that a rate() over them starts at zero.
     for (const char* r : {"pod_deleted", "catch_up", "journal", "leak"}) releases_[r] = 0;
-    for (const char* k :
-         {"duplicate_ip", "out_of_range", "reservation_without_allocation",
-          "allocation_without_reservation", "malformed_network_status", "undecodable_pool"})
+    for (const char* k : {"duplicate_ip", "out_of_range", "reservation_without_allocation",
+                          "allocation_without_reservation", "malformed_network_status",
+                          "undecodable_pool", "pool_object_full"})
         anomaliesTotal_[k] = 0;
 }
 

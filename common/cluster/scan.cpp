@@ -1,6 +1,7 @@
 #include "cluster/scan.h"
 
 #include "cluster/release.h"
+#include "store/pool_codec.h"
 
 namespace allot::cluster {
 
@@ -27,7 +28,9 @@ Result<void> scanPools(Cluster& c, const ScanOptions& o, Scan& s) {
                   .eachPool(
                       [&](store::Pool& p) {
                           ++s.pools;
-                          if (auto use = s.analysis->addPool(poolEntries(p)))
+                          core::PoolEntries entries = poolEntries(p);
+                          entries.objectFull = store::cannotGrow(p, o.poolNamespace).value_or("");
+                          if (auto use = s.analysis->addPool(entries))
                               s.usage.push_back(
                                   {p.name, p.range, use->size, use->used, p.releasedUnreadable});
                           return !stopped(o);

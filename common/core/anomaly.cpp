@@ -48,6 +48,8 @@ std::string_view name(AnomalyKind kind) {
             return "slice_node_gone";
         case AnomalyKind::OutsideNodeSlice:
             return "outside_node_slice";
+        case AnomalyKind::PoolObjectFull:
+            return "pool_object_full";
     }
     return "unknown";
 }
@@ -212,6 +214,8 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
     }
     addUndecodedEntries(p);
     checkSlicePool(p, *cidr);
+    if (!p.objectFull.empty())
+        anomalies_.push_back({AnomalyKind::PoolObjectFull, "f\x1f" + p.name, p.name, p.objectFull});
     uint64_t used = 0;
     bool poolHasReservations = false;
     std::vector<Unreserved> poolMissing;

@@ -15,6 +15,8 @@
 // - slice_node_gone: a node's slice pool (node_slice_size) holds addresses and its Node is gone;
 // - outside_node_slice: an address in a node's slice pool outside every slice its
 //   NodeSlicePool assigns that node now, or held by a live pod running on another node.
+// - pool_object_full: the IPPool object cannot take another entry even in Whereabouts' form
+//   (store::cannotGrow): ADDs into it fail with code 11 until addresses are freed.
 // Neither slice anomaly frees anything: the addresses of gone pods are released as leaks, by
 // the same rules as any pool's.
 
@@ -44,6 +46,7 @@ enum class AnomalyKind {
     UndecodableEntry,
     SliceNodeGone,
     OutsideNodeSlice,
+    PoolObjectFull,
 };
 // The metric label and Event prefix: "duplicate_ip", "out_of_range", ...
 std::string_view name(AnomalyKind kind);
@@ -56,6 +59,7 @@ inline constexpr AnomalyKind kAnomalyKinds[] = {
     AnomalyKind::UndecodableEntry,
     AnomalyKind::SliceNodeGone,
     AnomalyKind::OutsideNodeSlice,
+    AnomalyKind::PoolObjectFull,
 };
 
 struct Anomaly {
@@ -126,6 +130,8 @@ struct PoolEntries {
     // The network_name prefixes a reservation of `owner`'s address in this pool may carry
     // (never empty).
     std::function<std::vector<std::string>(const Owner&)> networkNames;
+    // Why the pool object cannot take another entry (store::cannotGrow); empty: it can.
+    std::string objectFull = {};
 };
 
 struct PoolUsage {

@@ -419,6 +419,27 @@ Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& poli
     return f;
 }
 
+std::optional<std::string> cannotGrow(const Pool& pool, const std::string& ns,
+                                      const SizePolicy& policy) {
+    const PoolSize s = poolSize(pool, ns);
+    const size_t shell = encodeShell(pool, ns).dump().size();
+    // An entry like the pool's own (an empty pool: a 64-character ID and a short podref).
+    const size_t entry = s.entries ? (s.whereaboutsBytes - shell) / s.entries + 1 : 120;
+    const StoredSize& was = pool.stored;
+    const size_t overhead =
+        was.overhead + was.overhead / std::max<size_t>(was.entries, 1);  // one entry more
+    const size_t need = s.whereaboutsBytes + entry + overhead;
+    if (need <= policy.maxBytes) return std::nullopt;
+    return "IPPool " + (ns.empty() ? "" : ns + "/") + pool.name +
+           " cannot take another entry: " + std::to_string(s.entries) + " entries take " +
+           std::to_string(s.whereaboutsBytes) +
+           " bytes even without allot's optional fields, and one more would pass the " +
+           std::to_string(policy.maxBytes) +
+           "-byte limit allot keeps under etcd's request limit; ADDs into it fail with CNI "
+           "code 11 until addresses are freed (split the network with node_slice_size or "
+           "smaller ranges)";
+}
+
 Result<Reservation> decodeReservation(const json::Value& obj) {
     if (!obj.isObject())
         return makeError(Errc::Invalid,

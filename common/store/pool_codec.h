@@ -64,6 +64,13 @@ struct Fitted {
 // offset holds something other than its placeholder (its verbatim entry would hide it).
 Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& policy = {});
 
+// Why `pool` cannot take one more entry, even with every optional field dropped: its entries
+// in Whereabouts' form, one more of their average size and what the server adds would pass
+// policy.maxBytes (fitPool would refuse the ADD). nullopt while there is room. For allot-gc's
+// repair pass, which reports it (pool_object_full) so the operator sees it before a pod does.
+std::optional<std::string> cannotGrow(const Pool& pool, const std::string& ns,
+                                      const SizePolicy& policy = {});
+
 // True when the owner is the placeholder of an undecoded entry (an Owner{}; allot never
 // writes an entry without a container ID).
 inline bool isPlaceholder(const core::Owner& o) {

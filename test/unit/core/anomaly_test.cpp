@@ -39,6 +39,20 @@ TEST_CASE("each anomaly kind has the name its metric label and Event carry") {
     CHECK(name(AnomalyKind::UndecodableEntry) == "undecodable_entry");
     CHECK(name(AnomalyKind::SliceNodeGone) == "slice_node_gone");
     CHECK(name(AnomalyKind::OutsideNodeSlice) == "outside_node_slice");
+    CHECK(name(AnomalyKind::PoolObjectFull) == "pool_object_full");
+}
+
+TEST_CASE("a pool object that cannot grow is reported on that pool, with the store's reason") {
+    AllocationMap a{{5, holder("c1", "ns/a")}};
+    PassAnalysis an("kube-system", {});
+    PoolEntries full = pool("net-a-10.0.0.0-24", "10.0.0.0/24", a);
+    full.objectFull = "IPPool kube-system/net-a-10.0.0.0-24 cannot take another entry: ...";
+    an.addPool(full);
+    an.addPool(pool("net-b-10.1.0.0-24", "10.1.0.0/24", a));  // room left: nothing
+    auto f = an.finish({});
+    REQUIRE(kindsOf(f) == std::vector{AnomalyKind::PoolObjectFull});
+    CHECK(f.anomalies[0].pool == "net-a-10.0.0.0-24");
+    CHECK(f.anomalies[0].message == full.objectFull);
 }
 
 TEST_CASE("an entry whose pod is gone, re-created, terminated or on a lost node is a candidate") {

@@ -264,6 +264,26 @@ TEST_CASE("a full /19 fits and costs at most 1.1x Whereabouts' bytes per entry")
     CHECK(store::fitPool(big, "kube-system").ok());
 }
 
+TEST_CASE("cannotGrow says why only when one more entry in Whereabouts' form would not fit") {
+    store::Pool p = slash19(8190, true);
+    CHECK(!store::cannotGrow(p, "kube-system"));  // a full /19 has room in the object
+    const size_t wb = store::poolSize(p, "kube-system").whereaboutsBytes;
+    store::SizePolicy tight;
+    tight.maxBytes = wb + 60;  // less than one entry's room
+    auto why = store::cannotGrow(p, "kube-system", tight);
+    REQUIRE(why);
+    CHECK(why->find("IPPool kube-system/" + p.name + " cannot take another entry") == 0);
+    CHECK(why->find("8190 entries") != std::string::npos);
+    CHECK(why->find("code 11") != std::string::npos);
+    // The same limit refuses that next entry at the write (fitPool), and not before.
+    store::Pool more = p;
+    more.allocations[8191] = p.allocations.at(1);
+    more.allocations[8191].containerId = std::string(64, 'f');
+    CHECK(store::fitPool(more, "kube-system", tight).code() == core::Errc::Exhausted);
+    tight.maxBytes = wb + 400;  // room for one more
+    CHECK(!store::cannotGrow(p, "kube-system", tight));
+}
+
 TEST_CASE("reservations round-trip in Whereabouts' format") {
     store::Reservation r{"10.0.0.5", "ctr", "ns/p", "eth0", ""};
     auto v = store::encodeReservation(r, "kube-system");
