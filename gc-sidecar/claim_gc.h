@@ -3,7 +3,8 @@
 // pod-scoped release frees it (core/ownership.h). It is freed here, by the repair loop's
 // leader at start-up and after every pass, once the claim is confirmed deleted: the claims
 // were listed (the resource is served) and a GET of that claim answered 404 Not Found. An API
-// error, or a cluster without the IPAMClaim resource, decides nothing.
+// error, or a cluster without the IPAMClaim resource, decides nothing; nor is an address freed
+// while the pod its entry names still runs under that UID (its sandbox may hold it).
 
 #include <memory>
 #include <set>

@@ -74,6 +74,35 @@ TEST_CASE("a deleted claim's address is freed with its reservation; live claims'
     CHECK(f.held(7));  // an ordinary pod's entry is not this pass's business
 }
 
+TEST_CASE("a deleted claim's address waits while the pod holding it still runs") {
+    Fixture f;
+    f.claims.live.erase("vms/vm-a");
+    f.fake.putPod("vms", "launcher-a", "uid-a");  // VM deleted, its launcher still terminating
+    auto r = f.pass();
+    REQUIRE(r.ok());
+    CHECK(r->gone == 1);
+    CHECK(r->released == 0);
+    CHECK(f.held(5));
+    f.fake.putPod("vms", "launcher-a", "uid-a", "Succeeded");  // terminal: never runs again
+    r = f.pass();
+    REQUIRE(r.ok());
+    CHECK(r->released == 1);
+    CHECK_FALSE(f.held(5));
+}
+
+TEST_CASE("a deleted claim's address is kept when its pod cannot be read") {
+    Fixture f;
+    f.claims.live.erase("vms/vm-a");
+    f.fake.failNext("getPod", 1, core::Errc::Transient);
+    auto r = f.pass();
+    REQUIRE(r.ok());
+    CHECK(r->released == 0);
+    CHECK(f.held(5));
+    r = f.pass();  // the pod is gone (never created in this fake): freed now
+    REQUIRE(r.ok());
+    CHECK(r->released == 1);
+}
+
 TEST_CASE("an API error never counts as a deleted claim") {
     Fixture f;
     f.claims.live.clear();
