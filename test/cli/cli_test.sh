@@ -283,8 +283,30 @@ t_check_seeded() {
   expect_eq "still held" "$(rc_of "$CLI" -n "$BIGNS" who "$SEED_s_gone")" 0
 }
 
+# An IPPool that cannot take another entry even in Whereabouts' form (10,038 entries of ~156
+# bytes): check reports pool_object_full on it, as the repair loop does with a Warning Event.
+t_check_full() {
+  local ns=$RUN-full
+  kubectl create namespace "$ns" >/dev/null || return 1
+  kpy '
+ns = sys.argv[1]
+allocs = {str(i): {"id": "%064x" % (i * 2654435761), "podref": "default/web-5f7d8c9b6d-%d%s" % (i, "x" * 20),
+                   "ifname": "net1"} for i in range(1, 10039)}
+st, o = api("POST", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/ippools" % ns,
+            {"apiVersion": "whereabouts.cni.cncf.io/v1alpha1", "kind": "IPPool",
+             "metadata": {"name": "10.104.0.0-17", "namespace": ns},
+             "spec": {"range": "10.104.0.0/17", "allocations": allocs}})
+if st != 201: raise SystemExit("pool: %s %s" % (st, o))
+' "$ns" || return 1
+  "$CLI" -n "$ns" check -o json >"$WORK/out" 2>"$WORK/err"
+  expect_json "one pool_object_full finding, on the pool, saying what ADDs get" \
+    '[.findings[] | select(.kind == "pool_object_full")] | length == 1 and .[0].pool == "10.104.0.0-17" and (.[0].message | contains("code 11"))' || return 1
+  kubectl delete namespace "$ns" --wait=false >/dev/null
+}
+
 check "check: $BIG healthy allocations, no finding (timed)" t_check_healthy
 check "check: each seeded anomaly kind found once, nothing else" t_check_seeded
+check "check: a pool object that cannot grow is pool_object_full" t_check_full
 
 # -------------------------------------------------------------- release --
 
