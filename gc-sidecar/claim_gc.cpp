@@ -12,26 +12,30 @@ namespace allot::gc {
 
 namespace {
 
-// pool -> offsets of entries whose claim is not in `live`, and those claims.
+// pool -> the owned entries this pass may release, as read, and the owners to confirm.
 struct Suspects {
-    std::map<std::string, std::vector<core::u128>> byPool;
-    std::map<std::string, std::map<core::u128, core::Owner>> owners;  // the suspects, as read
-    std::set<std::string> claims;
+    std::map<std::string, std::map<core::u128, core::Owner>> owners;
+    std::set<std::string> claims;  // IPAMClaims ("namespace/name") not in the live list
+    std::set<std::string> sets;    // sticky owner keys (core/sticky.h)
     size_t owned = 0;
 };
 
+// `live`: every IPAMClaim; null when they could not be listed (their entries wait).
 Result<Suspects> findSuspects(Cluster& cl, const std::string& ns,
-                              const std::set<std::string>& live) {
+                              const std::set<std::string>* live) {
     Suspects s;
     auto r = cl.pools(ns).eachPool(
         [&](store::Pool& p) {
             for (const auto& [off, o] : p.allocations) {
                 if (!core::claimOwned(o)) continue;
                 ++s.owned;
-                if (live.count(o.claim)) continue;
-                s.byPool[p.name].push_back(off);
+                if (core::isStickyKey(o.claim)) {
+                    s.sets.insert(o.claim);
+                } else {
+                    if (!live || live->count(o.claim)) continue;
+                    s.claims.insert(o.claim);
+                }
                 s.owners[p.name][off] = o;
-                s.claims.insert(o.claim);
             }
             return true;
         },
@@ -40,39 +44,65 @@ Result<Suspects> findSuspects(Cluster& cl, const std::string& ns,
     return s;
 }
 
-// Of `claims`, those a GET confirms deleted; a failed GET decides nothing.
-std::set<std::string> confirmGone(ClaimSource& src, const std::set<std::string>& claims) {
-    std::set<std::string> gone;
-    for (const auto& ref : claims) {
+// What confirmed reads showed this pass: a failed read decides nothing.
+struct Verdicts {
+    std::set<std::string> goneClaims;
+    std::map<std::string, std::optional<core::StatefulSetView>> sets;  // by owner key
+
+    // Why `o`'s address is released; "" when it is kept.
+    std::string why(const core::Owner& o) const {
+        if (!core::isStickyKey(o.claim))
+            return goneClaims.count(o.claim) ? "its IPAMClaim " + o.claim + " was deleted" : "";
+        auto ref = core::parseStickyKey(o.claim);
+        auto it = sets.find(o.claim);
+        if (!ref || it == sets.end()) return "";
+        const auto slash = o.podRef.find('/');
+        auto d = core::decideSticky(
+            *ref, slash == std::string::npos ? o.podRef : o.podRef.substr(slash + 1), it->second);
+        return d.release ? d.why : "";
+    }
+};
+
+Verdicts confirm(ClaimSource& src, const Suspects& s) {
+    Verdicts v;
+    for (const auto& ref : s.claims) {
         auto slash = ref.find('/');
         if (slash == std::string::npos) continue;
         auto e = src.exists(ref.substr(0, slash), ref.substr(slash + 1));
-        if (!e) {
+        if (!e)
             logging::logWarn("IPAMClaim " + ref + ": " + e.error().message +
                              "; its addresses are kept");
-            continue;
-        }
-        if (!*e) gone.insert(ref);
+        else if (!*e)
+            v.goneClaims.insert(ref);
     }
-    return gone;
+    for (const auto& key : s.sets) {
+        auto ref = core::parseStickyKey(key);
+        if (!ref) continue;  // malformed: kept
+        auto set = src.statefulSet(ref->ns, ref->name);
+        if (!set)
+            logging::logWarn("StatefulSet " + ref->ns + "/" + ref->name + ": " +
+                             set.error().message + "; its members' addresses are kept");
+        else
+            v.sets.emplace(key, *set);
+    }
+    return v;
 }
 
-// Of the suspects whose claim is gone, the pods (namespace/name) the API still shows running
-// under the entry's UID: their sandboxes may hold the address, so it waits for them to go
-// (their DEL leaves a claim-owned entry alone; a later pass frees it). A failed read keeps it.
+// Of the suspects to release, the pods (namespace/name) the API still shows running under the
+// entry's UID: their sandboxes may hold the address, so it waits for them to go (their DEL
+// leaves an owned entry alone; a later pass frees it). A failed read keeps it.
 std::set<std::string> stillRunning(Cluster& cl, const std::string& ns, const Suspects& s,
-                                   const std::set<std::string>& gone) {
+                                   const Verdicts& v) {
     std::set<std::string> running;
-    for (const auto& [pool, offsets] : s.byPool)
-        for (const auto& [off, o] : s.owners.at(pool)) {
-            if (!gone.count(o.claim) || running.count(o.podRef)) continue;
+    for (const auto& [pool, owners] : s.owners)
+        for (const auto& [off, o] : owners) {
+            if (v.why(o).empty() || running.count(o.podRef)) continue;
             const auto slash = o.podRef.find('/');
             if (slash == std::string::npos) continue;
             auto pod = cl.getPod(o.podRef.substr(0, slash), o.podRef.substr(slash + 1));
             if (!pod) {
-                logging::logWarn("IPAMClaim " + o.claim + ": get pod " + o.podRef + ": " +
-                                 pod.error().message + "; its address in " + ns + "/" + pool +
-                                 " is kept");
+                logging::logWarn(o.claim + ": get pod " + o.podRef + ": " + pod.error().message +
+                                 "; its address in " + ns + "/" + pool + " is kept");
                 running.insert(o.podRef);
             } else if (*pod && !(*pod)->terminal() &&
                        (o.podUid.empty() || (*pod)->uid == o.podUid ||
@@ -83,10 +113,9 @@ std::set<std::string> stillRunning(Cluster& cl, const std::string& ns, const Sus
     return running;
 }
 
-void report(const Released& r, EventSink& events) {
+void report(const Released& r, const std::string& why, EventSink& events) {
     std::string msg = "released " + r.ip.str() + " (pool " + r.ns + "/" + r.pool + ", " +
-                      core::whoHolds(r.owner) + "): its IPAMClaim " + r.owner.claim +
-                      " was deleted";
+                      core::whoHolds(r.owner) + "): " + why;
     logging::logInfo(msg);
     events.emit({false, "AddressReleased", msg, poolRef(r.ns, r.pool)});
 }
@@ -96,42 +125,45 @@ void report(const Released& r, EventSink& events) {
 Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
                                              const std::string& poolNamespace, EventSink& events,
                                              Metrics& metrics) {
-    auto live = claims.listClaims();
-    if (!live) return live.error();
-    auto suspects = findSuspects(cl, poolNamespace, *live);
-    if (!suspects) return suspects.error();
     ClaimPassReport rep;
+    auto live = claims.listClaims();
+    if (!live) rep.claimsUnlisted = live.error();
+    auto suspects = findSuspects(cl, poolNamespace, live ? &*live : nullptr);
+    if (!suspects) return suspects.error();
     rep.owned = suspects->owned;
-    const std::set<std::string> gone = confirmGone(claims, suspects->claims);
-    const std::set<std::string> running = stillRunning(cl, poolNamespace, *suspects, gone);
-    for (const auto& [pool, offsets] : suspects->byPool) {
+    const Verdicts verdicts = confirm(claims, *suspects);
+    const std::set<std::string> running = stillRunning(cl, poolNamespace, *suspects, verdicts);
+    std::map<std::string, size_t> byReason;
+    for (const auto& [pool, owners] : suspects->owners) {
+        // On a fresh read: only an entry unchanged since the scan (not handed over meanwhile).
         auto rel = releaseFromPool(
             cl, poolNamespace, pool,
             [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
                 std::vector<core::u128> out;
-                for (core::u128 off : offsets)
-                    if (auto it = p.allocations.find(off); it != p.allocations.end() &&
-                                                           gone.count(it->second.claim) &&
-                                                           !running.count(it->second.podRef))
+                for (const auto& [off, o] : owners)
+                    if (auto it = p.allocations.find(off);
+                        it != p.allocations.end() && it->second == o && !verdicts.why(o).empty() &&
+                        !running.count(o.podRef))
                         out.push_back(off);
                 return out;
             },
             10, true);
         if (!rel) {
-            logging::logWarn("IPAMClaim release in IPPool " + poolNamespace + "/" + pool + ": " +
-                             rel.error().message);
+            logging::logWarn("owned-address release in IPPool " + poolNamespace + "/" + pool +
+                             ": " + rel.error().message);
             continue;
         }
         for (const auto& r : *rel) {
             if (auto d = dropReservation(cl, r); !d)
                 logging::logWarn("reservation of released " + r.ip.str() + ": " +
                                  d.error().message);
-            report(r, events);
+            report(r, verdicts.why(r.owner), events);
+            ++byReason[core::isStickyKey(r.owner.claim) ? "statefulset_gone" : "claim_deleted"];
             ++rep.released;
         }
     }
-    rep.gone = gone.size();
-    if (rep.released) metrics.addReleases("claim_deleted", rep.released);
+    rep.gone = verdicts.goneClaims.size();
+    for (const auto& [reason, n] : byReason) metrics.addReleases(reason, n);
     return rep;
 }
 

@@ -1,7 +1,8 @@
-// ClaimSource over the Kubernetes API (gc-sidecar/claim_gc.h).
+// ClaimSource over the Kubernetes API (gc-sidecar/claim_gc.h): IPAMClaims and StatefulSets.
 
 #include "gc-sidecar/claim_gc.h"
 #include "k8s/ipam_claim.h"
+#include "k8s/statefulset.h"
 
 namespace allot::gc {
 
@@ -34,6 +35,16 @@ class K8sClaimSource : public ClaimSource {
         if (r) return true;
         if (r.code() == core::Errc::NotFound) return false;
         return r.error();
+    }
+
+    Result<std::optional<core::StatefulSetView>> statefulSet(const std::string& ns,
+                                                             const std::string& name) override {
+        auto r = client_.get(k8s::objectPath(k8s::kStatefulSet, ns, name));
+        if (!r && r.code() == core::Errc::NotFound) return std::optional<core::StatefulSetView>();
+        if (!r) return r.error();
+        auto v = k8s::statefulSetView(*r);
+        if (!v) return v.error();
+        return std::optional<core::StatefulSetView>(std::move(*v));
     }
 
   private:

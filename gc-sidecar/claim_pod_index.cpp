@@ -2,6 +2,7 @@
 
 #include "cni/network_selection.h"
 #include "json/json.h"
+#include "k8s/statefulset.h"
 
 namespace allot::gc {
 
@@ -29,7 +30,7 @@ void PodNetworksIndex::set(const PodRecord& r) {
         return;
     }
     std::lock_guard l(mu_);
-    pods_[r.ns + "/" + r.name] = Entry{r.uid, r.networks};
+    pods_[r.ns + "/" + r.name] = Entry{r.uid, r.networks, r.statefulSet};
 }
 
 void PodNetworksIndex::erase(const PodRecord& r) {
@@ -65,6 +66,11 @@ std::optional<k8s::RelayResponse> PodNetworksIndex::answer(const k8s::RelayReque
     md.set("namespace", json::Value::string(key->substr(0, key->find('/'))));
     md.set("name", json::Value::string(key->substr(key->find('/') + 1)));
     md.set("uid", json::Value::string(e.uid));
+    if (e.statefulSet) {
+        auto refs = json::Value::array();
+        refs.push(k8s::statefulSetOwnerReference(*e.statefulSet));
+        md.set("ownerReferences", std::move(refs));
+    }
     if (e.networks) {
         auto ann = json::Value::object();
         ann.set(std::string(cni::kNetworksAnnotation), json::Value::string(*e.networks));

@@ -296,22 +296,25 @@ bool Daemon::startRepair() {
     return true;
 }
 
-// IPAMClaim-owned addresses of deleted claims, freed after every repair pass (claim_gc.h), on
-// a client of their own.
+// Addresses owned by deleted IPAMClaims or gone StatefulSet members, freed after every repair
+// pass (claim_gc.h), on a client of their own.
 bool Daemon::startClaims(RepairOptions& popts) {
     auto cl = clusters(1);
     if (!cl) return false;
     claimSource_ = makeK8sClaimSource(*owned_.back());
     popts.afterPass = [this, c = (*cl)[0]] {
         auto r = releaseDeletedClaims(*c, *claimSource_, cfg_.poolNamespace, *recorder_, metrics_);
-        if (!r && r.code() == core::Errc::NotFound)
-            logging::logDebug("IPAMClaims not served (" + r.error().message + "): none released");
-        else if (!r)
-            logging::logWarn("IPAMClaim pass: " + r.error().message);
-        else if (r->owned)
-            logging::logInfo("IPAMClaim pass: " + std::to_string(r->owned) +
-                             " claim-owned addresses, " + std::to_string(r->gone) +
-                             " deleted claims, " + std::to_string(r->released) + " released");
+        if (!r) return logging::logWarn("owned-address pass: " + r.error().message);
+        if (r->claimsUnlisted && r->claimsUnlisted->code == core::Errc::NotFound)
+            logging::logDebug("IPAMClaims not served (" + r->claimsUnlisted->message +
+                              "): none released");
+        else if (r->claimsUnlisted)
+            logging::logWarn("IPAMClaims not listed: " + r->claimsUnlisted->message);
+        if (r->owned)
+            logging::logInfo("owned-address pass: " + std::to_string(r->owned) +
+                             " addresses owned by IPAMClaims or StatefulSets, " +
+                             std::to_string(r->gone) + " deleted claims, " +
+                             std::to_string(r->released) + " released");
     };
     return true;
 }

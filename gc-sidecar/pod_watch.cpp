@@ -9,6 +9,7 @@
 #include "engine/retry_policy.h"
 #include "gc-sidecar/network_status.h"
 #include "k8s/resources.h"
+#include "k8s/statefulset.h"
 #include "log/log.h"
 
 namespace allot::gc {
@@ -61,6 +62,7 @@ std::optional<PodRecord> podRecordOf(const json::Value& pod) {
         if (const json::Value* h = spec->find("hostNetwork"); h && h->isBool())
             r.hostNetwork = h->asBool();
     r.sandboxGone = sandboxStopped(pod);
+    r.statefulSet = k8s::controllingStatefulSet(pod);
     return r;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sticky.h"
 #include "engine/retry_policy.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
@@ -48,6 +49,8 @@ struct PodRecord {
     std::string mirrorOf;      // a mirror pod: deleting it does not stop its static pod
     // k8s.v1.cni.cncf.io/networks, for the relay's answers (claim_pod_index.h); nullopt: none.
     std::optional<std::string> networks = std::nullopt;
+    // Its controlling StatefulSet, for the relay's answers (sticky_statefulsets).
+    std::optional<core::StatefulSetRef> statefulSet = std::nullopt;
 };
 
 // The addresses the node's network namespaces hold now (sandbox_probe.h); an error when they

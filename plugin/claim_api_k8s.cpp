@@ -1,5 +1,5 @@
-// ClaimApi over the Kubernetes API (plugin/claims.h): the pod's networks annotation, the
-// IPAMClaim, and its status subresource.
+// ClaimApi over the Kubernetes API (plugin/claims.h): the pod (its networks annotation and its
+// StatefulSet), the IPAMClaim, and its status subresource.
 
 #include <map>
 
@@ -7,6 +7,7 @@
 #include "engine/retry_policy.h"
 #include "k8s/client.h"
 #include "k8s/ipam_claim.h"
+#include "k8s/statefulset.h"
 #include "plugin/claims.h"
 
 namespace allot::plugin {
@@ -21,15 +22,18 @@ class K8sClaimApi : public ClaimApi {
   public:
     K8sClaimApi(k8s::Client& c, Clock::time_point deadline) : client_(c), deadline_(deadline) {}
 
-    Result<std::string> podNetworks(const std::string& ns, const std::string& name) override {
+    Result<PodFacts> pod(const std::string& ns, const std::string& name) override {
         auto pod = client_.get(k8s::objectPath(k8s::kPod, ns, name));
         if (!pod) return pod.error();
+        PodFacts facts;
+        facts.statefulSet = k8s::controllingStatefulSet(*pod);
         const json::Value* meta = pod->find("metadata");
         const json::Value* ann = meta && meta->isObject() ? meta->find("annotations") : nullptr;
-        if (!ann || !ann->isObject()) return std::string();
+        if (!ann || !ann->isObject()) return facts;
         auto v = ann->getString(cni::kNetworksAnnotation);
         if (!v) return makeError(Errc::InvalidConfig, v.error().message);
-        return v->value_or("");
+        facts.networks = v->value_or("");
+        return facts;
     }
 
     Result<core::IpamClaimView> claim(const std::string& ns, const std::string& name) override {

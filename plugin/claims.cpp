@@ -1,6 +1,7 @@
 #include "plugin/claims.h"
 
 #include "cni/network_selection.h"
+#include "core/sticky.h"
 
 namespace allot::plugin {
 
@@ -10,21 +11,19 @@ using core::Result;
 
 namespace {
 
-// The claim's name for this call: args.cni's reference, else the pod's selection element's
-// for this interface; "" when neither names one.
-Result<std::string> claimRefFor(const NetConf& net, ClaimApi& api, const ClaimCall& call) {
-    if (!net.claimRef.empty())
-        return core::claimName(net.claimRef, "args.cni ipam-claim-reference");
-    if (call.podName.empty()) return std::string();
-    auto annotation = api.podNetworks(call.podNamespace, call.podName);
-    if (!annotation) {
-        if (annotation.code() == Errc::NotFound)
-            return makeError(Errc::Transient, "pod " + call.podNamespace + "/" + call.podName +
-                                                  " not found (its IPAMClaim reference is read "
-                                                  "from it)");
-        return annotation.error();
-    }
-    auto element = cni::selectionFor(*annotation, call.ifName);
+// The pod this call is for; NotFound is Transient (CNI 11: the runtime retries).
+Result<PodFacts> readPod(ClaimApi& api, const ClaimCall& call, std::string_view why) {
+    auto pod = api.pod(call.podNamespace, call.podName);
+    if (!pod && pod.code() == Errc::NotFound)
+        return makeError(Errc::Transient, "pod " + call.podNamespace + "/" + call.podName +
+                                              " not found (" + std::string(why) +
+                                              " is read from it)");
+    return pod;
+}
+
+// The claim's name in the pod's selection element for this interface; "" when it names none.
+Result<std::string> claimRefIn(const PodFacts& pod, const ClaimCall& call) {
+    auto element = cni::selectionFor(pod.networks, call.ifName);
     if (!element)
         return makeError(Errc::InvalidConfig, "pod " + call.podNamespace + "/" + call.podName +
                                                   ": " + element.error().message);
@@ -52,17 +51,13 @@ std::vector<core::IpAddress> wanted(const core::ClaimPlan& plan,
     return out;
 }
 
-}  // namespace
-
-Result<CniResult> addWithClaim(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                               const NetConf& net, core::Owner owner,
-                               std::vector<core::IpAddress> requested, ClaimApi& api,
-                               const ClaimCall& call) {
-    auto name = claimRefFor(net, api, call);
-    if (!name) return name.error();
-    if (name->empty()) return add(ctx, cfg, net, owner, requested);
-    const std::string ref = call.podNamespace + "/" + *name;
-    auto claim = api.claim(call.podNamespace, *name);
+// ADD for the claim `name` in the pod's namespace.
+Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                              const NetConf& net, core::Owner owner,
+                              std::vector<core::IpAddress> requested, ClaimApi& api,
+                              const ClaimCall& call, const std::string& name) {
+    const std::string ref = call.podNamespace + "/" + name;
+    auto claim = api.claim(call.podNamespace, name);
     if (!claim) {
         if (claim.code() == Errc::NotFound)
             return makeError(Errc::Transient,
@@ -82,7 +77,7 @@ Result<CniResult> addWithClaim(EngineContext& ctx, const core::ValidatedConfig& 
         if (r.code() == Errc::Exhausted && plan->allocate) {
             core::ClaimStatus st{
                 {}, call.podName, false, std::string(core::kReasonExhausted), r.error().message};
-            if (auto w = api.setStatus(call.podNamespace, *name, st); !w && call.log)
+            if (auto w = api.setStatus(call.podNamespace, name, st); !w && call.log)
                 call.log->error("IPAMClaim " + ref + ": status not written: " + w.error().message);
         }
         return r;
@@ -93,13 +88,37 @@ Result<CniResult> addWithClaim(EngineContext& ctx, const core::ValidatedConfig& 
     if (complete) return r;
     core::ClaimStatus st{statusIps(*r, cfg.ranges.size()), call.podName, true,
                          std::string(core::kReasonAllocated), "allocated by allot"};
-    if (auto w = api.setStatus(call.podNamespace, *name, st); !w)
+    if (auto w = api.setStatus(call.podNamespace, name, st); !w)
         return makeError(w.code() == Errc::Conflict ? Errc::Transient : w.code(),
                          "IPAMClaim " + ref +
                              ": status not written (the address stays the "
                              "claim's; try again): " +
                              w.error().message);
     return r;
+}
+
+}  // namespace
+
+Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
+                           core::Owner owner, std::vector<core::IpAddress> requested, ClaimApi& api,
+                           const ClaimCall& call) {
+    const bool claims = net.allowPersistentIps, sticky = cfg.raw.stickyStatefulSets;
+    if (claims && !net.claimRef.empty()) {
+        auto name = core::claimName(net.claimRef, "args.cni ipam-claim-reference");
+        if (!name) return name.error();
+        return addForClaim(ctx, cfg, net, owner, std::move(requested), api, call, *name);
+    }
+    if ((!claims && !sticky) || call.podName.empty()) return add(ctx, cfg, net, owner, requested);
+    auto pod = readPod(api, call, claims ? "its IPAMClaim reference" : "its StatefulSet");
+    if (!pod) return pod.error();
+    if (claims) {
+        auto name = claimRefIn(*pod, call);
+        if (!name) return name.error();
+        if (!name->empty())
+            return addForClaim(ctx, cfg, net, owner, std::move(requested), api, call, *name);
+    }
+    if (sticky && pod->statefulSet) owner.claim = core::stickyKey(*pod->statefulSet);
+    return add(ctx, cfg, net, owner, requested);
 }
 
 }  // namespace allot::plugin

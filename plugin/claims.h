@@ -4,13 +4,17 @@
 // "ipam-claim-reference", else the one in the pod's network-selection element for this
 // interface (Multus does not pass that key on). Releases need nothing here: an entry owned by
 // a claim is kept by every pod-scoped release (core/ownership.h), and allot-gc frees it when
-// the claim is deleted.
+// the claim is deleted. Sticky StatefulSet addresses (sticky_statefulsets) ride on the same
+// mechanism: the set owns its members' entries, and allot-gc frees them on a confirmed read
+// of the set (gc-sidecar/claim_gc.h).
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/ipam_claim.h"
+#include "core/sticky.h"
 #include "log/log.h"
 #include "plugin/ipam.h"
 
@@ -20,14 +24,19 @@ class Client;
 
 namespace allot::plugin {
 
-// The API calls an ADD with a claim makes. Errors as k8s::Client's (NotFound, Forbidden,
-// Transient, ...).
+// The parts of a pod an ADD reads.
+struct PodFacts {
+    std::string networks;  // k8s.v1.cni.cncf.io/networks; "" when it has none
+    // Its controller, when that is a StatefulSet (sticky_statefulsets, core/sticky.h).
+    std::optional<core::StatefulSetRef> statefulSet;
+};
+
+// The API calls an ADD with a claim or a sticky StatefulSet makes. Errors as k8s::Client's
+// (NotFound, Forbidden, Transient, ...).
 class ClaimApi {
   public:
     virtual ~ClaimApi() = default;
-    // The pod's k8s.v1.cni.cncf.io/networks annotation; "" when it has none.
-    virtual core::Result<std::string> podNetworks(const std::string& ns,
-                                                  const std::string& name) = 0;
+    virtual core::Result<PodFacts> pod(const std::string& ns, const std::string& name) = 0;
     virtual core::Result<core::IpamClaimView> claim(const std::string& ns,
                                                     const std::string& name) = 0;
     // Writes the claim's status through the status subresource, re-reading it on Conflict
@@ -46,15 +55,18 @@ struct ClaimCall {
     logging::Logger* log = nullptr;
 };
 
-// ADD for a network with allowPersistentIPs. No claim referenced: an ordinary ADD. A claim
-// that does not exist (yet): Transient (CNI 11, the runtime retries). A claim whose status
-// lists addresses: exactly those (already held for the claim by another pod: shared). An
-// empty one: allocated as usual, owned by the claim, then written to its status; Exhausted
-// also writes IPsAllocated=False (SubnetExhausted). InvalidConfig for a malformed networks
-// annotation, a bad reference, or a status address outside the network's ranges.
-core::Result<CniResult> addWithClaim(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                                     const NetConf& net, core::Owner owner,
-                                     std::vector<core::IpAddress> requested, ClaimApi& api,
-                                     const ClaimCall& call);
+// ADD for a network with allowPersistentIPs or sticky_statefulsets (else an ordinary ADD).
+// The pod is read once (through the relay when it is up). A claim referenced (args.cni first,
+// then the pod's selection element): a claim that does not exist (yet) is Transient (CNI 11,
+// the runtime retries); one whose status lists addresses gets exactly those (already held for
+// the claim by another pod: shared); an empty one is allocated as usual, owned by the claim,
+// then written to its status; Exhausted also writes IPsAllocated=False (SubnetExhausted).
+// No claim, sticky_statefulsets and a pod a StatefulSet controls: the address is owned by
+// the set (core/sticky.h). A pod not found is Transient. InvalidConfig for a malformed
+// networks annotation, a bad reference, or a status address outside the network's ranges.
+core::Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                                 const NetConf& net, core::Owner owner,
+                                 std::vector<core::IpAddress> requested, ClaimApi& api,
+                                 const ClaimCall& call);
 
 }  // namespace allot::plugin

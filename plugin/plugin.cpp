@@ -127,11 +127,13 @@ Outcome runAdd(EngineContext& ctx, const Request& q) {
         if (!ips) return failWith(q.version, ips.error(), q.log);
         requested = std::move(*ips);
     }
-    if (q.net.allowPersistentIps && !q.claims && q.log)
-        q.log->warning("allowPersistentIPs: no IPAMClaim client here; an ordinary address");
-    auto r = q.net.allowPersistentIps && q.claims
-                 ? addWithClaim(ctx, q.cfg, q.net, q.owner, std::move(requested), *q.claims,
-                                {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
+    const bool owned = q.net.allowPersistentIps || q.cfg.raw.stickyStatefulSets;
+    if (owned && !q.claims && q.log)
+        q.log->warning(
+            "allowPersistentIPs/sticky_statefulsets: no pod reader here; an ordinary address");
+    auto r = owned && q.claims
+                 ? addOwned(ctx, q.cfg, q.net, q.owner, std::move(requested), *q.claims,
+                            {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
                  : add(ctx, q.cfg, q.net, q.owner, requested);
     if (!r) return failWith(q.version, r.error(), q.log);
     std::string ips;

@@ -199,15 +199,21 @@ void decodeStrings(const Value& ipam, const std::string& p, core::IpamConfig& c,
     }
 }
 
-// enable_overlapping_ranges, kubernetes, deadline_ms, released_ip_cooldown_s and the
-// accepted-but-unused numbers.
+// A true/false key: left as it is when absent or null.
+void decodeBool(const Value& ipam, const std::string& p, const char* key, bool& out,
+                Errors& errors) {
+    const Value* v = ipam.find(key);
+    if (!v || v->isNull()) return;
+    if (v->isBool()) out = v->asBool();
+    if (!v->isBool())
+        errors.push_back(bad(p + key, std::string("must be true or false, got ") + v->typeName()));
+}
+
+// enable_overlapping_ranges, sticky_statefulsets, kubernetes, deadline_ms,
+// released_ip_cooldown_s and the accepted-but-unused numbers.
 void decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c, Errors& errors) {
-    if (const Value* v = ipam.find("enable_overlapping_ranges"); v && !v->isNull()) {
-        if (v->isBool()) c.enableOverlappingRanges = v->asBool();
-        if (!v->isBool())
-            errors.push_back(bad(p + "enable_overlapping_ranges",
-                                 std::string("must be true or false, got ") + v->typeName()));
-    }
+    decodeBool(ipam, p, "enable_overlapping_ranges", c.enableOverlappingRanges, errors);
+    decodeBool(ipam, p, "sticky_statefulsets", c.stickyStatefulSets, errors);
     if (const Value* v = ipam.find("kubernetes"); v && !v->isNull()) {
         auto kc = v->isObject() ? optString(*v, p + "kubernetes.", "kubeconfig")
                                 : Result<std::string>(bad(p + "kubernetes", "must be an object"));

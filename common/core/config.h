@@ -46,6 +46,9 @@ struct IpamConfig {
     // released_ip_cooldown_s: a released address waits this long before it is handed out
     // again, unless nothing else is free (core::pick). 0 = off (Whereabouts' behaviour).
     int64_t cooldownS = 0;
+    // sticky_statefulsets: a StatefulSet member's address is kept for its name across pod
+    // re-creation, owned by the set (core/sticky.h). false = Whereabouts' behaviour.
+    bool stickyStatefulSets = false;
 };
 
 struct ValidatedConfig {

@@ -1,5 +1,7 @@
 #include "core/ownership.h"
 
+#include "core/sticky.h"
+
 namespace allot::core {
 
 namespace {
@@ -44,7 +46,8 @@ bool mayRelease(const Owner& record, bool claimGone) {
 }
 
 bool sharesClaim(const Owner& record, const Owner& caller) {
-    return claimOwned(record) && record.claim == caller.claim;
+    // A StatefulSet owns one address per member: its pods never share one.
+    return claimOwned(record) && record.claim == caller.claim && !isStickyKey(record.claim);
 }
 
 }  // namespace allot::core

@@ -48,7 +48,8 @@ bool otherPodUnderName(const Owner& record, const PodIdentity& pod);
 // release no longer matches them (heldBy).
 bool mayTakeOver(const Owner& record, const Owner& caller);
 
-// IPAMClaim (issue 18): an entry whose `claim` is set belongs to the claim, not to the pod
+// IPAMClaim (issue 18): an entry whose `claim` is set (an IPAMClaim, or a sticky StatefulSet:
+// core/sticky.h) belongs to the claim, not to the pod
 // that allocated it. It outlives its pods: no pod-scoped release (CNI DEL, the GC verb,
 // allot-gc's pod-deletion path, its repair loop, journal replay) frees it: only a release
 // made on a confirmed read that the record's claim is gone (`claimGone`; an API error never
@@ -58,6 +59,7 @@ bool mayRelease(const Owner& record, bool claimGone);
 
 // True when `caller` may share `record`'s address without owning the entry: both name the
 // same claim (live migration: the target pod holds the address while the source still does).
+// Never for a sticky StatefulSet owner (core/sticky.h): its members each hold their own.
 bool sharesClaim(const Owner& record, const Owner& caller);
 
 }  // namespace allot::core

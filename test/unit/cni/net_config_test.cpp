@@ -85,6 +85,18 @@ TEST_CASE("released_ip_cooldown_s takes whole seconds up to a day, default off")
                   .find("released_ip_cooldown_s") != std::string::npos);
 }
 
+TEST_CASE("sticky_statefulsets is off by default, takes true or false and nothing else") {
+    CHECK_FALSE(parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {})
+                    ->ipam.stickyStatefulSets);
+    auto on = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24","sticky_statefulsets":true}})", {});
+    REQUIRE(on.ok());
+    CHECK(on->ipam.stickyStatefulSets);
+    CHECK(on->warnings.empty());
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","sticky_statefulsets":"yes"}})")
+              .find("ipam.sticky_statefulsets") != std::string::npos);
+}
+
 TEST_CASE("allowPersistentIPs and args.cni's ipam-claim-reference are read, without a warning") {
     auto r = parseNetConf(R"({"name":"vm-net","allowPersistentIPs":true,
         "args":{"cni":{"ipam-claim-reference":"vm-a.pod7"}},

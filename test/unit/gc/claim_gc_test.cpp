@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 
 #include "cni/network_selection.h"
+#include "core/sticky.h"
 #include "fake_cluster.h"
 #include "gc-sidecar/claim_pod_index.h"
 #include "gc-sidecar/relay_server.h"
 #include "gc-sidecar/repair.h"
+#include "k8s/statefulset.h"
 
 using namespace allot;
 using namespace std::chrono_literals;
@@ -30,6 +32,18 @@ struct FakeClaims : gc::ClaimSource {
         ++gets;
         if (getFails) return core::makeError(*getFails, "get failed");
         return live.count(ns + "/" + name) != 0;
+    }
+    // StatefulSets by "namespace/name"; absent: NotFound.
+    std::map<std::string, core::StatefulSetView> sets;
+    std::optional<core::Errc> setFails;
+    int setGets = 0;
+    Result<std::optional<core::StatefulSetView>> statefulSet(const std::string& ns,
+                                                             const std::string& name) override {
+        ++setGets;
+        if (setFails) return core::makeError(*setFails, "get failed");
+        auto it = sets.find(ns + "/" + name);
+        if (it == sets.end()) return std::optional<core::StatefulSetView>();
+        return std::optional<core::StatefulSetView>(it->second);
     }
 };
 
@@ -115,9 +129,13 @@ TEST_CASE("an API error never counts as a deleted claim") {
     CHECK(f.pass()->released == 0);
     f.claims.getFails.reset();
     f.claims.listFails = core::Errc::NotFound;  // no IPAMClaim resource: nothing decided
-    CHECK(f.pass().code() == core::Errc::NotFound);
+    auto unlisted = f.pass();
+    REQUIRE(unlisted.ok());
+    REQUIRE(unlisted->claimsUnlisted.has_value());
+    CHECK(unlisted->claimsUnlisted->code == core::Errc::NotFound);
+    CHECK(unlisted->released == 0);
     f.claims.listFails = core::Errc::Transient;
-    CHECK_FALSE(f.pass().ok());
+    CHECK(f.pass()->released == 0);
     CHECK(f.held(5));
     CHECK(f.held(6));
     f.claims.listFails.reset();
@@ -137,6 +155,10 @@ TEST_CASE("a claim re-created between the list and the GET keeps its address") {
         }
         Result<bool> exists(const std::string& ns, const std::string& n) override {
             return inner.exists(ns, n);
+        }
+        Result<std::optional<core::StatefulSetView>> statefulSet(const std::string& ns,
+                                                                 const std::string& n) override {
+            return inner.statefulSet(ns, n);
         }
     } racy(f.claims);
     auto r = gc::releaseDeletedClaims(f.fake, racy, kNs, f.events, f.metrics);
@@ -228,4 +250,99 @@ TEST_CASE("the relay server answers from its local hook before forwarding") {
     req.path = "/api/v1/namespaces/vms/pods/q";
     CHECK(gc::relayAnswer(opts, req, fwd).status == 404);
     CHECK(forwarded == 1);
+}
+
+namespace {
+
+const core::StatefulSetRef kWeb{"shop", "web", "set-uid"};
+
+// Members web-0 and web-2 of StatefulSet shop/web (replicas 3), their pods deleted.
+struct StickyFixture {
+    test::FakeCluster fake;
+    test::EventLog events;
+    gc::Metrics metrics;
+    FakeClaims claims;
+
+    StickyFixture() {
+        store::Pool p{kPool, "10.1.0.0/24", {}, {}, {}};
+        const std::string key = core::stickyKey(kWeb);
+        p.allocations = {{5, {"c0", "shop/web-0", "net1", "n1", "u0", "blue", key}},
+                         {6, {"c2", "shop/web-2", "net1", "n1", "u2", "blue", key}}};
+        fake.putPool(kNs, p);
+        fake.putReservation(kNs, {"10.1.0.6", "c2", "shop/web-2", "net1", ""});
+        claims.listFails = core::Errc::NotFound;  // no IPAMClaim resource: sets still decided
+        claims.sets["shop/web"] = core::StatefulSetView{"set-uid", false, 3, 0};
+    }
+    bool held(core::u128 off) { return fake.pool(kNs, kPool)->allocations.count(off) != 0; }
+    Result<gc::ClaimPassReport> pass() {
+        return gc::releaseDeletedClaims(fake, claims, kNs, events, metrics);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a StatefulSet member's address is kept while the set lives, freed after a scale-down") {
+    StickyFixture f;
+    for (int i = 0; i < 3; ++i) {
+        auto r = f.pass();
+        REQUIRE(r.ok());
+        CHECK(r->owned == 2);
+        CHECK(r->released == 0);
+    }
+    CHECK(f.claims.setGets == 3);            // one read per set per pass, not per member
+    f.claims.sets["shop/web"].replicas = 2;  // web-2 is outside [0, 2)
+    auto r = f.pass();
+    REQUIRE(r.ok());
+    CHECK(r->released == 1);
+    CHECK(f.held(5));
+    CHECK_FALSE(f.held(6));
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.6"));
+    auto events = f.events.all();
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].message.find("no longer has ordinal 2") != std::string::npos);
+}
+
+TEST_CASE("a StatefulSet deleted, being deleted or re-created frees its members' addresses") {
+    for (int how = 0; how < 3; ++how) {
+        CAPTURE(how);
+        StickyFixture f;
+        if (how == 0) f.claims.sets.clear();
+        if (how == 1) f.claims.sets["shop/web"].deleting = true;
+        if (how == 2) f.claims.sets["shop/web"].uid = "new-uid";
+        auto r = f.pass();
+        REQUIRE(r.ok());
+        CHECK(r->released == 2);
+        CHECK_FALSE(f.held(5));
+        CHECK_FALSE(f.held(6));
+    }
+}
+
+TEST_CASE("a StatefulSet that cannot be read, or a member pod still running, keeps the address") {
+    StickyFixture f;
+    f.claims.sets.clear();
+    f.claims.setFails = core::Errc::Forbidden;
+    CHECK(f.pass()->released == 0);
+    f.claims.setFails = core::Errc::Transient;
+    CHECK(f.pass()->released == 0);
+    f.claims.setFails.reset();
+    f.fake.putPod("shop", "web-0", "u0");  // still running under the entry's UID
+    auto r = f.pass();
+    REQUIRE(r.ok());
+    CHECK(r->released == 1);
+    CHECK(f.held(5));
+    CHECK_FALSE(f.held(6));
+}
+
+TEST_CASE("the relay's answer for a pod carries its controlling StatefulSet") {
+    gc::PodNetworksIndex idx;
+    gc::PodRecord a{"shop", "web-0", "uid-0"};
+    a.statefulSet = kWeb;
+    idx.set(a);
+    k8s::RelayRequest req{"https://api", "GET", "/api/v1/namespaces/shop/pods/web-0", "", "",
+                          1000,          true};
+    auto r = idx.answer(req);
+    REQUIRE(r.has_value());
+    auto pod = json::parse(r->body);
+    REQUIRE(pod.ok());
+    CHECK(k8s::controllingStatefulSet(*pod) == kWeb);
 }

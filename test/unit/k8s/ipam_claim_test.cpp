@@ -2,18 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include "parsed.h"
+
 using namespace allot;
 using namespace allot::k8s;
 
-namespace {
-
-json::Value obj(const std::string& text) {
-    auto v = json::parse(text);
-    REQUIRE_MESSAGE(v.ok(), text);
-    return *v;
-}
-
-}  // namespace
+using test::obj;
 
 TEST_CASE("an IPAMClaim object is read: reference, network, status addresses") {
     auto v = ipamClaimView(obj(R"({"metadata":{"namespace":"vms","name":"vm-a.blue"},

@@ -18,17 +18,21 @@ struct FakeClaims {
     std::map<std::string, std::string> networks;  // "ns/pod" -> annotation
     std::map<std::string, core::IpamClaimView> claims;
     std::map<std::string, core::ClaimStatus> written;
+    std::map<std::string, core::StatefulSetRef> sets;  // "ns/pod" -> its controlling set
     int podReads = 0;
 };
 
 class FakeClaimApi : public ClaimApi {
   public:
     explicit FakeClaimApi(FakeClaims& f) : f_(f) {}
-    core::Result<std::string> podNetworks(const std::string& ns, const std::string& name) override {
+    core::Result<PodFacts> pod(const std::string& ns, const std::string& name) override {
         ++f_.podReads;
         auto it = f_.networks.find(ns + "/" + name);
         if (it == f_.networks.end()) return core::makeError(core::Errc::NotFound, "no pod");
-        return it->second;
+        PodFacts facts{it->second, std::nullopt};
+        if (auto s = f_.sets.find(ns + "/" + name); s != f_.sets.end())
+            facts.statefulSet = s->second;
+        return facts;
     }
     core::Result<core::IpamClaimView> claim(const std::string& ns,
                                             const std::string& name) override {
@@ -210,4 +214,60 @@ TEST_CASE("an exhausted network writes IPsAllocated=False with SubnetExhausted a
     CHECK_FALSE(st.allocated);
     CHECK(st.reason == "SubnetExhausted");
     CHECK(st.ips.empty());
+}
+
+namespace {
+
+std::string stickyConf(bool on) {
+    return std::string(R"({"cniVersion":"1.1.0","name":"blue","type":"macvlan",)") +
+           R"("ipam":{"type":"allot","range":"10.0.0.0/29","sticky_statefulsets":)" +
+           (on ? "true" : "false") + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("sticky_statefulsets: a member re-created under its name gets its address back") {
+    Harness h;
+    const core::StatefulSetRef web{"vms", "web", "set-uid"};
+    h.api.networks["vms/web-0"] = "";
+    h.api.networks["vms/web-1"] = "";
+    h.api.sets["vms/web-0"] = web;
+    h.api.sets["vms/web-1"] = web;
+    CHECK(address(h.call("ADD", stickyConf(true), "c0", "web-0")) == "10.0.0.1/29");
+    CHECK(address(h.call("ADD", stickyConf(true), "c1", "web-1")) == "10.0.0.2/29");
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(1).claim == "statefulset:vms/web/set-uid");
+    // The pod deleted: its DEL frees nothing; another pod does not get the address.
+    CHECK(h.call("DEL", stickyConf(true), "c0", "web-0").exitCode == 0);
+    CHECK(h.held() == 2);
+    h.api.networks["vms/other"] = "";
+    CHECK(address(h.call("ADD", stickyConf(true), "c9", "other")) == "10.0.0.3/29");
+    // Re-created: another sandbox under the same name takes it over.
+    CHECK(address(h.call("ADD", stickyConf(true), "c0-new", "web-0")) == "10.0.0.1/29");
+    auto e = h.mem->getPool("10.0.0.0-29")->allocations.at(1);
+    CHECK(e.containerId == "c0-new");
+    CHECK(e.claim == "statefulset:vms/web/set-uid");
+    // A pod no StatefulSet controls is an ordinary pod: its DEL frees it.
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(3).claim.empty());
+    CHECK(h.call("DEL", stickyConf(true), "c9", "other").exitCode == 0);
+    CHECK(h.held() == 2);
+}
+
+TEST_CASE("sticky_statefulsets off (the default): a member's DEL frees its address") {
+    Harness h;
+    h.api.networks["vms/web-0"] = "";
+    h.api.sets["vms/web-0"] = {"vms", "web", "set-uid"};
+    REQUIRE(address(h.call("ADD", stickyConf(false), "c0", "web-0")) == "10.0.0.1/29");
+    CHECK(h.api.podReads == 0);  // no pod read on a network that asks for nothing
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(1).claim.empty());
+    CHECK(h.call("DEL", stickyConf(false), "c0", "web-0").exitCode == 0);
+    CHECK(h.held() == 0);
+}
+
+TEST_CASE("sticky_statefulsets: a pod that cannot be found is code 11 and allocates nothing") {
+    Harness h;
+    auto o = h.call("ADD", stickyConf(true), "c0", "ghost");
+    CHECK(code(o) == 11);
+    CHECK(message(o).find("vms/ghost not found (its StatefulSet is read from it)") !=
+          std::string::npos);
+    CHECK_FALSE(h.mem->getPool("10.0.0.0-29").ok());
 }
