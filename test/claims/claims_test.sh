@@ -2,8 +2,9 @@
 # Persistent IPs (issue 18) against a real kube-apiserver and etcd (e2e/cluster), driving the
 # real plugin (build/plugin/allot) as a runtime does, from simulated nodes (NODENAME and a lock
 # dir each): the released-address cooldown across nodes and its yield to exhaustion, a fixed
-# address as Multus delivers it, and IPAMClaims (allowPersistentIPs): KubeVirt's flow, allot-gc
-# freeing a deleted claim's address, and bad input.
+# address as Multus delivers it, IPAMClaims (allowPersistentIPs): KubeVirt's flow, allot-gc
+# freeing a deleted claim's address, and bad input; and sticky StatefulSet addresses
+# (sticky_statefulsets).
 #
 # Uses the cluster named by ALLOT_CLUSTER_DIR when it is up, else starts a private one.
 # Prints `ok - NAME` / `not ok - NAME` per check, then `claims: N passed, N failed`.
@@ -128,7 +129,7 @@ claims_init() {
   kubectl wait --for=condition=Established --timeout=60s crd/ipamclaims.k8s.cni.cncf.io >/dev/null || return 1
   # The allot identity may read the claims once RBAC and the new resource reach the server.
   wait_for 60 kubectl --kubeconfig="$ALLOT_KUBECONFIG" get ipamclaims -n "$RUN_NS" || return 1
-  on_exit "kubectl delete -n '$RUN_NS' --all --grace-period=0 --force --wait=false pods,ipamclaims >/dev/null 2>&1"
+  on_exit "kubectl delete -n '$RUN_NS' --all --grace-period=0 --force --wait=false pods,ipamclaims,statefulsets >/dev/null 2>&1"
 }
 # mk_claim NAME NETWORK: an IPAMClaim as KubeVirt creates it, before its pod.
 mk_claim() {
@@ -239,7 +240,7 @@ t_claim_deleted_frees() {
   wait_for 60 passes_reach 3 ||
     { echo "allot-gc made no 3 repair passes"; tail -n 20 "$log"; return 1; }
   expect_eq "kept over $(passes) passes without its pod" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-g" || return 1
-  grep -Eq "IPAMClaim pass: [0-9]+ claim-owned" "$log" || { echo "no claim pass logged"; tail -n 20 "$log"; return 1; }
+  grep -Eq "owned-address pass: [0-9]+ addresses owned" "$log" || { echo "no claim pass logged"; tail -n 20 "$log"; return 1; }
   kubectl delete ipamclaim -n "$RUN_NS" vm-g >/dev/null || return 1
   freed() { [[ -z "$(pool_claim_at "$pool" 1)" ]]; }
   wait_for 30 freed ||
@@ -321,6 +322,120 @@ t_claim_args_cni() {
   expect_eq "status.ips" "$(claim_json vm-args | jq -c '.status.ips')" "[\"$a/24\"]"
 }
 
+# ---------------------------------------------------- sticky StatefulSets --
+
+# mk_sts NAME REPLICAS: a StatefulSet (this API server runs no controllers, so no pods come of
+# it); prints its UID.
+mk_sts() {
+  jq -n --arg n "$1" --arg ns "$RUN_NS" --argjson r "$2" \
+    '{apiVersion: "apps/v1", kind: "StatefulSet", metadata: {name: $n, namespace: $ns},
+      spec: {replicas: $r, serviceName: $n, selector: {matchLabels: {app: $n}},
+        template: {metadata: {labels: {app: $n}},
+          spec: {containers: [{name: "c", image: "registry.k8s.io/pause:3.10"}]}}}}' |
+    kubectl create -f - -o jsonpath='{.metadata.uid}'
+}
+# mk_member POD SET SET_UID: a pod on node-a that the StatefulSet controls; prints its UID.
+mk_member() {
+  jq -n --arg n "$1" --arg ns "$RUN_NS" --arg set "$2" --arg uid "$3" \
+    '{apiVersion: "v1", kind: "Pod", metadata: {name: $n, namespace: $ns,
+      ownerReferences: [{apiVersion: "apps/v1", kind: "StatefulSet", name: $set, uid: $uid,
+        controller: true, blockOwnerDeletion: true}]},
+      spec: {nodeName: "node-a", containers: [{name: "c", image: "registry.k8s.io/pause:3.10"}]}}' |
+    kubectl create -f - -o jsonpath='{.metadata.uid}'
+}
+# sadd CTR IPAM POD POD_UID: ADD for a member; prints its address.
+sadd() {
+  local POD_NS=$RUN_NS POD_UID=$4
+  add_ok node-a "$1" "$(netconf node-a "$2")" "$3"
+}
+sdel() {
+  local POD_NS=$RUN_NS POD_UID=$4
+  cni DEL node-a "$1" "$(netconf node-a "$2")" "$3"
+  cni_ok "DEL $1"
+}
+gone_pod() { kubectl delete pod -n "$RUN_NS" "$1" --grace-period=0 --force >/dev/null 2>&1; }
+# repair_passes N: allot-gc (GC_PORT) has made at least N more repair passes than now.
+repair_passes() {
+  local port=$GC_PORT want
+  passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_passes_total" { print $2 }'; }
+  want=$(( $(passes) + $1 ))
+  reached() { local p; p=$(passes); (( ${p:-0} >= want )); }
+  wait_for 60 reached || { echo "allot-gc made no $1 more repair passes"; tail -n 20 "$GC_LOG"; return 1; }
+}
+
+# sticky_statefulsets, with allot-gc on node-a (its relay, its pod watch, a repair pass every
+# second, no leak grace): a member deleted keeps its address over passes and its re-created
+# pod (new UID, new sandbox) gets it back; another pod does not get it meanwhile. A scale-down
+# frees the member outside the replicas, once its pod is gone; deleting the set frees the rest.
+t_sticky_statefulset() {
+  local n r=10.194.0.0/29 pool ipam sock set u0 u1 a0 a1 o mark
+  n=$(net sts); pool=$(pool_name "$r" "$n"); sock=$(node_dir node-a)/relay.sock
+  mkdir -p "$(node_dir node-a)"
+  set=$(mk_sts web 2) || return 1
+  u0=$(mk_member web-0 web "$set") && u1=$(mk_member web-1 web "$set") || return 1
+  start_claim_gc sts --repair-interval=1s --leak-passes=1 --leak-grace=0s --relay-socket="$sock" || return 1
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"sticky_statefulsets\":true,\"relay_socket\":\"$sock\"}"
+  mark=$(audit_mark)
+  a0=$(sadd s0 "$ipam" web-0 "$u0") && a1=$(sadd s1 "$ipam" web-1 "$u1") || return 1
+  expect_eq "the set's owner on the entry" "$(pool_claim_at "$pool" 1)" "statefulset:$RUN_NS/web/$set" || return 1
+  audit_settle
+  expect_eq "GETs of the members at the API server (the relay answers from its pod watch)" \
+    "$(audit_since "$mark" ".verb == \"get\" and (.requestURI | startswith(\"/api/v1/namespaces/$RUN_NS/pods/web-\"))")" 0 || return 1
+  # web-0 deleted (its DEL, its pod's deletion event): kept over passes.
+  sdel s0 "$ipam" web-0 "$u0" || return 1
+  gone_pod web-0
+  repair_passes 3 || return 1
+  expect_eq "web-0's address kept without its pod" "$(pool_holder "$pool" 1)" s0 || return 1
+  o=$(POD_NS=$RUN_NS add_ok node-a o1 "$(netconf node-a "$ipam")" plain-pod) || return 1
+  expect_eq "another pod passes over it" 10.194.0.3 "$o" || return 1
+  u0=$(mk_member web-0 web "$set") || return 1
+  expect_eq "the re-created web-0 gets its address back" "$a0" "$(sadd s0-new "$ipam" web-0 "$u0")" || return 1
+  expect_eq "now held by the new sandbox" "$(pool_holder "$pool" 1)" s0-new || return 1
+  # Scale-down to 1: web-1 is outside the replicas, but its pod still runs: kept.
+  kubectl scale statefulset -n "$RUN_NS" web --replicas=1 >/dev/null || return 1
+  repair_passes 2 || return 1
+  expect_eq "web-1 kept while its pod runs" "$(pool_holder "$pool" 2)" s1 || return 1
+  sdel s1 "$ipam" web-1 "$u1" || return 1
+  gone_pod web-1
+  freed1() { [[ -z "$(pool_holder "$pool" 2)" ]]; }
+  wait_for 30 freed1 || { echo "web-1 not freed after the scale-down"; tail -n 20 "$GC_LOG"; return 1; }
+  grep -q "StatefulSet $RUN_NS/web no longer has ordinal 1" "$GC_LOG" || { echo "no release logged"; return 1; }
+  expect_eq "web-0 kept" "$(pool_holder "$pool" 1)" s0-new || return 1
+  # The set deleted: web-0's address goes once its pod is gone too.
+  sdel s0-new "$ipam" web-0 "$u0" || return 1
+  gone_pod web-0
+  kubectl delete statefulset -n "$RUN_NS" web >/dev/null || return 1
+  freed0() { [[ -z "$(pool_holder "$pool" 1)" ]]; }
+  wait_for 30 freed0 || { echo "web-0 not freed after the set was deleted"; tail -n 20 "$GC_LOG"; return 1; }
+  wait_for 10 not res_exists "$(res_name "$a0" "$n")" || { echo "reservation of $a0 left"; return 1; }
+  grep -q "StatefulSet $RUN_NS/web is gone" "$GC_LOG" || { echo "no release logged"; return 1; }
+}
+
+# A set re-created under its name (another UID) frees the old members' addresses; without the
+# key (the default) a member's DEL frees its address, as Whereabouts does.
+t_sticky_recreated_and_default() {
+  local n r=10.195.0.0/29 pool ipam set u0
+  n=$(net sts2); pool=$(pool_name "$r" "$n")
+  set=$(mk_sts db 1) && u0=$(mk_member db-0 db "$set") || return 1
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"sticky_statefulsets\":true}"
+  sadd d0 "$ipam" db-0 "$u0" >/dev/null || return 1
+  sdel d0 "$ipam" db-0 "$u0" || return 1
+  gone_pod db-0
+  expect_eq "kept after its DEL" "$(pool_holder "$pool" 1)" d0 || return 1
+  kubectl delete statefulset -n "$RUN_NS" db >/dev/null && mk_sts db 1 >/dev/null || return 1
+  start_claim_gc sts2 --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  freed() { [[ -z "$(pool_holder "$pool" 1)" ]]; }
+  wait_for 30 freed || { echo "not freed after the set was re-created"; tail -n 20 "$GC_LOG"; return 1; }
+  grep -q "StatefulSet $RUN_NS/db was re-created" "$GC_LOG" || { echo "no release logged"; return 1; }
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  set=$(kubectl get statefulset -n "$RUN_NS" db -o jsonpath='{.metadata.uid}')
+  u0=$(mk_member db-0 db "$set") || return 1
+  sadd d1 "$ipam" db-0 "$u0" >/dev/null || return 1
+  expect_eq "no owner without the key" "$(pool_claim_at "$pool" 1)" "" || return 1
+  sdel d1 "$ipam" db-0 "$u0" || return 1
+  expect_eq "freed by its DEL without the key" "$(pool_count "$pool")" 0
+}
+
 check "cooldown across two nodes: not handed out while another is free; yields to exhaustion" t_cooldown_two_nodes
 check "a 2 s cooldown expires: the address is handed out again" t_cooldown_expires
 check "no cooldown key: Whereabouts' behaviour, no annotation" t_cooldown_off
@@ -354,6 +469,8 @@ check "IPAMClaim: exhaustion writes IPsAllocated=False SubnetExhausted and fails
 check "IPAMClaim: a reference in args.cni (cni-args)" t_claim_args_cni
 check "IPAMClaim through the node relay: the pod from allot-gc's watch, the status write on its connection" with_gc t_claim_via_relay
 check "allowPersistentIPs that is not a boolean is code 7" t_persistent_ips_not_bool
+check "sticky StatefulSet: a member keeps its address across re-creation; freed on scale-down once its pod is gone, and when the set is deleted" with_gc t_sticky_statefulset
+check "sticky StatefulSet: a re-created set frees its old members' addresses; without the key a DEL frees" with_gc t_sticky_recreated_and_default
 
 suite_summary "($((SECONDS - suite_start)) s)"
 (( failed == 0 ))

@@ -65,6 +65,7 @@ allowed=(
   "create events"
   "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
   "get ipamclaims.k8s.cni.cncf.io" "list ipamclaims.k8s.cni.cncf.io" "watch ipamclaims.k8s.cni.cncf.io"
+  "get statefulsets.apps"
 )
 for a in "${allowed[@]}"; do
   # shellcheck disable=SC2086
@@ -85,6 +86,9 @@ denied=(
   # IPAMClaims: read, and only their status written (issue 18).
   "create ipamclaims.k8s.cni.cncf.io" "update ipamclaims.k8s.cni.cncf.io"
   "patch ipamclaims.k8s.cni.cncf.io" "delete ipamclaims.k8s.cni.cncf.io"
+  # StatefulSets: read one (sticky_statefulsets), nothing else.
+  "list statefulsets.apps" "watch statefulsets.apps" "update statefulsets.apps"
+  "delete statefulsets.apps"
 )
 for d in "${denied[@]}"; do
   # shellcheck disable=SC2086
@@ -127,7 +131,7 @@ for d in "list pods" "watch pods" "get network-attachment-definitions.k8s.cni.cn
          "create events" "get leases.coordination.k8s.io" "update leases.coordination.k8s.io" \
          "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io" \
          "update nodeslicepools.whereabouts.cni.cncf.io" "get secrets" "list nodes" \
-         "create serviceaccounts/token"; do
+         "create serviceaccounts/token" "get statefulsets.apps"; do
   # shellcheck disable=SC2086
   if pcan $d; then bad "the plugin may $d (must be denied)"; else ok "plugin denied: $d"; fi
 done
