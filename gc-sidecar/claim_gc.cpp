@@ -12,35 +12,42 @@ namespace allot::gc {
 
 namespace {
 
-// pool -> the owned entries this pass may release, as read, and the owners to confirm.
+// (namespace, pool) -> the owned entries this pass may release, as read, and the owners to
+// confirm.
+using PoolKey = std::pair<std::string, std::string>;
 struct Suspects {
-    std::map<std::string, std::map<core::u128, core::Owner>> owners;
+    std::map<PoolKey, std::map<core::u128, core::Owner>> owners;
     std::set<std::string> claims;  // IPAMClaims ("namespace/name") not in the live list
     std::set<std::string> sets;    // sticky owner keys (core/sticky.h)
     size_t owned = 0;
 };
 
-// `live`: every IPAMClaim; null when they could not be listed (their entries wait).
-Result<Suspects> findSuspects(Cluster& cl, const std::string& ns,
-                              const std::set<std::string>* live) {
+// `live`: every IPAMClaim; null when they could not be listed (their entries wait). A
+// namespace whose pools cannot be listed is left for the next pass.
+Suspects findSuspects(Cluster& cl, const std::set<std::string>& namespaces,
+                      const std::set<std::string>* live) {
     Suspects s;
-    auto r = cl.pools(ns).eachPool(
-        [&](store::Pool& p) {
-            for (const auto& [off, o] : p.allocations) {
-                if (!core::claimOwned(o)) continue;
-                ++s.owned;
-                if (core::isStickyKey(o.claim)) {
-                    s.sets.insert(o.claim);
-                } else {
-                    if (!live || live->count(o.claim)) continue;
-                    s.claims.insert(o.claim);
+    for (const auto& ns : namespaces) {
+        auto r = cl.pools(ns).eachPool(
+            [&](store::Pool& p) {
+                for (const auto& [off, o] : p.allocations) {
+                    if (!core::claimOwned(o)) continue;
+                    ++s.owned;
+                    if (core::isStickyKey(o.claim)) {
+                        s.sets.insert(o.claim);
+                    } else {
+                        if (!live || live->count(o.claim)) continue;
+                        s.claims.insert(o.claim);
+                    }
+                    s.owners[{ns, p.name}][off] = o;
                 }
-                s.owners[p.name][off] = o;
-            }
-            return true;
-        },
-        [](const std::string&, const std::string&) {});
-    if (!r) return r.error();
+                return true;
+            },
+            [](const std::string&, const std::string&) {});
+        if (!r)
+            logging::logWarn("owned-address pass: list IPPools in " + ns + ": " +
+                             r.error().message);
+    }
     return s;
 }
 
@@ -91,10 +98,9 @@ Verdicts confirm(ClaimSource& src, const Suspects& s) {
 // Of the suspects to release, the pods (namespace/name) the API still shows running under the
 // entry's UID: their sandboxes may hold the address, so it waits for them to go (their DEL
 // leaves an owned entry alone; a later pass frees it). A failed read keeps it.
-std::set<std::string> stillRunning(Cluster& cl, const std::string& ns, const Suspects& s,
-                                   const Verdicts& v) {
+std::set<std::string> stillRunning(Cluster& cl, const Suspects& s, const Verdicts& v) {
     std::set<std::string> running;
-    for (const auto& [pool, owners] : s.owners)
+    for (const auto& [where, owners] : s.owners)
         for (const auto& [off, o] : owners) {
             if (v.why(o).empty() || running.count(o.podRef)) continue;
             const auto slash = o.podRef.find('/');
@@ -102,7 +108,8 @@ std::set<std::string> stillRunning(Cluster& cl, const std::string& ns, const Sus
             auto pod = cl.getPod(o.podRef.substr(0, slash), o.podRef.substr(slash + 1));
             if (!pod) {
                 logging::logWarn(o.claim + ": get pod " + o.podRef + ": " + pod.error().message +
-                                 "; its address in " + ns + "/" + pool + " is kept");
+                                 "; its address in " + where.first + "/" + where.second +
+                                 " is kept");
                 running.insert(o.podRef);
             } else if (*pod && !(*pod)->terminal() &&
                        (o.podUid.empty() || (*pod)->uid == o.podUid ||
@@ -123,21 +130,21 @@ void report(const Released& r, const std::string& why, EventSink& events) {
 }  // namespace
 
 Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
-                                             const std::string& poolNamespace, EventSink& events,
-                                             Metrics& metrics) {
+                                             const std::set<std::string>& poolNamespaces,
+                                             EventSink& events, Metrics& metrics) {
     ClaimPassReport rep;
     auto live = claims.listClaims();
     if (!live) rep.claimsUnlisted = live.error();
-    auto suspects = findSuspects(cl, poolNamespace, live ? &*live : nullptr);
-    if (!suspects) return suspects.error();
-    rep.owned = suspects->owned;
-    const Verdicts verdicts = confirm(claims, *suspects);
-    const std::set<std::string> running = stillRunning(cl, poolNamespace, *suspects, verdicts);
+    const Suspects suspects = findSuspects(cl, poolNamespaces, live ? &*live : nullptr);
+    rep.owned = suspects.owned;
+    const Verdicts verdicts = confirm(claims, suspects);
+    const std::set<std::string> running = stillRunning(cl, suspects, verdicts);
     std::map<std::string, size_t> byReason;
-    for (const auto& [pool, owners] : suspects->owners) {
+    for (const auto& [where, owners] : suspects.owners) {
+        const auto& [ns, pool] = where;
         // On a fresh read: only an entry unchanged since the scan (not handed over meanwhile).
         auto rel = releaseFromPool(
-            cl, poolNamespace, pool,
+            cl, ns, pool,
             [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
                 std::vector<core::u128> out;
                 for (const auto& [off, o] : owners)
@@ -149,8 +156,8 @@ Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
             },
             10, true);
         if (!rel) {
-            logging::logWarn("owned-address release in IPPool " + poolNamespace + "/" + pool +
-                             ": " + rel.error().message);
+            logging::logWarn("owned-address release in IPPool " + ns + "/" + pool + ": " +
+                             rel.error().message);
             continue;
         }
         for (const auto& r : *rel) {

@@ -46,13 +46,14 @@ struct ClaimPassReport {
     std::optional<core::Error> claimsUnlisted;
 };
 
-// One pass over the pools of `poolNamespace`: frees the entries whose owner a confirmed read
+// One pass over the pools of `poolNamespaces` (--namespace and those NADs name,
+// pool_namespaces.h): frees the entries whose owner a confirmed read
 // shows gone, through the engine (a fresh read, ReleaseIfHeld with claimGone), and their
 // reservations, an Event and a log line each, and counts them in allot_releases_total
-// (reason claim_deleted or statefulset_gone). Errors: the pool list failed; an owner whose
-// read fails is left for the next pass.
+// (reason claim_deleted or statefulset_gone). A namespace whose pools cannot be listed, an
+// owner whose read fails, are left for the next pass.
 Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
-                                             const std::string& poolNamespace, EventSink& events,
-                                             Metrics& metrics);
+                                             const std::set<std::string>& poolNamespaces,
+                                             EventSink& events, Metrics& metrics);
 
 }  // namespace allot::gc

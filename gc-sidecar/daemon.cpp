@@ -303,7 +303,9 @@ bool Daemon::startClaims(RepairOptions& popts) {
     if (!cl) return false;
     claimSource_ = makeK8sClaimSource(*owned_.back());
     popts.afterPass = [this, c = (*cl)[0]] {
-        auto r = releaseDeletedClaims(*c, *claimSource_, cfg_.poolNamespace, *recorder_, metrics_);
+        const std::set<std::string> namespaces =
+            poolNamespaces_ ? poolNamespaces_->all() : std::set<std::string>{cfg_.poolNamespace};
+        auto r = releaseDeletedClaims(*c, *claimSource_, namespaces, *recorder_, metrics_);
         if (!r) return logging::logWarn("owned-address pass: " + r.error().message);
         if (r->claimsUnlisted && r->claimsUnlisted->code == core::Errc::NotFound)
             logging::logDebug("IPAMClaims not served (" + r->claimsUnlisted->message +

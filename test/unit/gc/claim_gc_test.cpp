@@ -65,7 +65,7 @@ struct Fixture {
     }
     bool held(core::u128 off) { return fake.pool(kNs, kPool)->allocations.count(off) != 0; }
     Result<gc::ClaimPassReport> pass() {
-        return gc::releaseDeletedClaims(fake, claims, kNs, events, metrics);
+        return gc::releaseDeletedClaims(fake, claims, {kNs}, events, metrics);
     }
 };
 
@@ -161,7 +161,7 @@ TEST_CASE("a claim re-created between the list and the GET keeps its address") {
             return inner.statefulSet(ns, n);
         }
     } racy(f.claims);
-    auto r = gc::releaseDeletedClaims(f.fake, racy, kNs, f.events, f.metrics);
+    auto r = gc::releaseDeletedClaims(f.fake, racy, {kNs}, f.events, f.metrics);
     REQUIRE(r.ok());
     CHECK(r->released == 0);
     CHECK(f.held(6));
@@ -275,7 +275,7 @@ struct StickyFixture {
     }
     bool held(core::u128 off) { return fake.pool(kNs, kPool)->allocations.count(off) != 0; }
     Result<gc::ClaimPassReport> pass() {
-        return gc::releaseDeletedClaims(fake, claims, kNs, events, metrics);
+        return gc::releaseDeletedClaims(fake, claims, {kNs}, events, metrics);
     }
 };
 
@@ -345,4 +345,20 @@ TEST_CASE("the relay's answer for a pod carries its controlling StatefulSet") {
     auto pod = json::parse(r->body);
     REQUIRE(pod.ok());
     CHECK(k8s::controllingStatefulSet(*pod) == kWeb);
+}
+
+TEST_CASE("the owned-address pass covers every pool namespace it is given") {
+    StickyFixture f;
+    store::Pool other{kPool, "10.1.0.0/24", {}, {}, {}};
+    other.allocations = {
+        {9, {"c9", "shop/web-9", "net1", "n1", "u9", "blue", core::stickyKey(kWeb)}}};
+    f.fake.putPool("named-by-a-nad", other);
+    auto r =
+        gc::releaseDeletedClaims(f.fake, f.claims, {kNs, "named-by-a-nad"}, f.events, f.metrics);
+    REQUIRE(r.ok());
+    CHECK(r->owned == 3);
+    CHECK(r->released == 1);  // web-9: outside replicas 3
+    CHECK(f.fake.pool("named-by-a-nad", kPool)->allocations.empty());
+    CHECK(f.held(5));
+    CHECK(f.held(6));
 }
