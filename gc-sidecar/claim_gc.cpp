@@ -75,11 +75,14 @@ Verdicts confirm(ClaimSource& src, const Suspects& s) {
     for (const auto& ref : s.claims) {
         auto slash = ref.find('/');
         if (slash == std::string::npos) continue;
-        auto e = src.exists(ref.substr(0, slash), ref.substr(slash + 1));
-        if (!e)
-            logging::logWarn("IPAMClaim " + ref + ": " + e.error().message +
+        const std::string ns = ref.substr(0, slash), name = ref.substr(slash + 1);
+        // Kept while the claim exists, or a live pod still names it (a migration target).
+        Result<bool> keep = src.exists(ns, name);
+        if (keep && !*keep) keep = src.referencedByLivePod(ns, name);
+        if (!keep)
+            logging::logWarn("IPAMClaim " + ref + ": " + keep.error().message +
                              "; its addresses are kept");
-        else if (!*e)
+        else if (!*keep)
             v.goneClaims.insert(ref);
     }
     for (const auto& key : s.sets) {

@@ -6,8 +6,9 @@
 // is served) and a GET of that claim answered 404 Not Found; for a StatefulSet, a GET shows it
 // gone, being deleted, re-created or without the member's ordinal (core::decideSticky). An API
 // error, or a cluster without the IPAMClaim resource, decides nothing; nor is an address freed
-// while the pod its entry names still runs under that UID (its sandbox may hold it), or when
-// the entry changed since the scan (a re-created member took it over).
+// while the pod its entry names still runs under that UID, or another live pod references the
+// deleted claim (a migration target sharing the address): their sandboxes may hold it; nor
+// when the entry changed since the scan (a re-created member took it over).
 
 #include <memory>
 #include <optional>
@@ -29,6 +30,9 @@ class ClaimSource {
     virtual Result<std::set<std::string>> listClaims() = 0;
     // False only when the API server answered that the claim does not exist.
     virtual Result<bool> exists(const std::string& ns, const std::string& name) = 0;
+    // True when a pod of `ns` that is not in a terminal phase names the claim `claim` in its
+    // networks annotation (a migration target whose entry names the source pod).
+    virtual Result<bool> referencedByLivePod(const std::string& ns, const std::string& claim) = 0;
     // The StatefulSet; nullopt only when the API server answered that it does not exist.
     virtual Result<std::optional<core::StatefulSetView>> statefulSet(const std::string& ns,
                                                                      const std::string& name) = 0;

@@ -1,5 +1,6 @@
 // ClaimSource over the Kubernetes API (gc-sidecar/claim_gc.h): IPAMClaims and StatefulSets.
 
+#include "cni/network_selection.h"
 #include "gc-sidecar/claim_gc.h"
 #include "k8s/ipam_claim.h"
 #include "k8s/statefulset.h"
@@ -47,7 +48,35 @@ class K8sClaimSource : public ClaimSource {
         return std::optional<core::StatefulSetView>(std::move(*v));
     }
 
+    Result<bool> referencedByLivePod(const std::string& ns, const std::string& claim) override {
+        k8s::ListOptions opts;
+        opts.limit = 500;
+        opts.fieldSelector = "status.phase!=Succeeded,status.phase!=Failed";
+        bool found = false;
+        auto r = client_.listEach(k8s::collectionPath(k8s::kPod, ns), opts, [&](json::Value& pod) {
+            found = referencesClaim(pod, claim);
+            return !found;
+        });
+        if (!r) return r.error();
+        return found;
+    }
+
   private:
+    // The pod's networks annotation names `claim` in one of its elements. An annotation that
+    // cannot be read names none (Multus could not have started the pod on it either).
+    static bool referencesClaim(const json::Value& pod, const std::string& claim) {
+        const json::Value* md = pod.find("metadata");
+        const json::Value* ann = md && md->isObject() ? md->find("annotations") : nullptr;
+        const json::Value* v =
+            ann && ann->isObject() ? ann->find(cni::kNetworksAnnotation) : nullptr;
+        if (!v || !v->isString()) return false;
+        auto elements = cni::selections(v->asString());
+        if (!elements) return false;
+        for (const auto& e : *elements)
+            if (e.claimRef == claim) return true;
+        return false;
+    }
+
     k8s::Client& client_;
 };
 

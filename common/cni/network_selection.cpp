@@ -87,8 +87,7 @@ Result<std::vector<SelectionElement>> fromShortForm(std::string_view text) {
 
 }  // namespace
 
-Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation,
-                                                     std::string_view ifName) {
+Result<std::vector<SelectionElement>> selections(std::string_view annotation) {
     const std::string what(kNetworksAnnotation);
     if (annotation.size() > kMaxNetworksAnnotationBytes)
         return makeError(Errc::InvalidConfig, what + " annotation of " +
@@ -96,7 +95,7 @@ Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation
                                                   " bytes is over the limit of " +
                                                   std::to_string(kMaxNetworksAnnotationBytes));
     size_t first = annotation.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos) return std::optional<SelectionElement>();
+    if (first == std::string_view::npos) return std::vector<SelectionElement>();
     auto elements = annotation[first] == '[' ? fromJson(annotation) : fromShortForm(annotation);
     if (!elements) return elements.error();
     if (elements->size() > kMaxSelectionElements)
@@ -104,6 +103,13 @@ Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation
                                                   std::to_string(elements->size()) +
                                                   " elements, more than the limit of " +
                                                   std::to_string(kMaxSelectionElements));
+    return elements;
+}
+
+Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation,
+                                                     std::string_view ifName) {
+    auto elements = selections(annotation);
+    if (!elements) return elements.error();
     for (auto& e : *elements) {
         std::string name = e.interface.empty() ? "net" + std::to_string(e.index + 1) : e.interface;
         if (name == ifName) return std::optional<SelectionElement>(std::move(e));

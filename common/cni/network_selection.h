@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/result.h"
 
@@ -24,6 +25,9 @@ struct SelectionElement {
     std::string interface;  // the requested interface name; empty: Multus' default
     std::string claimRef;   // ipam-claim-reference; empty when none
 };
+
+// Every element, in order; none for an empty annotation. InvalidConfig as selectionFor.
+core::Result<std::vector<SelectionElement>> selections(std::string_view annotation);
 
 // The element whose interface is `ifName`: its `interface`, or Multus' default net<index+1>
 // when it names none. nullopt when no element matches (or the annotation is empty).

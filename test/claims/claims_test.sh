@@ -249,6 +249,25 @@ t_claim_deleted_frees() {
   grep -q "its IPAMClaim $RUN_NS/vm-g was deleted" "$log" || { echo "no release logged"; return 1; }
 }
 
+# Live-migrated, then the VM deleted: the entry names the source pod (gone), the target still
+# runs and shares the address. The claim deleted frees nothing until the target is gone too.
+t_claim_deleted_target_runs() {
+  local n r=10.196.0.0/24 pool ipam
+  n=$(net mig); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_claim vm-m "$n" && mk_pod launcher-s "$(sel "$n" vm-m)" && mk_pod launcher-t "$(sel "$n" vm-m)" || return 1
+  ccni ADD s1 "$n" "$ipam" launcher-s; cni_ok "ADD source" || return 1
+  ccni ADD t1 "$n" "$ipam" launcher-t; cni_ok "ADD target" || return 1
+  kubectl delete pod -n "$RUN_NS" launcher-s --grace-period=0 --force >/dev/null 2>&1
+  kubectl delete ipamclaim -n "$RUN_NS" vm-m >/dev/null || return 1
+  start_claim_gc mig --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  repair_passes 3 || return 1
+  expect_eq "kept while the migration target runs" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-m" || return 1
+  kubectl delete pod -n "$RUN_NS" launcher-t --grace-period=0 --force >/dev/null 2>&1
+  freed() { [[ -z "$(pool_claim_at "$pool" 1)" ]]; }
+  wait_for 30 freed || { echo "not freed once the target was gone"; tail -n 20 "$GC_LOG"; return 1; }
+}
+
 # A claim that does not exist yet: code 11 (the runtime retries); one for another network is
 # used, with a warning.
 t_claim_missing_or_other_network() {
@@ -463,6 +482,7 @@ with_gc() {
   return $rc
 }
 check "IPAMClaim: allot-gc keeps it without pods over repair passes, frees it when the claim is deleted" with_gc t_claim_deleted_frees
+check "IPAMClaim: a deleted claim's address waits while a migration target that names it runs" with_gc t_claim_deleted_target_runs
 check "IPAMClaim: missing is code 11 (then works once created); another network's claim is used with a warning" t_claim_missing_or_other_network
 check "IPAMClaim: malformed annotation, bad name, status outside the range are code 7 and release nothing" t_claim_bad_input
 check "IPAMClaim: exhaustion writes IPsAllocated=False SubnetExhausted and fails with code 100" t_claim_exhausted

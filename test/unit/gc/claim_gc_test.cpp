@@ -33,6 +33,13 @@ struct FakeClaims : gc::ClaimSource {
         if (getFails) return core::makeError(*getFails, "get failed");
         return live.count(ns + "/" + name) != 0;
     }
+    // Claims ("namespace/name") a live pod's networks annotation still names.
+    std::set<std::string> referenced;
+    std::optional<core::Errc> referencedFails;
+    Result<bool> referencedByLivePod(const std::string& ns, const std::string& claim) override {
+        if (referencedFails) return core::makeError(*referencedFails, "list failed");
+        return referenced.count(ns + "/" + claim) != 0;
+    }
     // StatefulSets by "namespace/name"; absent: NotFound.
     std::map<std::string, core::StatefulSetView> sets;
     std::optional<core::Errc> setFails;
@@ -104,6 +111,25 @@ TEST_CASE("a deleted claim's address waits while the pod holding it still runs")
     CHECK_FALSE(f.held(5));
 }
 
+TEST_CASE("a deleted claim's address waits while another live pod names the claim") {
+    // Migrated: the entry names the source pod (gone); the target still runs, sharing it.
+    Fixture f;
+    f.claims.live.erase("vms/vm-a");
+    f.claims.referenced = {"vms/vm-a"};
+    auto r = f.pass();
+    REQUIRE(r.ok());
+    CHECK(r->gone == 0);
+    CHECK(r->released == 0);
+    CHECK(f.held(5));
+    f.claims.referenced.clear();
+    f.claims.referencedFails = core::Errc::Transient;  // cannot tell: kept
+    CHECK(f.pass()->released == 0);
+    CHECK(f.held(5));
+    f.claims.referencedFails.reset();
+    CHECK(f.pass()->released == 1);
+    CHECK_FALSE(f.held(5));
+}
+
 TEST_CASE("a deleted claim's address is kept when its pod cannot be read") {
     Fixture f;
     f.claims.live.erase("vms/vm-a");
@@ -159,6 +185,9 @@ TEST_CASE("a claim re-created between the list and the GET keeps its address") {
         Result<std::optional<core::StatefulSetView>> statefulSet(const std::string& ns,
                                                                  const std::string& n) override {
             return inner.statefulSet(ns, n);
+        }
+        Result<bool> referencedByLivePod(const std::string& ns, const std::string& n) override {
+            return inner.referencedByLivePod(ns, n);
         }
     } racy(f.claims);
     auto r = gc::releaseDeletedClaims(f.fake, racy, {kNs}, f.events, f.metrics);
