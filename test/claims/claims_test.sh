@@ -395,7 +395,8 @@ t_sticky_statefulset() {
   start_claim_gc sts --repair-interval=1s --leak-passes=1 --leak-grace=0s --relay-socket="$sock" || return 1
   ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"sticky_statefulsets\":true,\"relay_socket\":\"$sock\"}"
   mark=$(audit_mark)
-  a0=$(sadd s0 "$ipam" web-0 "$u0") && a1=$(sadd s1 "$ipam" web-1 "$u1") || return 1
+  a0=$(sadd s0 "$ipam" web-0 "$u0") || { echo "$a0"; return 1; }
+  a1=$(sadd s1 "$ipam" web-1 "$u1") || { echo "$a1"; return 1; }
   expect_eq "the set's owner on the entry" "$(pool_claim_at "$pool" 1)" "statefulset:$RUN_NS/web/$set" || return 1
   audit_settle
   expect_eq "GETs of the members at the API server (the relay answers from its pod watch)" \
@@ -405,7 +406,8 @@ t_sticky_statefulset() {
   gone_pod web-0
   repair_passes 3 || return 1
   expect_eq "web-0's address kept without its pod" "$(pool_holder "$pool" 1)" s0 || return 1
-  o=$(POD_NS=$RUN_NS add_ok node-a o1 "$(netconf node-a "$ipam")" plain-pod) || return 1
+  mk_pod plain-pod "" || return 1
+  o=$(POD_NS=$RUN_NS add_ok node-a o1 "$(netconf node-a "$ipam")" plain-pod) || { echo "$o"; return 1; }
   expect_eq "another pod passes over it" 10.194.0.3 "$o" || return 1
   u0=$(mk_member web-0 web "$set") || return 1
   expect_eq "the re-created web-0 gets its address back" "$a0" "$(sadd s0-new "$ipam" web-0 "$u0")" || return 1
