@@ -99,6 +99,22 @@ Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& c
 
 }  // namespace
 
+Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& call) {
+    std::string name;
+    if (!net.claimRef.empty()) {
+        auto n = core::claimName(net.claimRef, "args.cni ipam-claim-reference");
+        if (!n) return n.error();
+        name = *n;
+    } else if (!call.podName.empty()) {
+        auto pod = readPod(api, call, "its IPAMClaim reference");
+        if (!pod) return pod.error();
+        auto n = claimRefIn(*pod, call);
+        if (!n) return n.error();
+        name = *n;
+    }
+    return name.empty() ? name : call.podNamespace + "/" + name;
+}
+
 Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
                            core::Owner owner, std::vector<core::IpAddress> requested, ClaimApi& api,
                            const ClaimCall& call) {

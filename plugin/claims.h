@@ -55,6 +55,10 @@ struct ClaimCall {
     logging::Logger* log = nullptr;
 };
 
+// The IPAMClaim ("namespace/name") this call's pod references for this interface (args.cni
+// first, then the pod's selection element); "" when none. Errors as addOwned's.
+core::Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& call);
+
 // ADD for a network with allowPersistentIPs or sticky_statefulsets (else an ordinary ADD).
 // The pod is read once (through the relay when it is up). A claim referenced (args.cni first,
 // then the pod's selection element): a claim that does not exist (yet) is Transient (CNI 11,

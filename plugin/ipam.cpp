@@ -415,6 +415,18 @@ Result<void> journalRelease(ReleaseJournal& journal, const core::ValidatedConfig
     return journal.record(e);
 }
 
+namespace {
+
+// The entry `owner` shares through its IPAMClaim (a migration target), if any.
+std::optional<core::u128> sharedEntry(const core::AllocationMap& allocs, const core::Owner& owner) {
+    if (owner.claim.empty()) return std::nullopt;
+    for (const auto& [off, o] : allocs)
+        if (core::sharesClaim(o, owner)) return off;
+    return std::nullopt;
+}
+
+}  // namespace
+
 Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedConfig& cfg,
                                     const NetConf& net, const core::Owner& owner) {
     if (!net.prevResult.isObject())
@@ -431,10 +443,13 @@ Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedCon
             return pool.error();
         }
         auto off = core::findHolder(pool->allocations, owner.containerId, owner.ifName);
+        if (!off) off = sharedEntry(pool->allocations, owner);
         if (!off)
             return makeError(Errc::NotFound, "IPPool " + t.pool +
                                                  " has no allocation for container " +
                                                  owner.containerId + " interface " + owner.ifName);
+        // A shared claim's reservation names the entry's holder, not this container.
+        const core::Owner& holder = pool->allocations.at(*off);
         core::IpAddress ip = t.range.cidr().at(*off);
         bool listed =
             std::any_of(prev.begin(), prev.end(), [&](const IpResult& r) { return r.ip == ip; });
@@ -450,7 +465,7 @@ Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedCon
                                      "no OverlappingRangeIPReservation for " + ip.str());
                 return r.error();
             }
-            if (!store::reservedFor(*r, owner))
+            if (!store::reservedFor(*r, owner) && !store::reservedFor(*r, holder))
                 return makeError(Errc::NotFound,
                                  "the reservation of " + ip.str() + " belongs to " + r->podRef);
         }

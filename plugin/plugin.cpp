@@ -155,8 +155,21 @@ Outcome runDel(EngineContext& ctx, const Request& q) {
     return Outcome{0, ""};
 }
 
-Outcome runCheck(EngineContext& ctx, const Request& q, const Deps& deps) {
+// CHECK: the container's own entry; on a network with allowPersistentIPs, else the entry of
+// the IPAMClaim the pod references, which a migration target shares without owning it.
+Result<std::vector<IpResult>> checkOwned(EngineContext& ctx, const Request& q) {
     auto r = check(ctx, q.cfg, q.net, q.owner);
+    if (r || r.code() != Errc::NotFound || !q.net.allowPersistentIps || !q.claims) return r;
+    auto claim = claimOf(q.net, *q.claims,
+                         {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log});
+    if (!claim || claim->empty()) return r;
+    core::Owner sharing = q.owner;
+    sharing.claim = *claim;
+    return check(ctx, q.cfg, q.net, sharing);
+}
+
+Outcome runCheck(EngineContext& ctx, const Request& q, const Deps& deps) {
+    auto r = checkOwned(ctx, q);
     if (!r)
         return fail(q.version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
                     r.error().message, q.log, errorDetails(r.error()));

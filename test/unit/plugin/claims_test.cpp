@@ -271,3 +271,22 @@ TEST_CASE("sticky_statefulsets: a pod that cannot be found is code 11 and alloca
           std::string::npos);
     CHECK_FALSE(h.mem->getPool("10.0.0.0-29").ok());
 }
+
+TEST_CASE("CHECK from a migration target passes on the claim's shared address") {
+    Harness h;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.networks["vms/launcher-b"] = kNetworks;
+    h.api.networks["vms/other"] = "";
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    REQUIRE(address(h.call("ADD", conf(), "src", "launcher-a")) == "10.0.0.1/29");
+    REQUIRE(address(h.call("ADD", conf(), "dst", "launcher-b")) == "10.0.0.1/29");
+    const std::string prev =
+        R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":"10.0.0.1/29"}]},)";
+    auto target = h.call("CHECK", conf(prev), "dst", "launcher-b");
+    CHECK_MESSAGE(target.exitCode == 0, target.stdoutText);
+    CHECK(h.call("CHECK", conf(prev), "src", "launcher-a").exitCode == 0);
+    // A pod that references no claim and holds nothing fails CHECK.
+    auto other = h.call("CHECK", conf(prev), "x", "other");
+    CHECK(other.exitCode != 0);
+    CHECK(message(other).find("no allocation for container x") != std::string::npos);
+}
