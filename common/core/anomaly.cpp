@@ -247,7 +247,9 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
                                       p.name + " by " + whoHolds(o)});
         const size_t entryIdx = o.podRef.empty() ? SIZE_MAX : entries_.size();
         if (!o.podRef.empty()) {
-            entries_.push_back({p.name, off, o, LeakReason::None});
+            const Holder* holder = &h->second;
+            if (!fresh) holder = &shadowed_.emplace_back(Holder{p.name, o});
+            entries_.push_back({off, holder, LeakReason::None});
             wanted_.insert(o.podRef);
         }
         const auto nets = p.networkNames(o);
@@ -265,7 +267,7 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
 
 std::set<std::string> PassAnalysis::podNamespaces() const {
     std::set<std::string> out;
-    for (const auto& e : entries_) out.insert(namespaceOf(e.owner.podRef));
+    for (const auto& e : entries_) out.insert(namespaceOf(e.holder->owner.podRef));
     return out;
 }
 
@@ -308,9 +310,11 @@ void PassAnalysis::addOtherNodeHolders(const std::unordered_map<std::string, Pod
 Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& pods) {
     Findings out;
     for (auto& e : entries_) {
-        auto pod = pods.find(e.owner.podRef);
-        e.reason = classifyLeak(e.owner, pod == pods.end() ? nullptr : &pod->second);
-        if (e.reason != LeakReason::None) out.candidates.push_back(e);
+        const Owner& o = e.holder->owner;
+        auto pod = pods.find(o.podRef);
+        e.reason = classifyLeak(o, pod == pods.end() ? nullptr : &pod->second);
+        if (e.reason != LeakReason::None)
+            out.candidates.push_back({e.holder->pool, e.offset, o, e.reason});
     }
     out.anomalies = std::move(anomalies_);
     for (auto& u : unreserved_) {
@@ -323,7 +327,8 @@ Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& p
     }
     addOrphans(out);
     addOtherNodeHolders(pods, out);
-    std::vector<LeakCandidate>().swap(entries_);
+    std::vector<Entry>().swap(entries_);
+    std::deque<Holder>().swap(shadowed_);
     std::vector<SliceHeld>().swap(sliceHeld_);
     std::vector<Unreserved>().swap(unreserved_);
     holders_.clear();
