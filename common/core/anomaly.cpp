@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 #include "core/ip_range.h"
 #include "core/naming.h"
@@ -218,7 +219,9 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
         anomalies_.push_back({AnomalyKind::PoolObjectFull, "f\x1f" + p.name, p.name, p.objectFull});
     uint64_t used = 0;
     bool poolHasReservations = false;
-    std::vector<Unreserved> poolMissing;
+    // Entries without their reservation, as pointers into the pool: only materialised when
+    // the pool turns out to have reservations (a pool written without them has 0 missing).
+    std::vector<std::tuple<IpAddress, const Owner*, size_t>> poolMissing;
     for (const auto& [off, o] : *p.allocations) {
         ++allocations_;
         if (o == Owner{}) {  // an undecoded entry's placeholder
@@ -256,12 +259,14 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
         if (matchReservation(ip, o, nets))
             poolHasReservations = true;
         else
-            poolMissing.push_back({{p.name, ip, o, reservationName(ip, nets.front())}, entryIdx});
+            poolMissing.emplace_back(ip, &o, entryIdx);
     }
     // A pool none of whose entries has a reservation was written without them (overlapping
     // ranges off): nothing is missing there.
     if (poolHasReservations)
-        for (auto& m : poolMissing) unreserved_.push_back(std::move(m));
+        for (const auto& [ip, o, entryIdx] : poolMissing)
+            unreserved_.push_back(
+                {{p.name, ip, *o, reservationName(ip, p.networkNames(*o).front())}, entryIdx});
     return PoolUsage{static_cast<uint64_t>(std::min<u128>(range->capacity(), ~uint64_t(0))), used};
 }
 
