@@ -11,7 +11,8 @@
 
 namespace allot::cluster {
 
-// Page size of pod lists: pods can be large objects; a page is all that is held in memory.
+// Page size of pod lists: pods can be large objects; a page's text and one pod as a JSON tree
+// are all that is held in memory (k8s::Client::listEach).
 inline constexpr int64_t kPodPageSize = 100;
 
 class K8sCluster : public Cluster {

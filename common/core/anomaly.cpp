@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
 
 #include "core/ip_range.h"
 #include "core/naming.h"
@@ -218,7 +219,9 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
         anomalies_.push_back({AnomalyKind::PoolObjectFull, "f\x1f" + p.name, p.name, p.objectFull});
     uint64_t used = 0;
     bool poolHasReservations = false;
-    std::vector<Unreserved> poolMissing;
+    // Entries without their reservation, as pointers into the pool: only materialised when
+    // the pool turns out to have reservations (a pool written without them has 0 missing).
+    std::vector<std::tuple<IpAddress, const Owner*, size_t>> poolMissing;
     for (const auto& [off, o] : *p.allocations) {
         ++allocations_;
         if (o == Owner{}) {  // an undecoded entry's placeholder
@@ -247,25 +250,29 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
                                       p.name + " by " + whoHolds(o)});
         const size_t entryIdx = o.podRef.empty() ? SIZE_MAX : entries_.size();
         if (!o.podRef.empty()) {
-            entries_.push_back({p.name, off, o, LeakReason::None});
+            const Holder* holder = &h->second;
+            if (!fresh) holder = &shadowed_.emplace_back(Holder{p.name, o});
+            entries_.push_back({off, holder, LeakReason::None});
             wanted_.insert(o.podRef);
         }
         const auto nets = p.networkNames(o);
         if (matchReservation(ip, o, nets))
             poolHasReservations = true;
         else
-            poolMissing.push_back({{p.name, ip, o, reservationName(ip, nets.front())}, entryIdx});
+            poolMissing.emplace_back(ip, &o, entryIdx);
     }
     // A pool none of whose entries has a reservation was written without them (overlapping
     // ranges off): nothing is missing there.
     if (poolHasReservations)
-        for (auto& m : poolMissing) unreserved_.push_back(std::move(m));
+        for (const auto& [ip, o, entryIdx] : poolMissing)
+            unreserved_.push_back(
+                {{p.name, ip, *o, reservationName(ip, p.networkNames(*o).front())}, entryIdx});
     return PoolUsage{static_cast<uint64_t>(std::min<u128>(range->capacity(), ~uint64_t(0))), used};
 }
 
 std::set<std::string> PassAnalysis::podNamespaces() const {
     std::set<std::string> out;
-    for (const auto& e : entries_) out.insert(namespaceOf(e.owner.podRef));
+    for (const auto& e : entries_) out.insert(namespaceOf(e.holder->owner.podRef));
     return out;
 }
 
@@ -308,9 +315,11 @@ void PassAnalysis::addOtherNodeHolders(const std::unordered_map<std::string, Pod
 Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& pods) {
     Findings out;
     for (auto& e : entries_) {
-        auto pod = pods.find(e.owner.podRef);
-        e.reason = classifyLeak(e.owner, pod == pods.end() ? nullptr : &pod->second);
-        if (e.reason != LeakReason::None) out.candidates.push_back(e);
+        const Owner& o = e.holder->owner;
+        auto pod = pods.find(o.podRef);
+        e.reason = classifyLeak(o, pod == pods.end() ? nullptr : &pod->second);
+        if (e.reason != LeakReason::None)
+            out.candidates.push_back({e.holder->pool, e.offset, o, e.reason});
     }
     out.anomalies = std::move(anomalies_);
     for (auto& u : unreserved_) {
@@ -323,7 +332,8 @@ Findings PassAnalysis::finish(const std::unordered_map<std::string, PodState>& p
     }
     addOrphans(out);
     addOtherNodeHolders(pods, out);
-    std::vector<LeakCandidate>().swap(entries_);
+    std::vector<Entry>().swap(entries_);
+    std::deque<Holder>().swap(shadowed_);
     std::vector<SliceHeld>().swap(sliceHeld_);
     std::vector<Unreserved>().swap(unreserved_);
     holders_.clear();

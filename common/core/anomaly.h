@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -195,6 +196,14 @@ class PassAnalysis {
         std::string pool;
         Owner owner;
     };
+    // An entry with a podref, to hold against its pod in finish(): its pool and owner live in
+    // holders_ (a map: the pointer stays valid), or in shadowed_ for the second holder of a
+    // duplicate IP. Not a copy of the owner: one pass holds one of these per allocation.
+    struct Entry {
+        u128 offset = 0;
+        const Holder* holder = nullptr;
+        LeakReason reason = LeakReason::None;
+    };
     struct Unreserved {
         MissingReservation missing;
         size_t entry;  // index in entries_, SIZE_MAX when it has no podref
@@ -220,7 +229,8 @@ class PassAnalysis {
     std::unordered_map<std::string, size_t> resByName_;
     std::map<IpAddress, Holder> holders_;
     std::unordered_set<std::string> allocContainers_, allocPodRefs_, wanted_;
-    std::vector<LeakCandidate> entries_;  // with a podref: to hold against their pods
+    std::vector<Entry> entries_;   // with a podref: to hold against their pods
+    std::deque<Holder> shadowed_;  // holders of a duplicate IP after the first
     std::vector<Unreserved> unreserved_;
     std::vector<Anomaly> anomalies_;
     std::vector<NodeSliceView> nodeSlicePools_;

@@ -10,6 +10,7 @@
 #include <cassert>
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 
 namespace allot::json {
 
@@ -199,10 +200,19 @@ void write(const Value& v, Writer& w) {
     }
 }
 
-// Builds a Value tree from RapidJSON's SAX events, enforcing a nesting limit.
+// Counts what a rapidjson::Writer writes (Tap::measureOnly).
+struct CountingStream {
+    using Ch = char;
+    size_t bytes = 0;
+    void Put(char) { ++bytes; }
+    void Flush() {}
+};
+
+// Builds a Value tree from RapidJSON's SAX events, enforcing a nesting limit, and hands the
+// values at the taps' paths over as they complete.
 class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> {
   public:
-    explicit Builder(size_t maxDepth) : maxDepth_(maxDepth) {}
+    Builder(size_t maxDepth, const std::vector<Tap>& taps) : maxDepth_(maxDepth), taps_(taps) {}
 
     bool Null() { return add(Value::null()); }
     bool Bool(bool b) { return add(Value::boolean(b)); }
@@ -213,65 +223,136 @@ class Builder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Builder> 
         return add(Value::string(std::string(s, n)));
     }
     bool Key(const char* s, rapidjson::SizeType n, bool) {
+        if (measureDepth_ > 0) return writer_->Key(s, n);
         key_.assign(s, n);
         return true;
     }
     bool StartObject() { return open(Value::object()); }
-    bool EndObject(rapidjson::SizeType) { return close(); }
+    bool EndObject(rapidjson::SizeType) { return close(true); }
     bool StartArray() { return open(Value::array()); }
-    bool EndArray(rapidjson::SizeType) { return close(); }
+    bool EndArray(rapidjson::SizeType) { return close(false); }
 
     Value take() { return std::move(root_); }
     bool depthExceeded() const { return depthExceeded_; }
+    bool stopped() const { return stopped_; }
 
   private:
+    struct Frame {
+        Value* value;
+        std::string key;  // its key in its parent ("" for an array element, the root)
+        int tap;          // the tap it goes to when complete, or -1
+    };
+
+    // The tap the value starting now (key_, under stack_) goes to, or -1.
+    int tapFor() const {
+        const size_t depth = stack_.size();
+        for (size_t t = 0; t < taps_.size(); ++t) {
+            const auto& path = taps_[t].path;
+            bool match = path.size() == depth;
+            for (size_t j = 0; match && j < depth; ++j) {
+                const std::string& key = j + 1 < depth ? stack_[j + 1].key : key_;
+                match =
+                    stack_[j].value->isArray() ? path[j] == "[]" : path[j] == "*" || path[j] == key;
+            }
+            if (match) return static_cast<int>(t);
+        }
+        return -1;
+    }
+    bool give(int tap, const std::string& key, Value& v) {
+        if (taps_[static_cast<size_t>(tap)].take(key, v)) return true;
+        stopped_ = true;
+        return false;
+    }
+    // The new value's key, consumed.
+    std::string takeKey() {
+        std::string k = stack_.back().value->isArray() ? std::string() : std::move(key_);
+        key_.clear();
+        return k;
+    }
+    Value* append(std::string key, Value v) {
+        Value* top = stack_.back().value;
+        if (top->isArray()) return &top->items().emplace_back(std::move(v));
+        return &top->members().emplace_back(std::move(key), std::move(v)).second;
+    }
     bool add(Value v) {
+        if (measureDepth_ > 0) {
+            write(v, *writer_);
+            return true;
+        }
         if (stack_.empty()) {
             root_ = std::move(v);
             return true;
         }
-        Value* top = stack_.back();
-        if (top->isArray()) {
-            top->items().push_back(std::move(v));
-        } else {
-            top->members().emplace_back(std::move(key_), std::move(v));
-            key_.clear();
+        const int tap = tapFor();
+        std::string key = takeKey();
+        if (tap < 0) {
+            append(std::move(key), std::move(v));
+            return true;
         }
-        return true;
+        if (taps_[static_cast<size_t>(tap)].measureOnly && !v.isNull())
+            v = Value::number(static_cast<int64_t>(v.dump().size()));
+        return give(tap, key, v);
     }
     bool open(Value v) {
-        if (stack_.size() >= maxDepth_) {
+        if (stack_.size() + measureDepth_ >= maxDepth_) {
             depthExceeded_ = true;
             return false;
         }
+        if (measureDepth_ > 0) {
+            ++measureDepth_;
+            return v.isObject() ? writer_->StartObject() : writer_->StartArray();
+        }
         if (stack_.empty()) {
             root_ = std::move(v);
-            stack_.push_back(&root_);
+            stack_.push_back({&root_, {}, -1});
             return true;
         }
-        Value* top = stack_.back();
-        Value* child;
-        if (top->isArray()) {
-            top->items().push_back(std::move(v));
-            child = &top->items().back();
-        } else {
-            top->members().emplace_back(std::move(key_), std::move(v));
-            key_.clear();
-            child = &top->members().back().second;
+        const int tap = tapFor();
+        std::string key = takeKey();
+        if (tap >= 0 && taps_[static_cast<size_t>(tap)].measureOnly) {
+            counted_.bytes = 0;
+            writer_.emplace(counted_);
+            measureDepth_ = 1;
+            measured_ = {nullptr, std::move(key), tap};
+            return v.isObject() ? writer_->StartObject() : writer_->StartArray();
         }
-        stack_.push_back(child);
+        Value* child = append(key, std::move(v));
+        stack_.push_back({child, std::move(key), tap});
         return true;
     }
-    bool close() {
+    bool close(bool object) {
+        if (measureDepth_ > 0) {
+            if (!(object ? writer_->EndObject() : writer_->EndArray())) return false;
+            if (--measureDepth_ > 0) return true;
+            writer_.reset();
+            Value size = Value::number(static_cast<int64_t>(counted_.bytes));
+            return give(measured_.tap, measured_.key, size);
+        }
+        Frame done = std::move(stack_.back());
         stack_.pop_back();
-        return true;
+        if (done.tap < 0) return true;
+        // A tapped value is the last member or element of its parent: moved out, then dropped.
+        Value taken = std::move(*done.value);
+        Value* parent = stack_.back().value;
+        if (parent->isArray())
+            parent->items().pop_back();
+        else
+            parent->members().pop_back();
+        return give(done.tap, done.key, taken);
     }
 
     size_t maxDepth_;
+    const std::vector<Tap>& taps_;
     bool depthExceeded_ = false;
+    bool stopped_ = false;
     Value root_;
-    std::vector<Value*> stack_;  // pointers stay valid: only the innermost container grows
+    std::vector<Frame> stack_;  // pointers stay valid: only the innermost container grows
     std::string key_;
+    // Inside a measureOnly value: its depth, and where its compact form is counted.
+    size_t measureDepth_ = 0;
+    Frame measured_{nullptr, {}, -1};
+    CountingStream counted_;
+    std::optional<rapidjson::Writer<CountingStream>> writer_;
 };
 
 }  // namespace
@@ -284,12 +365,16 @@ std::string Value::dump() const {
 }
 
 Result<Value> parse(std::string_view text, ParseLimits limits) {
+    return parse(text, {}, limits);
+}
+
+Result<Value> parse(std::string_view text, const std::vector<Tap>& taps, ParseLimits limits) {
     if (text.size() > limits.maxBytes) {
         return core::makeError(Errc::Decode, "JSON document of " + std::to_string(text.size()) +
                                                  " bytes exceeds the limit of " +
                                                  std::to_string(limits.maxBytes));
     }
-    Builder builder(limits.maxDepth);
+    Builder builder(limits.maxDepth, taps);
     rapidjson::Reader reader;
     rapidjson::MemoryStream ms(text.data(), text.size());
     rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
@@ -297,6 +382,7 @@ Result<Value> parse(std::string_view text, ParseLimits limits) {
                                 rapidjson::kParseValidateEncodingFlag |
                                 rapidjson::kParseIterativeFlag;
     rapidjson::ParseResult pr = reader.Parse<kFlags>(is, builder);
+    if (!pr && builder.stopped()) return builder.take();
     if (!pr) {
         if (builder.depthExceeded()) {
             return core::makeError(Errc::Decode, "JSON nested deeper than " +

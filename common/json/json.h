@@ -3,6 +3,7 @@
 // Numbers keep their source text so 64-bit offsets and large integers round-trip exactly.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,5 +81,25 @@ struct ParseLimits {
 
 // Parses one JSON document. Errors (Errc::Decode) say where and what.
 core::Result<Value> parse(std::string_view text, ParseLimits limits = {});
+
+// A place in a document where parse() hands each value over as soon as it is complete, instead
+// of keeping it in the tree: a list page's items, a pool's entries. Memory then holds one such
+// value at a time, not the whole document.
+struct Tap {
+    // From the root: a member key, "*" (any member of an object) or "[]" (any element of an
+    // array).
+    std::vector<std::string> path;
+    // Called with the value's key (an array element's: "") once it is complete; the tree keeps
+    // nothing of it. False stops the parse.
+    std::function<bool(const std::string& key, Value& value)> take;
+    // The value is not even built: `take` gets null for a null, else a number, the size in
+    // bytes of its compact form (Value::dump().size()).
+    bool measureOnly = false;
+};
+
+// As parse(), with the values at the taps' paths handed to them. A tap that returns false
+// ends the parse early: the result is then the tree as far as it got.
+core::Result<Value> parse(std::string_view text, const std::vector<Tap>& taps,
+                          ParseLimits limits = {});
 
 }  // namespace allot::json

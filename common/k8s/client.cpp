@@ -197,8 +197,9 @@ Result<milliseconds> Client::timeoutFor(const char* verb, const std::string& pat
     return want.count() > 0 ? std::min(want, leftMs) : leftMs;
 }
 
-Result<json::Value> Client::call(const char* verb, std::string_view method, const std::string& path,
-                                 const std::string& body, std::string_view contentType) {
+Result<std::string> Client::request(const char* verb, std::string_view method,
+                                    const std::string& path, const std::string& body,
+                                    std::string_view contentType) {
     auto timeout = timeoutFor(verb, path, options_.requestTimeout);
     if (!timeout) return timeout.error();
     std::string identity = cfg_.identity;
@@ -220,8 +221,16 @@ Result<json::Value> Client::call(const char* verb, std::string_view method, cons
     if (auto err =
             mapStatus(resp->status, resp->body, verb, path, identity, resp->retryAfterSeconds))
         return *err;
-    if (resp->body.empty()) return json::Value();
-    auto v = json::parse(resp->body);
+    return std::move(resp->body);
+}
+
+Result<json::Value> Client::call(const char* verb, std::string_view method, const std::string& path,
+                                 const std::string& body, std::string_view contentType,
+                                 const std::vector<json::Tap>& taps) {
+    auto text = request(verb, method, path, body, contentType);
+    if (!text) return text.error();
+    if (text->empty()) return json::Value();
+    auto v = json::parse(*text, taps);
     if (!v)
         return makeError(Errc::Decode, std::string(verb) + " " + path +
                                            ": response is not JSON: " + v.error().message);
@@ -265,33 +274,46 @@ Result<json::Value> Client::remove(const std::string& path,
 }
 
 Result<json::Value> Client::list(const std::string& path, const ListOptions& opts) {
+    return listPage(path, opts, {});
+}
+
+Result<json::Value> Client::listPage(const std::string& path, const ListOptions& opts,
+                                     const std::vector<json::Tap>& taps) {
     Query q;
     q.add("labelSelector", opts.labelSelector);
     q.add("fieldSelector", opts.fieldSelector);
     q.add("resourceVersion", opts.resourceVersion);
     if (opts.limit > 0) q.add("limit", std::to_string(opts.limit));
     q.add("continue", opts.continueToken);
-    auto v = call("list", "GET", q.appendTo(path), {}, {});
+    auto v = call("list", "GET", q.appendTo(path), {}, {}, taps);
     if (v && !v->isObject())
         return makeError(Errc::Decode, "list " + path + ": response is not a JSON object");
     return v;
 }
 
 Result<std::string> Client::listEach(const std::string& path, ListOptions opts,
-                                     const std::function<bool(json::Value& item)>& onItem) {
+                                     const std::function<bool(json::Value& item)>& onItem,
+                                     const std::vector<json::Tap>& itemTaps) {
     if (opts.limit <= 0) opts.limit = kDefaultPageSize;
+    // Items are handed over as the page is parsed: one item is held at a time, not the page.
+    bool stopped = false;
+    std::vector<json::Tap> taps{{{"items", "[]"}, [&](const std::string&, json::Value& item) {
+                                     stopped = !onItem(item);
+                                     return !stopped;
+                                 }}};
+    for (const auto& t : itemTaps) {
+        taps.push_back(t);
+        taps.back().path.insert(taps.back().path.begin(), {"items", "[]"});
+    }
     std::string listRv;
     for (bool first = true;; first = false) {
-        auto page = list(path, opts);
+        auto page = listPage(path, opts, taps);
         if (!page) return page.error();
         if (first) listRv = resourceVersionOf(*page);
-        if (json::Value* items = page->find("items"); items && items->isArray()) {
-            for (json::Value& item : items->items()) {
-                if (!onItem(item)) return listRv;
-            }
-        } else if (items && !items->isNull()) {
+        if (stopped) return listRv;
+        if (const json::Value* items = page->find("items");
+            items && !items->isArray() && !items->isNull())
             return makeError(Errc::Decode, "list " + path + ": items is not an array");
-        }
         std::string next;
         if (const json::Value* md = page->find("metadata"); md && md->isObject()) {
             if (const json::Value* c = md->find("continue"); c && c->isString())

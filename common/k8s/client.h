@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 #include "json/json.h"
@@ -86,10 +87,14 @@ class Client {
     // One page: the List object (items, metadata.resourceVersion, metadata.continue).
     // Expired when resourceVersion or the continue token is too old.
     core::Result<json::Value> list(const std::string& path, const ListOptions& opts = {});
-    // Every item, one page in memory at a time; onItem may move the item away and returns false
-    // to stop early. Returns the list's resourceVersion (to start a watch from).
+    // Every item, one item in memory at a time (handed over as its page is parsed); onItem may
+    // move the item away and returns false to stop early. `itemTaps` (paths from an item) take
+    // parts of each item as they are parsed, before onItem sees the rest (json::Tap): a
+    // large item need not be held whole either. Returns the list's resourceVersion (to start
+    // a watch from).
     core::Result<std::string> listEach(const std::string& path, ListOptions opts,
-                                       const std::function<bool(json::Value& item)>& onItem);
+                                       const std::function<bool(json::Value& item)>& onItem,
+                                       const std::vector<json::Tap>& itemTaps = {});
 
     // Streams events to onEvent until the server ends the watch, onEvent returns false, or an
     // error. Returns the last resourceVersion seen (from objects and bookmarks; opts'
@@ -134,9 +139,16 @@ class Client {
                                                        std::string_view contentType,
                                                        std::chrono::milliseconds timeout);
 
+    // The response body of a request whose status is a success.
+    core::Result<std::string> request(const char* verb, std::string_view method,
+                                      const std::string& path, const std::string& body,
+                                      std::string_view contentType);
     core::Result<json::Value> call(const char* verb, std::string_view method,
                                    const std::string& path, const std::string& body,
-                                   std::string_view contentType);
+                                   std::string_view contentType,
+                                   const std::vector<json::Tap>& taps = {});
+    core::Result<json::Value> listPage(const std::string& path, const ListOptions& opts,
+                                       const std::vector<json::Tap>& taps);
     core::Result<std::chrono::milliseconds> timeoutFor(const char* verb, const std::string& path,
                                                        std::chrono::milliseconds want) const;
     void refreshToken();

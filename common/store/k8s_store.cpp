@@ -58,9 +58,11 @@ Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadP
     k8s::ListOptions o;
     o.limit = kPoolPageSize;
     std::optional<core::Error> bad;
-    auto rv =
-        seen(client_->listEach(k8s::collectionPath(k8s::kIPPool, ns_), o, [&](json::Value& item) {
-            auto p = decodePool(item);
+    PoolStreamDecoder decoder;  // entries decoded as parsed: no pool is held as a JSON tree
+    auto rv = seen(client_->listEach(
+        k8s::collectionPath(k8s::kIPPool, ns_), o,
+        [&](json::Value& item) {
+            auto p = decoder.finish(item);
             if (p) return fn(*p);
             const json::Value* meta = item.find("metadata");
             const json::Value* name = meta ? meta->find("name") : nullptr;
@@ -71,7 +73,8 @@ Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadP
             }
             bad = makeError(Errc::Invalid, "IPPool " + ns_ + "/" + n + ": " + p.error().message);
             return false;
-        }));
+        },
+        decoder.taps()));
     if (!rv) return rv.error();
     if (bad) return *bad;
     return {};

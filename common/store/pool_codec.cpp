@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "k8s/timestamp.h"
@@ -133,8 +134,11 @@ json::Value encodeReleased(const core::ReleaseLog& log) {
     return v;
 }
 
-// metadata: name, namespace and resourceVersion; the rest is kept (Pool::meta).
-Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
+// metadata: name, namespace and resourceVersion; the rest is kept (Pool::meta), except
+// managedFields, whose size is all a write needs (`managedFieldsBytes`: measured while
+// streaming; nullopt: measured here).
+Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns,
+                        std::optional<size_t> managedFieldsBytes = std::nullopt) {
     const json::Value* meta = obj.find("metadata");
     if (!meta || !meta->isObject()) return {};
     auto n = str(*meta, "name", "metadata");
@@ -146,10 +150,15 @@ Result<void> decodeMeta(const json::Value& obj, Pool& p, std::string& ns) {
     auto space = str(*meta, "namespace", "metadata");
     if (!space) return space.error();
     ns = *space;
-    p.meta = *meta;
     if (const json::Value* mf = meta->find("managedFields"); mf && !mf->isNull())
-        p.stored.overhead = mf->dump().size() + std::string_view(",\"managedFields\":").size();
-    for (const char* k : {"name", "namespace", "resourceVersion", "managedFields"}) p.meta.erase(k);
+        managedFieldsBytes = mf->dump().size();
+    if (managedFieldsBytes)
+        p.stored.overhead = *managedFieldsBytes + std::string_view(",\"managedFields\":").size();
+    // Copied without managedFields, which can be as large as the entries.
+    p.meta = json::Value::object();
+    for (const auto& [k, v] : meta->members())
+        if (k != "name" && k != "namespace" && k != "resourceVersion" && k != "managedFields")
+            p.meta.members().emplace_back(k, v);
     takeAllotAnnotations(p);
     return {};
 }
@@ -170,50 +179,53 @@ void keepOther(const json::Value& obj, const json::Value& spec, Pool& p) {
     }
 }
 
-// spec.allocations, an object: each entry decoded, or kept verbatim in Pool::undecoded.
-void decodeAllocations(const json::Value& allocs, Pool& p) {
-    // Undecoded entries whose offset is free once every entry is read get a placeholder.
-    std::vector<std::pair<core::u128, std::string>> claims;
-    for (const auto& [key, entry] : allocs.members()) {
-        auto offset = core::u128FromString(key);
-        const bool canonical = offset && core::u128ToString(*offset) == key;
-        // A key seen twice keeps its last entry, as the API server's decoder does.
-        if (canonical && !p.undecoded.erase(key)) {
-            p.allocations.erase(*offset);
-            p.unknownFields.erase(*offset);
-        } else if (!canonical) {
-            p.undecoded.erase(key);
-        }
-        std::string why;
-        core::Owner o;
-        json::Value unknown;
-        if (!offset)
-            why = "its key is not a decimal offset";
-        else if (!canonical)
-            why = "its key is not written the way allot writes offsets";
-        else
-            why = readEntry(entry, o, unknown);
-        if (!why.empty()) {
-            p.undecoded[key] = UndecodedEntry{entry, std::move(why)};
-            if (offset) claims.emplace_back(*offset, key);
-            continue;
-        }
-        if (unknown.isObject())
-            p.unknownFields[*offset] = UnknownFields{o.containerId, o.ifName, std::move(unknown)};
-        p.allocations.emplace(*offset, std::move(o));
+using OffsetClaims = std::vector<std::pair<core::u128, std::string>>;
+
+// One entry of spec.allocations, decoded, or kept verbatim in Pool::undecoded. `claims`: the
+// undecoded entries with an offset, for decodedAll.
+void decodeEntry(const std::string& key, const json::Value& entry, Pool& p, OffsetClaims& claims) {
+    auto offset = core::u128FromString(key);
+    const bool canonical = offset && core::u128ToString(*offset) == key;
+    // A key seen twice keeps its last entry, as the API server's decoder does.
+    if (canonical && !p.undecoded.erase(key)) {
+        p.allocations.erase(*offset);
+        p.unknownFields.erase(*offset);
+    } else if (!canonical) {
+        p.undecoded.erase(key);
     }
+    std::string why;
+    core::Owner o;
+    json::Value unknown;
+    if (!offset)
+        why = "its key is not a decimal offset";
+    else if (!canonical)
+        why = "its key is not written the way allot writes offsets";
+    else
+        why = readEntry(entry, o, unknown);
+    if (!why.empty()) {
+        p.undecoded[key] = UndecodedEntry{entry, std::move(why)};
+        if (offset) claims.emplace_back(*offset, key);
+        return;
+    }
+    if (unknown.isObject())
+        p.unknownFields[*offset] = UnknownFields{o.containerId, o.ifName, std::move(unknown)};
+    p.allocations.emplace(*offset, std::move(o));
+}
+
+// Once every entry is read: undecoded entries whose offset is free get a placeholder.
+void decodedAll(Pool& p, const OffsetClaims& claims) {
     for (const auto& [offset, key] : claims)
         if (p.undecoded.count(key)) p.allocations.emplace(offset, core::Owner{});
 }
 
-}  // namespace
-
-Result<Pool> decodePool(const json::Value& obj) {
+// decodePool, after the entries streamed into `p` (if any): those spec.allocations still
+// holds are decoded here.
+Result<Pool> decodeRest(const json::Value& obj, Pool p, OffsetClaims& claims,
+                        std::optional<size_t> managedFieldsBytes) {
     if (!obj.isObject())
         return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + obj.typeName());
-    Pool p;
     std::string ns;
-    if (auto m = decodeMeta(obj, p, ns); !m) return m.error();
+    if (auto m = decodeMeta(obj, p, ns, managedFieldsBytes); !m) return m.error();
     const std::string where = "IPPool " + p.name + " spec";
     const json::Value* spec = obj.find("spec");
     if (!spec || !spec->isObject()) return makeError(Errc::Invalid, where + " is missing");
@@ -227,12 +239,41 @@ Result<Pool> decodePool(const json::Value& obj) {
         if (!allocs->isObject())
             return makeError(Errc::Invalid,
                              where + ".allocations must be an object, got " + allocs->typeName());
-        decodeAllocations(*allocs, p);
+        for (const auto& [key, entry] : allocs->members()) decodeEntry(key, entry, p, claims);
     }
+    decodedAll(p, claims);
     const PoolSize size = poolSize(p, ns);
     p.stored.bytes = size.bytes + p.stored.overhead;
     p.stored.entries = size.entries;
     return p;
+}
+
+}  // namespace
+
+Result<Pool> decodePool(const json::Value& obj) {
+    OffsetClaims claims;
+    return decodeRest(obj, Pool{}, claims, std::nullopt);
+}
+
+std::vector<json::Tap> PoolStreamDecoder::taps() {
+    return {{{"spec", "allocations", "*"},
+             [this](const std::string& key, json::Value& entry) {
+                 decodeEntry(key, entry, pool_, claims_);
+                 return true;
+             }},
+            {{"metadata", "managedFields"},
+             [this](const std::string&, json::Value& size) {
+                 managedFieldsBytes_.reset();
+                 if (auto n = size.asInt()) managedFieldsBytes_ = static_cast<size_t>(*n);
+                 return true;
+             },
+             true}};
+}
+
+Result<Pool> PoolStreamDecoder::finish(const json::Value& rest) {
+    Pool p = std::exchange(pool_, Pool{});
+    OffsetClaims claims = std::exchange(claims_, {});
+    return decodeRest(rest, std::move(p), claims, std::exchange(managedFieldsBytes_, {}));
 }
 
 namespace {

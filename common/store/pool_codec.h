@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "json/json.h"
 #include "store/pool_store.h"
@@ -31,6 +33,25 @@ std::string resourceVersionOf(const json::Value& obj);
 // offset seen twice) does not fail the pool: it goes to Pool::undecoded with the reason.
 // Fields and members allot does not know are kept (Pool::unknownFields, Pool::other).
 Result<Pool> decodePool(const json::Value& obj);
+// Decodes the IPPools of a list as it is parsed (k8s::Client::listEach's item taps), so that
+// a pool of many entries is never held as a JSON tree: each entry of spec.allocations is
+// decoded as soon as it is parsed, metadata.managedFields only measured. finish() then takes
+// the rest of the object; the Pool equals decodePool's of the whole object (an object the API
+// server sends has no duplicate keys: a second spec.allocations member would add to the
+// first's entries here, where decodePool keeps only the last).
+class PoolStreamDecoder {
+  public:
+    // Paths from the IPPool object; they refer to this decoder.
+    std::vector<json::Tap> taps();
+    // As decodePool, over what the taps left of the object; ready for the next object then.
+    Result<Pool> finish(const json::Value& rest);
+
+  private:
+    Pool pool_;
+    std::vector<std::pair<core::u128, std::string>> claims_;  // undecoded entries' offsets
+    std::optional<size_t> managedFieldsBytes_;
+};
+
 // Encodes a full IPPool object (metadata.name/namespace/resourceVersion, spec): every entry
 // of `allocations` except the placeholders of undecoded entries, which are written verbatim,
 // with the unknown fields of each entry still held by the owner they were read with.

@@ -105,6 +105,13 @@ TEST_CASE("one IP in two overlapping pools and an offset outside the range are a
     CHECK(f.anomalies[1].message ==
           "IPPool kube-system/net-b-10.0.0.0-24 (10.0.0.0/24) has an allocation at offset 300, "
           "outside its range, held by pod ns/c net1");
+    // Each holder of the duplicate is held against its own pod, with its own pool and owner.
+    REQUIRE(f.candidates.size() == 2);
+    CHECK(f.candidates[0].pool == "net-a-10.0.0.0-24");
+    CHECK(f.candidates[0].owner == a[5]);
+    CHECK(f.candidates[1].pool == "net-b-10.0.0.0-24");
+    CHECK(f.candidates[1].owner == b[5]);
+    CHECK(f.candidates[1].offset == 5);
 }
 
 TEST_CASE("a reservation nobody holds is an orphan; one held by name or owner is not") {

@@ -406,3 +406,53 @@ TEST_CASE(
       "spec":{"range":"10.0.0.0/24","allocations":{}}})"));
     CHECK_FALSE(odd->sealed.empty());
 }
+
+TEST_CASE(
+    "pools decoded while their list is parsed equal decodePool's, and no entry stays in the tree") {
+    const std::string pools[] = {
+        R"({"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool","metadata":{"name":"a",
+          "namespace":"ns","resourceVersion":"5","labels":{"x":"y"},"annotations":
+          {"allot.cni.cncf.io/released":"{\"keep\":60,\"at\":{\"3\":1700000000}}"},
+          "managedFields":[{"manager":"m","fieldsV1":{"f:spec":{"f:allocations":{"f:1":{}}}}}]},
+          "status":{"s":1},"spec":{"allocations":{"1":{"id":"c1","podref":"n/p","ifname":"net1",
+          "poduid":"u","node":"n1","network":"net","ipamclaimref":"n/c"},"2":{"id":"c2"},
+          "9":{"podref":"a/first"},"9":{"id":"second","podref":"a/s"},"4":{"id":"first"},
+          "4":{"podref":"a/no-id"},"007":{"id":"z"},"x":{"id":"y"}},"range":"10.0.0.0/24",
+          "extra":true}})",
+        R"({"metadata":{"name":"b","resourceVersion":"6","managedFields":null},
+          "spec":{"range":"10.1.0.0/24"}})",
+        R"({"metadata":{"name":"bad","resourceVersion":"7"},"spec":{"range":"10.2.0.0/24",
+          "allocations":[{"id":"c"}]}})",
+    };
+    std::string page = R"({"metadata":{"resourceVersion":"8"},"items":[)";
+    for (const auto& p : pools) page += (page.back() == '[' ? "" : ",") + p;
+    page += "]}";
+    store::PoolStreamDecoder decoder;
+    size_t i = 0;
+    std::vector<json::Tap> taps{{{"items", "[]"}, [&](const std::string&, json::Value& item) {
+                                     CHECK(item.dump().find("\"c2\"") == std::string::npos);
+                                     auto got = decoder.finish(item);
+                                     auto want = store::decodePool(*json::parse(pools[i++]));
+                                     REQUIRE(got.ok() == want.ok());
+                                     if (!want) {
+                                         CHECK(got.error().message == want.error().message);
+                                         return true;
+                                     }
+                                     CHECK(got->allocations == want->allocations);
+                                     CHECK(got->undecoded.size() == want->undecoded.size());
+                                     CHECK(got->stored.bytes == want->stored.bytes);
+                                     CHECK(got->stored.overhead == want->stored.overhead);
+                                     CHECK(got->released == want->released);
+                                     CHECK(store::encodePool(*got, "ns").dump() ==
+                                           store::encodePool(*want, "ns").dump());
+                                     return true;
+                                 }}};
+    for (auto& t : decoder.taps()) {
+        t.path.insert(t.path.begin(), {"items", "[]"});
+        taps.push_back(std::move(t));
+    }
+    auto rest = json::parse(page, taps);
+    REQUIRE(rest.ok());
+    CHECK(rest->dump() == R"({"metadata":{"resourceVersion":"8"},"items":[]})");
+    CHECK(i == 3);
+}
