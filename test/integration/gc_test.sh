@@ -650,9 +650,10 @@ pmap(res, range(n), 32)
   note "leader after 3 passes: VmRSS $(( rss / 1024 )) MiB, peak VmHWM $(( hwm / 1024 )) MiB; last pass ${secs} s; leak candidates $cand"
   grep "repair pass:" "$WORK/gc-big.log" | tail -n 1 | sed 's/^.*repair pass:/# pass:/' >>"$CHECK_DIR/notes"
   expect_eq "leak candidates among live pods" "$cand" 0 || return 1
-  # Issue 22.11's bar for the leader. 28 MiB here at e4eb8c6 (33 MiB before the pool list was
-  # decoded as parsed); RSS, not time, so a busy machine barely moves it.
-  (( hwm <= 32 * 1024 )) || { echo "peak RSS $(( hwm / 1024 )) MiB exceeds 32 MiB"; return 1; }
+  # A ceiling against gross regressions: 28-31 MiB seen here after e4eb8c6 (33 before). Issue
+  # 22.11's bar (32 MiB at 150,000 pods) is bench/repair-pass's; the exact guard of the page
+  # decoding is the unit test that counts malloc's bytes (test/unit/k8s/client_test.cpp).
+  (( hwm <= 36 * 1024 )) || { echo "peak RSS $(( hwm / 1024 )) MiB exceeds 36 MiB"; return 1; }
   stop_gc big
 }
 
@@ -724,7 +725,7 @@ check "an IPPool's unreadable release log: the plugin says why, the leader logs 
 check "the leader killed with SIGKILL: the other takes over within the Lease duration (3 s)" t_failover
 check "SIGTERM: the leader releases the Lease and exits 0 at once; the other takes over" t_sigterm
 
-check "leader RSS after passes over 5000 pods, 5000 allocations and 5000 reservations: at most 32 MiB" t_rss
+check "leader RSS after passes over 5000 pods, 5000 allocations and 5000 reservations: at most 36 MiB" t_rss
 
 suite_summary
 (( failed == 0 ))
