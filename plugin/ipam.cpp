@@ -196,7 +196,13 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
         // is this call's, and giving up now would leave it behind for a failed ADD.
         if (!ticket || ctx.queue->withdraw(*ticket)) return guard.error();
         auto served = lockPool(ctx, t.pool, Clock::now() + kServedWait);
-        if (auto a = ctx.queue->answered(*ticket)) return std::move(*a);
+        if (auto a = ctx.queue->answered(*ticket)) {
+            // Served late: what the call still has to do (its reservation) gets the grace a
+            // cleanup gets, rather than fail at once and take the address back.
+            ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
+            ctx.store.setDeadline(ctx.deadline);
+            return std::move(*a);
+        }
         return served ? guard.error() : served.error();
     }
     std::vector<ClaimQueue::Waiting> others;

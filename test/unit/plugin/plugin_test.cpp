@@ -665,18 +665,35 @@ TEST_CASE("a holder whose batch fails answers nobody else: they keep their own c
 
 namespace {
 
-// Pool writes that take `delay` first: an API server slow to take a big object.
+// Pool writes that land only at `until`: an API server slow to take a big object.
 class SlowWrites : public test::StoreRef<store::MemoryStore> {
   public:
-    SlowWrites(std::shared_ptr<store::MemoryStore> s, std::chrono::milliseconds delay)
-        : StoreRef(std::move(s)), delay_(delay) {}
+    SlowWrites(std::shared_ptr<store::MemoryStore> s, const Clock::time_point& until)
+        : StoreRef(std::move(s)), until_(until) {}
     core::Result<store::Pool> updatePool(const store::Pool& p) override {
-        std::this_thread::sleep_for(delay_);
+        std::this_thread::sleep_until(until_);
         return StoreRef::updatePool(p);
     }
 
   private:
-    std::chrono::milliseconds delay_;
+    const Clock::time_point& until_;
+};
+
+// Reservation creates that fail once the call's deadline has passed, as the Kubernetes client's
+// requests do.
+class DeadlineStore : public test::StoreRef<store::MemoryStore> {
+  public:
+    DeadlineStore(std::shared_ptr<store::MemoryStore> s, Clock::time_point deadline)
+        : StoreRef(std::move(s)), deadline_(deadline) {}
+    void setDeadline(Clock::time_point d) override { deadline_ = d; }
+    core::Result<store::Reservation> createReservation(const store::Reservation& r) override {
+        if (Clock::now() >= deadline_)
+            return core::makeError(core::Errc::Transient, "create reservation: deadline exceeded");
+        return StoreRef::createReservation(r);
+    }
+
+  private:
+    Clock::time_point deadline_;
 };
 
 // The node lock; once taken the first time, it is held until the test says go on.
@@ -742,16 +759,17 @@ TEST_CASE("a queued request taken by the holder cannot be withdrawn until it is 
     CHECK(q->waiting(**holder, 10).empty());
 }
 
-TEST_CASE("a queued ADD whose deadline passes while the holder writes its entry gets that entry") {
+TEST_CASE(
+    "a queued ADD whose deadline passes while the holder writes its entry gets that entry and its "
+    "reservation") {
     ScratchDir dir;
     Harness holder, waiter;
     waiter.mem = holder.mem;
+    Clock::time_point writeLands = Clock::now();
     REQUIRE(holder.mem->createPool({"10.1.0.0-24", "10.1.0.0/24", {}, {}}).ok());
     holder.deps.makeStore = [&](const core::ValidatedConfig&,
                                 Clock::time_point) -> core::Result<StoreHandle> {
-        return StoreHandle{
-            std::make_unique<SlowWrites>(holder.mem, std::chrono::milliseconds(1500)),
-            "kube-system"};
+        return StoreHandle{std::make_unique<SlowWrites>(holder.mem, writeLands), "kube-system"};
     };
     std::promise<void> held, go;
     std::shared_future<void> goSignal = go.get_future().share();
@@ -762,23 +780,30 @@ TEST_CASE("a queued ADD whose deadline passes while the holder writes its entry 
         return makeFileClaimQueue(dir.path);
     };
     useNodeFiles(waiter, dir.path);
+    waiter.deps.makeStore = [&](const core::ValidatedConfig&,
+                                Clock::time_point deadline) -> core::Result<StoreHandle> {
+        return StoreHandle{std::make_unique<DeadlineStore>(waiter.mem, deadline), "kube-system"};
+    };
 
     AlarmBlocked blocked;
     Outcome h, w;
     std::thread ht([&] { h = holder.call("ADD", conf(kBig), "holder"); });
     held.get_future().wait();
-    // Queued behind the holder, with half a second to go: less than the holder's write takes.
+    // Queued behind the holder, with two seconds to go: less than the holder's write takes.
+    // The holder's write lands half a second after the waiter's deadline.
+    writeLands = Clock::now() + std::chrono::milliseconds(2500);
     std::thread wt([&] {
         takeAlarms();
-        w = waiter.call("ADD", conf(R"("range":"10.1.0.0/24","deadline_ms":500)"), "waiter", "net1",
-                        "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=waiter");
+        w = waiter.call("ADD", conf(R"("range":"10.1.0.0/24","deadline_ms":2000)"), "waiter",
+                        "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=waiter");
     });
     const std::string qdir = dir.path + "/" + kPoolKey + ".q";
-    auto queued = [&] {
+    auto queued = [&] {  // the holder's own request and the waiter's
         if (!std::filesystem::exists(qdir)) return false;
+        int n = 0;
         for (const auto& e : std::filesystem::directory_iterator(qdir))
-            if (e.path().extension() == ".req") return true;
-        return false;
+            n += e.path().extension() == ".req";
+        return n == 2;
     };
     for (int i = 0; i < 500 && !queued(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -794,8 +819,9 @@ TEST_CASE("a queued ADD whose deadline passes while the holder writes its entry 
     // Before: the waiter gave up at its deadline (code 11) while the holder wrote its entry,
     // which stayed behind for an ADD that had failed.
     CHECK_MESSAGE(entry == (w.exitCode == 0), "waiter: " << w.stdoutText);
-    CHECK(w.exitCode == 0);
+    CHECK_MESSAGE(w.exitCode == 0, w.stdoutText);
     CHECK(pool->allocations.size() == 2);
+    CHECK(holder.mem->listReservations()->size() == 2);
 }
 
 // A flat file in `dir` that names `dir` as a node directory, used as the admin's flat file.
