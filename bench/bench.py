@@ -1132,8 +1132,13 @@ current-context: {WB_SA}
         res.update({"failures": nf, "failure_samples": samples, "failure_kinds": self.failure_kinds(calls),
                     "failed_at_s": sorted(round(c.end - calls[0].start, 1) for c in calls if c.rc not in (0, None)),
                     "entries_after_first_try": len((self.get_pool(rng)[0] or {}).get("spec", {}).get("allocations", {}))})
+        # Entries no successful ADD accounts for: what failed ADDs left behind (a failed ADD
+        # should leave nothing; the runtime's DEL below takes them out).
+        res["left_by_failed_adds"] = res["entries_after_first_try"] - prefill - sum(1 for c in calls if c.ok())
         for k in res["failure_kinds"]:
             log(f"S8 /19 fill: {k['count']} × code {k['code']}: {k['example']}")
+        if nf:
+            log(f"S8 /19 fill: {nf} ADDs failed, leaving {res['left_by_failed_adds']} entries behind")
         retries = self.kubelet_retries([c for c in calls if not c.ok()], res)
         ok = [c for c in calls + retries if c.ok()]
         ips = [ip for c in ok for ip in c.ips()]
