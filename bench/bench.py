@@ -1093,13 +1093,13 @@ current-context: {WB_SA}
         for k in range(rounds):
             if not failed:
                 break
-            self.runner.run([self.undo(c) for c in failed if c.rc is not None], parallel=64, timeout=600)
+            self.runner.run([self.undo(c) for c in failed if c.rc is not None], parallel=64, timeout=300)
             time.sleep(pause)
             again = []
             for c in failed:
                 _, pod, node, ns, uid = c.key
                 again.append(self.call("allot", "ADD", c.stdin, self.cid(), pod, node, ns, uid))
-            self.runner.run(again, parallel=64, timeout=600)
+            self.runner.run(again, parallel=64, timeout=300)
             out += again
             failed = [c for c in again if not c.ok()]
             res["retry_rounds"].append({"adds": len(again), "failures": len(failed),
@@ -1139,6 +1139,9 @@ current-context: {WB_SA}
             log(f"S8 /19 fill: {k['count']} × code {k['code']}: {k['example']}")
         if nf:
             log(f"S8 /19 fill: {nf} ADDs failed, leaving {res['left_by_failed_adds']} entries behind")
+        res["wall_s"] = wall
+        self.res["scenarios"]["8_fill19"] = res  # the first try's numbers, kept if the run stops later
+        self.save()
         retries = self.kubelet_retries([c for c in calls if not c.ok()], res)
         ok = [c for c in calls + retries if c.ok()]
         ips = [ip for c in ok for ip in c.ips()]
