@@ -522,6 +522,8 @@ class Bench:
             sock = self.relay_for(node) if relay else None
             # No relay: a path where nothing listens, so the plugin goes direct.
             ipam["relay_socket"] = sock or os.path.join(lock, "no-relay.sock")
+            if self.p.get("allot_deadline_ms"):  # development: deadline pressure without the load
+                ipam["deadline_ms"] = int(self.p["allot_deadline_ms"])
         elif tool == "whereabouts":
             ipam = {"type": "whereabouts", "range": rng, "configuration_path": self.wb_flat,
                     "kubernetes": {"kubeconfig": self.wb_kubeconfig}}
