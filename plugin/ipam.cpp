@@ -25,9 +25,10 @@ engine::RetryPolicy retryFor(const EngineContext& ctx) {
     return engine::RetryPolicy(ctx.deadline, {}, 0, ctx.sleep);
 }
 
-Result<std::unique_ptr<PoolLocker::Guard>> lockPool(EngineContext& ctx, const std::string& pool) {
+Result<std::unique_ptr<PoolLocker::Guard>> lockPool(EngineContext& ctx, const std::string& pool,
+                                                    std::optional<Clock::time_point> until = {}) {
     if (!ctx.locker) return std::unique_ptr<PoolLocker::Guard>();
-    return ctx.locker->acquire(ctx.poolNamespace + "." + pool, ctx.deadline);
+    return ctx.locker->acquire(ctx.poolNamespace + "." + pool, until.value_or(ctx.deadline));
 }
 
 // Whereabouts returns the gateway with every address, inside the range or not (a pool that is
@@ -109,6 +110,10 @@ constexpr size_t kMaxBatch = 64;  // requests one pool write serves
 // A holder of the lock with less time than this left serves only itself: a batch must not
 // fail at one caller's deadline what others still had time for.
 constexpr auto kServeOthersMargin = std::chrono::seconds(2);
+// How long a request taken by the holder of the lock waits for its answer past its own
+// deadline: the holder's write ends by the holder's deadline, which starts no later and is
+// the default budget unless a config raises it.
+constexpr auto kServedWait = std::chrono::milliseconds(core::kDefaultDeadlineMs);
 
 core::Intent toIntent(const core::ValidatedConfig& cfg, const Target& t, const ClaimRequest& r) {
     if (r.release) return core::Intent::release(r.owner);
@@ -186,7 +191,20 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
     auto guard = lockPool(ctx, t.pool);
     if (ticket)
         if (auto a = ctx.queue->answered(*ticket)) return std::move(*a);
-    if (!guard) return guard.error();
+    if (!guard) {
+        // Out of time, unless the holder has taken the request: then the entry it is writing
+        // is this call's, and giving up now would leave it behind for a failed ADD.
+        if (!ticket || ctx.queue->withdraw(*ticket)) return guard.error();
+        auto served = lockPool(ctx, t.pool, Clock::now() + kServedWait);
+        if (auto a = ctx.queue->answered(*ticket)) {
+            // Served late: what the call still has to do (its reservation) gets the grace a
+            // cleanup gets, rather than fail at once and take the address back.
+            ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
+            ctx.store.setDeadline(ctx.deadline);
+            return std::move(*a);
+        }
+        return served ? guard.error() : served.error();
+    }
     std::vector<ClaimQueue::Waiting> others;
     if (ticket && ctx.deadline - Clock::now() > kServeOthersMargin)
         others = ctx.queue->waiting(*ticket, kMaxBatch - 1);
@@ -194,7 +212,12 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
     for (const auto& w : others) batch.push_back(&w.request);
     auto answers = commitClaims(ctx, cfg, t, batch);
     // A failed batch answers nobody else: each of them tries for itself, with its own time.
-    if (!answers) return answers.error();
+    if (!answers) {
+        std::vector<std::string> ids;
+        for (const auto& w : others) ids.push_back(w.id);
+        if (ticket) ctx.queue->giveBack(*ticket, ids);
+        return answers.error();
+    }
     for (size_t i = 0; i < others.size(); ++i)
         ctx.queue->answer(*ticket, others[i].id, (*answers)[i + 1]);
     ctx.served += static_cast<int>(others.size());

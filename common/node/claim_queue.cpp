@@ -191,8 +191,8 @@ class FileTicket : public ClaimQueue::Ticket {
     ~FileTicket() override {
         // The request goes before the lock is dropped (fd_ closes after this body): nobody
         // serves a withdrawn request.
-        ::unlink((dir_ + "/" + id_ + ".req").c_str());
-        ::unlink((dir_ + "/" + id_ + ".ans").c_str());
+        for (const char* ext : {".req", ".taken", ".ans"})
+            ::unlink((dir_ + "/" + id_ + ext).c_str());
     }
     const std::string& dir() const { return dir_; }
     const std::string& id() const { return id_; }
@@ -268,36 +268,19 @@ class FileClaimQueue : public ClaimQueue {
         };
         for (const auto& n : names) {
             if (out.size() >= max) break;
+            const std::string stem = n.substr(0, n.rfind('.'));
             const bool orphanAnswer =
-                endsWith(n, ".ans") && !has(n.substr(0, n.size() - 4) + ".req");
+                endsWith(n, ".ans") && !has(stem + ".req") && !has(stem + ".taken");
             if (endsWith(n, ".new") || n.find(".tmp.") != std::string::npos || orphanAnswer) {
                 removeIfOld(t.dir() + "/" + n);  // left by a process killed mid-way
                 continue;
             }
-            if (!endsWith(n, ".req")) continue;
-            std::string id = n.substr(0, n.size() - 4);
-            if (id == t.id() || has(id + ".ans")) continue;
-            std::string path = t.dir() + "/" + n;
-            {
-                Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-                if (!fd) continue;
-                if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
-                    ::unlink(path.c_str());  // its process is gone (unlinked before the lock drops)
-                    continue;
-                }
-            }
-            auto text = readSmall(path, kMaxQueueFile);
-            auto v =
-                text ? json::parse(*text) : core::Result<json::Value>(makeError(Errc::Decode, ""));
-            auto r = v ? decodeRequest(*v) : std::nullopt;
-            if (!r) {
-                // Unreadable: answer it, so its process stops waiting for service.
-                answer(self, id,
-                       makeError(Errc::Internal,
-                                 "unreadable request in the node's claim queue " + path));
+            if (endsWith(n, ".taken") && stem != t.id()) {
+                dropIfGone(t.dir() + "/" + stem);  // taken, then its process was killed
                 continue;
             }
-            out.push_back({id, std::move(*r)});
+            if (!endsWith(n, ".req") || stem == t.id() || has(stem + ".ans")) continue;
+            if (auto w = take(self, stem)) out.push_back(std::move(*w));
         }
         return out;
     }
@@ -307,7 +290,53 @@ class FileClaimQueue : public ClaimQueue {
         (void)writeAtomic(t.dir() + "/" + id + ".ans", encodeAnswer(a).dump());
     }
 
+    void giveBack(Ticket& self, const std::vector<std::string>& ids) override {
+        auto& t = static_cast<FileTicket&>(self);
+        for (const auto& id : ids) {
+            const std::string base = t.dir() + "/" + id;
+            ::rename((base + ".taken").c_str(), (base + ".req").c_str());
+        }
+    }
+
+    bool withdraw(Ticket& ticket) override {
+        auto& t = static_cast<FileTicket&>(ticket);
+        // The holder takes a request by renaming it: exactly one of the two wins.
+        return ::unlink((t.dir() + "/" + t.id() + ".req").c_str()) == 0;
+    }
+
   private:
+    // Request `id` taken (renamed to <id>.taken, so its process can no longer withdraw it), or
+    // nullopt: withdrawn meanwhile, its process gone, or unreadable (then answered).
+    std::optional<Waiting> take(Ticket& self, const std::string& id) {
+        auto& t = static_cast<FileTicket&>(self);
+        const std::string base = t.dir() + "/" + id, path = base + ".taken";
+        if (::rename((base + ".req").c_str(), path.c_str()) != 0) return std::nullopt;
+        if (dropIfGone(base)) return std::nullopt;
+        auto text = readSmall(path, kMaxQueueFile);
+        auto v = text ? json::parse(*text) : core::Result<json::Value>(makeError(Errc::Decode, ""));
+        auto r = v ? decodeRequest(*v) : std::nullopt;
+        if (!r) {
+            // Unreadable: answer it, so its process stops waiting for service.
+            answer(self, id,
+                   makeError(Errc::Internal,
+                             "unreadable request in the node's claim queue " + base + ".req"));
+            return std::nullopt;
+        }
+        return Waiting{id, std::move(*r)};
+    }
+
+    // Removes taken request `base` and its answer when no process holds it any more (its
+    // requester holds a shared lock on it while it waits). True when it was gone.
+    static bool dropIfGone(const std::string& base) {
+        const std::string path = base + ".taken";
+        Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!fd) return true;  // gone already
+        if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) return false;
+        ::unlink(path.c_str());  // its process is gone (unlinked before the lock drops)
+        ::unlink((base + ".ans").c_str());
+        return true;
+    }
+
     std::string dir_;
 };
 

@@ -35,6 +35,11 @@ struct ClaimRequest {
 // and whoever holds the lock serves every request waiting then with one pool write, leaving
 // each its answer. A request whose process has died is discarded, so a killed plugin never
 // gets an address written for it after its death is visible.
+//
+// A request the holder has taken (waiting()) is its to answer: its requester can no longer
+// withdraw it (withdraw() says so), and waits for the answer instead of giving up at its
+// deadline while the holder writes an entry for it (which would be left behind by an ADD that
+// failed). A holder whose write fails gives what it took back (giveBack()).
 class ClaimQueue {
   public:
     virtual ~ClaimQueue() = default;
@@ -51,10 +56,18 @@ class ClaimQueue {
                                                          const ClaimRequest& request) = 0;
     // The answer a holder of the lock left for this ticket, if any.
     virtual std::optional<core::Result<core::Pick>> answered(Ticket& ticket) = 0;
-    // Unanswered requests of live processes for the ticket's pool, other than its own, at
-    // most `max`. Call with the pool lock held.
+    // Takes the unanswered requests of live processes for the ticket's pool, other than its
+    // own, at most `max`: each must then be answered, or given back. Call with the pool lock
+    // held.
     virtual std::vector<Waiting> waiting(Ticket& self, size_t max) = 0;
     virtual void answer(Ticket& self, const std::string& id, const core::Result<core::Pick>& a) = 0;
+    // Returns taken requests unanswered (the holder's write failed): they can be withdrawn
+    // again, or taken by the next holder.
+    virtual void giveBack(Ticket& self, const std::vector<std::string>& ids) = 0;
+    // Takes the ticket's request out of the queue before its deadline ends the wait for the
+    // lock. False when a holder has already taken it: its answer is coming, and the entry it
+    // writes is this request's.
+    virtual bool withdraw(Ticket& ticket) = 0;
 };
 
 // Requests and answers as files in <dir>/<pool>.q/ (dir 0700, files 0600). A requester holds

@@ -2,12 +2,14 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -659,6 +661,167 @@ TEST_CASE("a holder whose batch fails answers nobody else: they keep their own c
     // The waiter, trying for itself later, gets an address.
     t->reset();
     CHECK(h.call("ADD", conf(kBig), "waiting").exitCode == 0);
+}
+
+namespace {
+
+// Pool writes that land only at `until`: an API server slow to take a big object.
+class SlowWrites : public test::StoreRef<store::MemoryStore> {
+  public:
+    SlowWrites(std::shared_ptr<store::MemoryStore> s, const Clock::time_point& until)
+        : StoreRef(std::move(s)), until_(until) {}
+    core::Result<store::Pool> updatePool(const store::Pool& p) override {
+        std::this_thread::sleep_until(until_);
+        return StoreRef::updatePool(p);
+    }
+
+  private:
+    const Clock::time_point& until_;
+};
+
+// Reservation creates that fail once the call's deadline has passed, as the Kubernetes client's
+// requests do.
+class DeadlineStore : public test::StoreRef<store::MemoryStore> {
+  public:
+    DeadlineStore(std::shared_ptr<store::MemoryStore> s, Clock::time_point deadline)
+        : StoreRef(std::move(s)), deadline_(deadline) {}
+    void setDeadline(Clock::time_point d) override { deadline_ = d; }
+    core::Result<store::Reservation> createReservation(const store::Reservation& r) override {
+        if (Clock::now() >= deadline_)
+            return core::makeError(core::Errc::Transient, "create reservation: deadline exceeded");
+        return StoreRef::createReservation(r);
+    }
+
+  private:
+    Clock::time_point deadline_;
+};
+
+// The node lock; once taken the first time, it is held until the test says go on.
+class GatedLocker : public PoolLocker {
+  public:
+    GatedLocker(std::string dir, std::promise<void>& held, std::shared_future<void> go)
+        : inner_(makeFileLocker(std::move(dir))), held_(held), go_(std::move(go)) {}
+    core::Result<std::unique_ptr<Guard>> acquire(const std::string& pool,
+                                                 Clock::time_point deadline) override {
+        auto g = inner_->acquire(pool, deadline);
+        if (g && !gated_) {
+            gated_ = true;
+            held_.set_value();
+            go_.wait();
+        }
+        return g;
+    }
+
+  private:
+    std::unique_ptr<PoolLocker> inner_;
+    std::promise<void>& held_;
+    std::shared_future<void> go_;
+    bool gated_ = false;
+};
+
+// SIGALRM, which ends a wait for the node lock, blocked in this thread and the threads it
+// starts while in scope: it must reach the one thread whose wait is meant to end.
+struct AlarmBlocked {
+    sigset_t old{};
+    AlarmBlocked() {
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, SIGALRM);
+        pthread_sigmask(SIG_BLOCK, &s, &old);
+    }
+    ~AlarmBlocked() { pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+};
+
+void takeAlarms() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGALRM);
+    pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+}  // namespace
+
+TEST_CASE("a queued request taken by the holder cannot be withdrawn until it is given back") {
+    ScratchDir dir;
+    auto q = makeFileClaimQueue(dir.path);
+    auto holder = q->submit(kPoolKey, request("holder"));
+    auto a = q->submit(kPoolKey, request("a"));
+    auto b = q->submit(kPoolKey, request("b"));
+    REQUIRE((holder.ok() && a.ok() && b.ok()));
+    CHECK(q->withdraw(**b));  // before any holder looked: out of the queue
+    auto taken = q->waiting(**holder, 10);
+    REQUIRE(taken.size() == 1);
+    CHECK(taken[0].request.owner.containerId == "a");
+    CHECK_FALSE(q->withdraw(**a));  // its answer is coming
+    CHECK(q->waiting(**holder, 10).empty());
+    q->giveBack(**holder, {taken[0].id});
+    CHECK(q->withdraw(**a));
+    CHECK(q->waiting(**holder, 10).empty());
+}
+
+TEST_CASE(
+    "a queued ADD whose deadline passes while the holder writes its entry gets that entry and its "
+    "reservation") {
+    ScratchDir dir;
+    Harness holder, waiter;
+    waiter.mem = holder.mem;
+    Clock::time_point writeLands = Clock::now();
+    REQUIRE(holder.mem->createPool({"10.1.0.0-24", "10.1.0.0/24", {}, {}}).ok());
+    holder.deps.makeStore = [&](const core::ValidatedConfig&,
+                                Clock::time_point) -> core::Result<StoreHandle> {
+        return StoreHandle{std::make_unique<SlowWrites>(holder.mem, writeLands), "kube-system"};
+    };
+    std::promise<void> held, go;
+    std::shared_future<void> goSignal = go.get_future().share();
+    holder.deps.makeLocker = [&](const core::ValidatedConfig&) {
+        return std::make_unique<GatedLocker>(dir.path, held, goSignal);
+    };
+    holder.deps.makeQueue = [&](const core::ValidatedConfig&) {
+        return makeFileClaimQueue(dir.path);
+    };
+    useNodeFiles(waiter, dir.path);
+    waiter.deps.makeStore = [&](const core::ValidatedConfig&,
+                                Clock::time_point deadline) -> core::Result<StoreHandle> {
+        return StoreHandle{std::make_unique<DeadlineStore>(waiter.mem, deadline), "kube-system"};
+    };
+
+    AlarmBlocked blocked;
+    Outcome h, w;
+    std::thread ht([&] { h = holder.call("ADD", conf(kBig), "holder"); });
+    held.get_future().wait();
+    // Queued behind the holder, with two seconds to go: less than the holder's write takes.
+    // The holder's write lands half a second after the waiter's deadline.
+    writeLands = Clock::now() + std::chrono::milliseconds(2500);
+    std::thread wt([&] {
+        takeAlarms();
+        w = waiter.call("ADD", conf(R"("range":"10.1.0.0/24","deadline_ms":2000)"), "waiter",
+                        "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=waiter");
+    });
+    const std::string qdir = dir.path + "/" + kPoolKey + ".q";
+    auto queued = [&] {  // the holder's own request and the waiter's
+        if (!std::filesystem::exists(qdir)) return false;
+        int n = 0;
+        for (const auto& e : std::filesystem::directory_iterator(qdir))
+            n += e.path().extension() == ".req";
+        return n == 2;
+    };
+    for (int i = 0; i < 500 && !queued(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(queued());
+    go.set_value();
+    ht.join();
+    wt.join();
+
+    REQUIRE(h.exitCode == 0);
+    auto pool = holder.mem->getPool("10.1.0.0-24");
+    REQUIRE(pool.ok());
+    const bool entry = core::findHolder(pool->allocations, "waiter", "net1").has_value();
+    // Before: the waiter gave up at its deadline (code 11) while the holder wrote its entry,
+    // which stayed behind for an ADD that had failed.
+    CHECK_MESSAGE(entry == (w.exitCode == 0), "waiter: " << w.stdoutText);
+    CHECK_MESSAGE(w.exitCode == 0, w.stdoutText);
+    CHECK(pool->allocations.size() == 2);
+    CHECK(holder.mem->listReservations()->size() == 2);
 }
 
 // A flat file in `dir` that names `dir` as a node directory, used as the admin's flat file.
