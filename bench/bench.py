@@ -1171,6 +1171,35 @@ current-context: {WB_SA}
         # are deleted whole instead (the node's journals and locks are the bench's temp dirs).
         self.cleanup_pools([rng])
 
+    # ---- scenario C: ADD with an IPAMClaim through the relay (issue 18); only when named:
+    # bench/run --scenarios C. bench/claim-add does the work on this run's cluster; its lines
+    # "LABEL: n=N p50=X ms p90=Y ms" are read back, and each claim row's p50 set against the
+    # mean of the two plain rows' (issue 18's bar: within 1.3x).
+
+    def sC_claims(self):
+        n = 10 if self.quick else 30
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "claim-add")
+        env = dict(os.environ, N=str(n))
+        log(f"C · allot: {n} ADDs each: plain, empty claim, claim with status, plain again")
+        r = subprocess.run([script], env=env, capture_output=True, text=True, timeout=1800)
+        rows = {}
+        for line in r.stdout.splitlines():
+            m = re.match(r"(.+): n=(\d+) p50=([\d.]+) ms p90=([\d.]+) ms$", line)
+            if m:
+                rows[m.group(1)] = {"n": int(m.group(2)), "p50_ms": float(m.group(3)),
+                                    "p90_ms": float(m.group(4))}
+        out = {"n": n, "rows": rows, "rc": r.returncode}
+        if r.returncode != 0 or len(rows) < 4:
+            out["error"] = (r.stdout + r.stderr)[-2000:]
+        plain = [v["p50_ms"] for k, v in rows.items() if k.startswith("plain")]
+        if plain:
+            base = sum(plain) / len(plain)
+            out["plain_p50_ms"] = base
+            out["ratio_p50"] = {k: v["p50_ms"] / base for k, v in rows.items() if k.startswith("claim")}
+        self.res["scenarios"]["C_claims"] = out
+        for k, v in out.get("ratio_p50", {}).items():
+            log(f"C · {k}: p50 {rows[k]['p50_ms']:.1f} ms, {v:.2f}x plain ({out['plain_p50_ms']:.1f} ms)")
+
     # ---- scenario S: node slices (issue 17); only when named: bench/run --scenarios S
 
     def sS_slices(self):
@@ -1387,7 +1416,7 @@ current-context: {WB_SA}
         sc = self.args.scenarios
         steps = [("1", self.s1_exec), ("2", self.s2_sequential), ("3", self.s3_burst), ("4", self.s4_nodes),
                  ("5", self.s5_fill), ("6", self.s6_reclaim), ("7", self.s7_bytes), ("8", self.s8_fill19),
-                 ("S", self.sS_slices)]
+                 ("S", self.sS_slices), ("C", self.sC_claims)]
         try:
             for key, fn in steps:
                 if key in sc:
@@ -1760,7 +1789,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="small n: for development")
     ap.add_argument("--scenarios", default="1234567",
-                    help="which scenarios to run, e.g. 12 (default 1-7; 8, the /19 fill, and S, node slices, only when named)")
+                    help="which scenarios to run, e.g. 12 (default 1-7; 8, the /19 fill, S, node slices, and C, IPAMClaim ADDs, only when named)")
     ap.add_argument("--tools", default="allot,host-local,whereabouts", help="peers to run (default all)")
     ap.add_argument("--set", action="append", metavar="KEY=JSON",
                     help="override a parameter, e.g. --set 'bursts=[100]' (development)")
