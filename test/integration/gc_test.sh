@@ -379,7 +379,7 @@ t_anomalies() {
   # A live allocation whose reservation vanished, in a pool whose allocations have them.
   if [[ -n "${ALIVE_IP:-}" ]]; then
     kubectl delete overlappingrangeipreservation -n "$POOLNS" "$(res_name "$ALIVE_IP")" >/dev/null || return 1
-    wait_for 10 has_event PoolAnomaly "allocation_without_reservation: $ALIVE_IP " ||
+    wait_for 20 has_event PoolAnomaly "allocation_without_reservation: $ALIVE_IP " ||
       { echo "no allocation_without_reservation Event"; return 1; }
     wait_for 20 res_exists "$(res_name "$ALIVE_IP")" || { echo "reservation of $ALIVE_IP not re-created"; return 1; }
     v=$(gc_metric "$LEADER" 'allot_anomalies_total{kind="allocation_without_reservation"}')
