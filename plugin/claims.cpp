@@ -21,6 +21,21 @@ Result<PodFacts> readPod(ClaimApi& api, const ClaimCall& call, std::string_view 
     return pod;
 }
 
+// args.cni's claim reference (a cni-args map Multus copies), checked; "" when there is none.
+Result<std::string> argsClaimName(const NetConf& net) {
+    if (net.claimRef.empty()) return std::string();
+    return core::claimName(net.claimRef, "args.cni ipam-claim-reference");
+}
+
+// The StatefulSet that owns this pod's address: its controller, when the pod's name is one
+// the set gives its members ("<set>-<ordinal>"). ownerReferences are written by whoever
+// creates the pod, so a pod that is no member keeps Whereabouts' behaviour.
+std::optional<core::StatefulSetRef> stickyOwner(const PodFacts& pod, const ClaimCall& call) {
+    if (!pod.statefulSet || !core::podOrdinal(pod.statefulSet->name, call.podName))
+        return std::nullopt;
+    return pod.statefulSet;
+}
+
 // The claim's name in the pod's selection element for this interface; "" when it names none.
 Result<std::string> claimRefIn(const PodFacts& pod, const ClaimCall& call) {
     auto element = cni::selectionFor(pod.networks, call.ifName);
@@ -100,19 +115,14 @@ Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& c
 }  // namespace
 
 Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& call) {
-    std::string name;
-    if (!net.claimRef.empty()) {
-        auto n = core::claimName(net.claimRef, "args.cni ipam-claim-reference");
-        if (!n) return n.error();
-        name = *n;
-    } else if (!call.podName.empty()) {
+    auto name = argsClaimName(net);
+    if (name && name->empty() && !call.podName.empty()) {
         auto pod = readPod(api, call, "its IPAMClaim reference");
         if (!pod) return pod.error();
-        auto n = claimRefIn(*pod, call);
-        if (!n) return n.error();
-        name = *n;
+        name = claimRefIn(*pod, call);
     }
-    return name.empty() ? name : call.podNamespace + "/" + name;
+    if (!name || name->empty()) return name;
+    return call.podNamespace + "/" + *name;
 }
 
 Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
@@ -120,7 +130,7 @@ Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
                            const ClaimCall& call) {
     const bool claims = net.allowPersistentIps, sticky = cfg.raw.stickyStatefulSets;
     if (claims && !net.claimRef.empty()) {
-        auto name = core::claimName(net.claimRef, "args.cni ipam-claim-reference");
+        auto name = argsClaimName(net);
         if (!name) return name.error();
         return addForClaim(ctx, cfg, net, owner, std::move(requested), api, call, *name);
     }
@@ -133,7 +143,8 @@ Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
         if (!name->empty())
             return addForClaim(ctx, cfg, net, owner, std::move(requested), api, call, *name);
     }
-    if (sticky && pod->statefulSet) owner.claim = core::stickyKey(*pod->statefulSet);
+    if (auto set = sticky ? stickyOwner(*pod, call) : std::nullopt)
+        owner.claim = core::stickyKey(*set);
     return add(ctx, cfg, net, owner, requested);
 }
 

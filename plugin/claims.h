@@ -65,9 +65,10 @@ core::Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const Claim
 // the runtime retries); one whose status lists addresses gets exactly those (already held for
 // the claim by another pod: shared); an empty one is allocated as usual, owned by the claim,
 // then written to its status; Exhausted also writes IPsAllocated=False (SubnetExhausted).
-// No claim, sticky_statefulsets and a pod a StatefulSet controls: the address is owned by
-// the set (core/sticky.h). A pod not found is Transient. InvalidConfig for a malformed
-// networks annotation, a bad reference, or a status address outside the network's ranges.
+// No claim, sticky_statefulsets and a member of a StatefulSet (its controller, and a name
+// "<set>-<ordinal>"): the address is owned by the set (core/sticky.h). A pod not found is
+// Transient. InvalidConfig for a malformed networks annotation, a bad reference, or a status
+// address outside the network's ranges.
 core::Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
                                  const NetConf& net, core::Owner owner,
                                  std::vector<core::IpAddress> requested, ClaimApi& api,

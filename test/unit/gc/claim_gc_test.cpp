@@ -54,12 +54,20 @@ struct FakeClaims : gc::ClaimSource {
     }
 };
 
-struct Fixture {
+// One pool of kPool in kNs, the claims and sets the API shows, and one pass over them.
+struct PassFixture {
     test::FakeCluster fake;
     test::EventLog events;
     gc::Metrics metrics;
     FakeClaims claims;
 
+    bool held(core::u128 off) { return fake.pool(kNs, kPool)->allocations.count(off) != 0; }
+    Result<gc::ClaimPassReport> pass() {
+        return gc::releaseDeletedClaims(fake, claims, {kNs}, events, metrics);
+    }
+};
+
+struct Fixture : PassFixture {
     Fixture() {
         store::Pool p{kPool, "10.1.0.0/24", {}, {}, {}};
         core::Owner a{"src", "vms/launcher-a", "net1", "n1", "uid-a", "blue", "vms/vm-a"};
@@ -69,10 +77,6 @@ struct Fixture {
         fake.putPool(kNs, p);
         fake.putReservation(kNs, {"10.1.0.5", "src", "vms/launcher-a", "net1", ""});
         claims.live = {"vms/vm-a", "vms/vm-b"};
-    }
-    bool held(core::u128 off) { return fake.pool(kNs, kPool)->allocations.count(off) != 0; }
-    Result<gc::ClaimPassReport> pass() {
-        return gc::releaseDeletedClaims(fake, claims, {kNs}, events, metrics);
     }
 };
 
@@ -286,12 +290,7 @@ namespace {
 const core::StatefulSetRef kWeb{"shop", "web", "set-uid"};
 
 // Members web-0 and web-2 of StatefulSet shop/web (replicas 3), their pods deleted.
-struct StickyFixture {
-    test::FakeCluster fake;
-    test::EventLog events;
-    gc::Metrics metrics;
-    FakeClaims claims;
-
+struct StickyFixture : PassFixture {
     StickyFixture() {
         store::Pool p{kPool, "10.1.0.0/24", {}, {}, {}};
         const std::string key = core::stickyKey(kWeb);
@@ -301,10 +300,6 @@ struct StickyFixture {
         fake.putReservation(kNs, {"10.1.0.6", "c2", "shop/web-2", "net1", ""});
         claims.listFails = core::Errc::NotFound;  // no IPAMClaim resource: sets still decided
         claims.sets["shop/web"] = core::StatefulSetView{"set-uid", false, 3, 0};
-    }
-    bool held(core::u128 off) { return fake.pool(kNs, kPool)->allocations.count(off) != 0; }
-    Result<gc::ClaimPassReport> pass() {
-        return gc::releaseDeletedClaims(fake, claims, {kNs}, events, metrics);
     }
 };
 

@@ -246,9 +246,16 @@ TEST_CASE("sticky_statefulsets: a member re-created under its name gets its addr
     auto e = h.mem->getPool("10.0.0.0-29")->allocations.at(1);
     CHECK(e.containerId == "c0-new");
     CHECK(e.claim == "statefulset:vms/web/set-uid");
+    // A pod that names the set as its controller but is no member by name ("<set>-<n>"):
+    // ordinary, so a pod's author cannot pin an address on a set's lifetime.
+    h.api.networks["vms/impostor"] = "";
+    h.api.sets["vms/impostor"] = web;
+    CHECK(address(h.call("ADD", stickyConf(true), "ci", "impostor")) == "10.0.0.4/29");
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(4).claim.empty());
     // A pod no StatefulSet controls is an ordinary pod: its DEL frees it.
     CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(3).claim.empty());
     CHECK(h.call("DEL", stickyConf(true), "c9", "other").exitCode == 0);
+    CHECK(h.call("DEL", stickyConf(true), "ci", "impostor").exitCode == 0);
     CHECK(h.held() == 2);
 }
 
