@@ -3,8 +3,8 @@
 # plugin that deploy/'s DaemonSet installed, and allot-gc runs as that DaemonSet's pods.
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
-#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 6 7 5 (5 removes a node,
-#                                            so it runs last)
+#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 5 (5 removes a
+#                                            node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
 # count, default 40), ALLOT_NODE_TIMEOUT (seconds to wait for pods, default 300).
@@ -154,6 +154,90 @@ check_pods() {
 
 delete_label() { kubectl -n "$ns" delete pods -l "scenario=$1" --wait=true --timeout="${timeout}s" >/dev/null 2>&1; }
 
+# nad_apply NAME RANGE IPAM_EXTRA TOP_EXTRA: an allot NetworkAttachmentDefinition NAME (macvlan
+# on eth0) on RANGE; IPAM_EXTRA and TOP_EXTRA are JSON members, each with a leading comma, for
+# the ipam section and the top level. Its pool is named after RANGE, in kube-system.
+nad_apply() {
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: $1, namespace: $ns}
+spec:
+  config: |
+    {"cniVersion": "1.0.0", "name": "$1", "type": "macvlan", "master": "eth0", "mode": "bridge"$4,
+     "ipam": {"type": "allot", "range": "$2",
+              "kubernetes": {"kubeconfig": "/etc/cni/net.d/allot.d/allot.kubeconfig"}$3}}
+EOF
+}
+
+# net_pod_yaml NAME LABEL NODE NETWORKS: a busybox pod on NODE ("" = any) whose networks
+# annotation is NETWORKS (a JSON list of network-selection elements).
+net_pod_yaml() {
+  cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: $ns
+  labels: {scenario: "$2"}
+  annotations:
+    k8s.v1.cni.cncf.io/networks: '$4'
+spec:
+  terminationGracePeriodSeconds: 1
+  ${3:+nodeSelector: {kubernetes.io/hostname: $3\}}
+  containers:
+  - name: c
+    image: allot.local/busybox:1
+    imagePullPolicy: Never
+    command: ["sleep", "100000"]
+EOF
+}
+
+# allocs POOL: the pool's allocations as one JSON object ({} when it has none or is missing).
+allocs() {
+  local j
+  j=$(kubectl -n "$poolns" get ippools.whereabouts.cni.cncf.io "$1" -o json 2>/dev/null) || { echo '{}'; return; }
+  jq -c '.spec.allocations // {}' <<<"$j"
+}
+# holds POOL PODNAME: POOL has an allocation for $ns/PODNAME (prints its offset).
+holds() { allocs "$1" | jq -er --arg r "$ns/$2" 'to_entries[] | select(.value.podref == $r) | .key'; }
+# holds_offset POOL OFFSET: POOL has an allocation at OFFSET.
+holds_offset() { allocs "$1" | jq -e --arg o "$2" 'has($o)' >/dev/null; }
+
+# wait_for SECONDS CMD...: CMD succeeds within SECONDS.
+wait_for() {
+  local deadline=$(( SECONDS + $1 ))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    (( SECONDS < deadline )) || return 1
+    sleep 2
+  done
+}
+not() { ! "$@"; }
+
+# gc_mode fast|default: allot-gc's repair loop on the DaemonSet, rolled out when it changes:
+# fast is a pass every 2 s, a leak released on its second pass with no grace (the deletion
+# scenarios' ownership rules show in seconds); default is deploy/'s (60 s, 3 passes, 5 min).
+gc_mode() {
+  local env=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE-)
+  [[ "$1" == fast ]] && env=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s)
+  kubectl -n kube-system set env ds/allot -c allot-gc "${env[@]}" >/dev/null &&
+    kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null
+}
+
+# repair_passes: "repair pass:" lines in the logs of the allot-gc pods now running (only the
+# leader runs passes).
+repair_passes() {
+  local n=0 p
+  for p in $(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot -o name); do
+    n=$(( n + $(kubectl -n kube-system logs "$p" -c allot-gc 2>/dev/null | grep -c 'repair pass:') ))
+  done
+  echo "$n"
+}
+# passes_since N K: at least K passes logged since the count was N.
+passes_since() { (( $(repair_passes) >= $1 + $2 )); }
+
 # -------------------------------------------------------------- scenarios ---
 
 s1() {
@@ -186,6 +270,8 @@ s3() {
   local name="3 force deletion while kubelet is stopped: allot-gc frees only dead sandboxes' addresses; kubelet's late DEL is harmless"
   local node=node-$nodes other=node-1
   (( nodes > 1 )) || other=$node
+  # With the default repair loop (5 min grace), only the deletion path decides within the test.
+  gc_mode default || { fail "$name" "allot-gc with deploy/'s settings did not roll out"; return; }
   make_pods s3 4 "$node"
   wait_running s3 4 || { fail "$name" "pods not Running"; return; }
   check_pods s3 || { fail "$name" "address checks failed"; return; }
@@ -213,6 +299,9 @@ s3() {
   done
   make_pods s3b 2 "$other"
   if ! wait_running s3b 2 || ! check_pods s3b; then $undo; fail "$name" "new pods on $other"; return; fi
+  if awk '{print $2}' "$work/s3b.ips" | grep -qxF -e "${ip_of[s3-3]}" -e "${ip_of[s3-4]}"; then
+    $undo; fail "$name" "a new pod got the address of a sandbox that still runs"; return
+  fi
   local before
   before=$(pool_allocs | grep -v "$ns/s3-")
   $undo
@@ -349,6 +438,135 @@ s5() {
   pass "$name"
 }
 
+# s8: a static pod (a manifest in kubelet's staticPodPath). kubelet gives the plugin the
+# static pod's own UID (its config hash); the mirror pod in the API has another UID and names
+# the hash in kubernetes.io/config.mirror. With a repair pass every 2 s and no leak grace, the
+# static pod's entry survives 5 passes while a planted entry for a pod that does not exist is
+# released (the passes do release leaks); removing the manifest frees the address (kubelet's
+# CNI DEL).
+s8() {
+  local name="8 a static pod keeps its address through 5 repair passes (owned through its mirror pod's config.mirror); freed when its manifest goes"
+  local node=node-1 mirror=static-web-node-1 manifest=/etc/kubernetes/manifests/static-web.yaml
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
+  local spec
+  spec=$(net_pod_yaml static-web s8 "" "[{\"name\":\"$nad\"}]" | base64 -w0)
+  "$harness" exec "$node" sh -c "echo $spec | base64 -d >$manifest" ||
+    { fail "$name" "could not write $manifest on $node"; return; }
+  wait_running s8 1 || { fail "$name" "the mirror pod $mirror is not Running"; return; }
+  check_pods s8 || { fail "$name" "address checks failed"; return; }
+  local hash uid euid
+  hash=$(kubectl -n "$ns" get pod "$mirror" -o json | jq -r '.metadata.annotations["kubernetes.io/config.mirror"] // empty')
+  uid=$(kubectl -n "$ns" get pod "$mirror" -o jsonpath='{.metadata.uid}')
+  euid=$(allocs "$pool" | jq -r --arg r "$ns/$mirror" 'to_entries[] | select(.value.podref == $r) | .value.poduid // empty')
+  if [[ -z "$hash" || "$euid" != "$hash" || "$euid" == "$uid" ]]; then
+    fail "$name" "the entry's poduid '$euid' is not the config.mirror '$hash' (mirror pod uid $uid)"; return
+  fi
+  kubectl -n "$poolns" patch ippools.whereabouts.cni.cncf.io "$pool" --type merge \
+    -p "{\"spec\":{\"allocations\":{\"250\":{\"id\":\"ghost-s8\",\"podref\":\"$ns/ghost-s8\",\"ifname\":\"net1\"}}}}" >/dev/null ||
+    { fail "$name" "could not plant a leaked entry"; return; }
+  local p0
+  p0=$(repair_passes)
+  wait_for 120 passes_since "$p0" 5 || { fail "$name" "fewer than 5 repair passes in 120 s"; return; }
+  holds_offset "$pool" 250 && { fail "$name" "the planted leak survived 5 passes (the passes release nothing)"; return; }
+  holds "$pool" "$mirror" >/dev/null || { fail "$name" "the repair loop freed the running static pod's address"; return; }
+  "$harness" exec "$node" rm -f "$manifest"
+  wait_for 120 not holds "$pool" "$mirror" || { fail "$name" "address not freed 120 s after the manifest went"; return; }
+  pass "$name (entry poduid = config.mirror ${hash:0:8}..., mirror uid ${uid:0:8}...; $(( $(repair_passes) - p0 )) passes)"
+}
+
+# s9: IPAMClaims through Multus (allowPersistentIPs): the launcher pod's network-selection
+# element names the claim; allot reads it from the pod, writes the claim's status; a second
+# launcher on the other node (live migration) gets the same address; the address outlives
+# both pods over repair passes and goes with the claim. And a fixed address asked for in the
+# element's `ips` (the delegate declares the ips capability).
+s9() {
+  local name="9 IPAMClaim through Multus: status written, same address on migration, kept without pods, freed with the claim; a fixed address from ips"
+  local cpool=10.78.0.0-24 fpool=10.79.0.0-24 other=node-$nodes
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
+  kubectl apply -f "$root/deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml" >/dev/null &&
+    kubectl wait --for=condition=Established crd/ipamclaims.k8s.cni.cncf.io --timeout=60s >/dev/null ||
+    { fail "$name" "the IPAMClaim CRD did not install"; return; }
+  nad_apply claim-net 10.78.0.0/24 "" ', "allowPersistentIPs": true'
+  nad_apply fixed-net 10.79.0.0/24 "" ', "capabilities": {"ips": true}'
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: k8s.cni.cncf.io/v1alpha1
+kind: IPAMClaim
+metadata: {name: vm1.net1, namespace: $ns}
+spec: {network: claim-net, interface: net1}
+EOF
+  local sel='[{"name":"claim-net","interface":"net1","ipam-claim-reference":"vm1.net1"}]'
+  net_pod_yaml launcher-a s9 node-1 "$sel" | kubectl apply -f - >/dev/null
+  wait_running s9 1 || { fail "$name" "launcher-a not Running"; return; }
+  local a st
+  a=$(pod_ip launcher-a)
+  [[ "$a" == 10.78.0.* ]] || { fail "$name" "launcher-a's net1 has '$a'"; return; }
+  st=$(kubectl -n "$ns" get ipamclaims.k8s.cni.cncf.io vm1.net1 -o json |
+       jq -c '[.status.ips, .status.ownerPod.name, (.status.conditions // [] | map(select(.type == "IPsAllocated")) | .[0].status)]')
+  [[ "$st" == "[[\"$a/24\"],\"launcher-a\",\"True\"]" ]] || { fail "$name" "claim status $st, want $a/24 owned by launcher-a"; return; }
+  net_pod_yaml launcher-b s9 "$other" "$sel" | kubectl apply -f - >/dev/null
+  wait_running s9 2 || { fail "$name" "launcher-b (migration target) not Running"; return; }
+  [[ "$(pod_ip launcher-b)" == "$a" ]] || { fail "$name" "launcher-b got '$(pod_ip launcher-b)', not the claim's $a"; return; }
+  delete_label s9 || { fail "$name" "deleting the launchers did not finish"; return; }
+  local p0
+  p0=$(repair_passes)
+  wait_for 120 passes_since "$p0" 3 || { fail "$name" "fewer than 3 repair passes in 120 s"; return; }
+  holds_offset "$cpool" "${a##*.}" || { fail "$name" "the claim's $a was freed with its pods gone"; return; }
+  kubectl -n "$ns" delete ipamclaims.k8s.cni.cncf.io vm1.net1 --wait=true >/dev/null
+  wait_for 60 not holds_offset "$cpool" "${a##*.}" || { fail "$name" "$a not freed 60 s after the claim was deleted"; return; }
+  net_pod_yaml fixed-a s9f "" '[{"name":"fixed-net","ips":["10.79.0.7/24"]}]' | kubectl apply -f - >/dev/null
+  wait_running s9f 1 || { fail "$name" "fixed-a not Running"; return; }
+  [[ "$(pod_ip fixed-a)" == 10.79.0.7 ]] || { fail "$name" "fixed-a got '$(pod_ip fixed-a)', asked for 10.79.0.7"; return; }
+  holds "$fpool" fixed-a >/dev/null || { fail "$name" "no pool entry for fixed-a"; return; }
+  delete_label s9f
+  pass "$name (claim address $a on node-1 and $other)"
+}
+
+# s10: sticky StatefulSet addresses with the real StatefulSet controller: a member deleted and
+# re-created keeps its address; a scale-down frees the member outside the replicas; deleting
+# the set frees the rest.
+s10() {
+  local name="10 sticky StatefulSet: a re-created member keeps its address, scale-down and deletion free"
+  local spool=10.80.0.0-24
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
+  nad_apply sticky-net 10.80.0.0/24 ', "sticky_statefulsets": true' ""
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: $ns}
+spec:
+  serviceName: db
+  replicas: 2
+  selector: {matchLabels: {scenario: s10}}
+  template:
+    metadata:
+      labels: {scenario: s10}
+      annotations: {k8s.v1.cni.cncf.io/networks: sticky-net}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - {name: c, image: allot.local/busybox:1, imagePullPolicy: Never, command: ["sleep", "100000"]}
+EOF
+  wait_running s10 2 || { fail "$name" "StatefulSet pods not Running"; return; }
+  local a0 a1 uid newuid
+  a0=$(pod_ip db-0); a1=$(pod_ip db-1)
+  [[ "$a0" == 10.80.0.* && "$a1" == 10.80.0.* && "$a0" != "$a1" ]] || { fail "$name" "db-0 '$a0', db-1 '$a1'"; return; }
+  uid=$(kubectl -n "$ns" get pod db-0 -o jsonpath='{.metadata.uid}')
+  kubectl -n "$ns" delete pod db-0 --wait=true >/dev/null
+  local deadline=$(( SECONDS + timeout ))
+  until newuid=$(kubectl -n "$ns" get pod db-0 -o jsonpath='{.metadata.uid}' 2>/dev/null) &&
+        [[ -n "$newuid" && "$newuid" != "$uid" ]] && wait_running s10 2; do
+    (( SECONDS < deadline )) || { fail "$name" "db-0 not re-created and Running"; return; }
+    sleep 2
+  done
+  [[ "$(pod_ip db-0)" == "$a0" ]] || { fail "$name" "re-created db-0 got '$(pod_ip db-0)', had $a0"; return; }
+  kubectl -n "$ns" scale statefulset db --replicas=1 >/dev/null
+  wait_for 120 not holds_offset "$spool" "${a1##*.}" || { fail "$name" "db-1's $a1 not freed after the scale-down"; return; }
+  holds_offset "$spool" "${a0##*.}" || { fail "$name" "db-0's $a0 freed by the scale-down"; return; }
+  kubectl -n "$ns" delete statefulset db --wait=true >/dev/null
+  wait_for 120 not holds_offset "$spool" "${a0##*.}" || { fail "$name" "db-0's $a0 not freed after the set was deleted"; return; }
+  pass "$name (db-0 kept $a0 across re-creation; db-1's $a1 freed on scale-down)"
+}
+
 # ------------------------------------------------------------------- run ---
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allot-node-test.XXXXXX")
@@ -356,7 +574,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 6 7 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS

@@ -51,7 +51,7 @@ for chain in OUTPUT PREROUTING; do
 done
 iptables -t nat -A POSTROUTING -d "${APISERVER_FWD%:*}/32" -p tcp -j MASQUERADE
 
-mkdir -p /opt/cni/bin /etc/cni /etc/containerd /var/log/allot-node
+mkdir -p /opt/cni/bin /etc/cni /etc/containerd /var/log/allot-node /etc/kubernetes/manifests
 cp -a /opt/cni/bin.dist/. /opt/cni/bin/
 rm -rf /etc/cni/net.d
 cp -a /node/cni /etc/cni/net.d
