@@ -414,6 +414,13 @@ class Bench:
         self.audit = Audit(self.env["ALLOT_AUDIT_LOG"])
         self.out = args.out
         os.makedirs(self.out, exist_ok=True)
+        # The plugin reads the kubeconfig allot-gc writes on a node: JSON (parsed with RapidJSON;
+        # YAML costs the plugin about 3 million instructions a call), the same identity.
+        self.plugin_kubeconfig = os.path.join(self.out, "allot.kubeconfig.json")
+        with open(self.plugin_kubeconfig, "w") as f:
+            subprocess.run(["kubectl", "config", "view", "--raw", "--minify", "-o", "json",
+                            f"--kubeconfig={self.allot_kubeconfig}"], stdout=f, check=True)
+        os.chmod(self.plugin_kubeconfig, 0o600)
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.shm = tempfile.mkdtemp(prefix="allot-bench.", dir=shm)    # locks, outputs (like /run)
         self.disk = tempfile.mkdtemp(prefix="allot-bench.")             # journals, host-local data
@@ -517,7 +524,7 @@ class Bench:
         os.makedirs(d, exist_ok=True)
         if tool == "allot":
             lock, journal = self.node_dirs(step, node)
-            ipam = {"type": "allot", "range": rng, "kubernetes": {"kubeconfig": self.allot_kubeconfig},
+            ipam = {"type": "allot", "range": rng, "kubernetes": {"kubeconfig": self.plugin_kubeconfig},
                     "lock_dir": lock, "journal_dir": journal}
             sock = self.relay_for(node) if relay else None
             # No relay: a path where nothing listens, so the plugin goes direct.

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "json/json.h"
 #include "k8s/kubeconfig.h"
 #include "node/files.h"
 
@@ -43,36 +44,46 @@ std::string base64Encode(const std::string& in) {
 
 namespace {
 
-// YAML double-quoted scalar.
-std::string quoted(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
-
 std::string trimmed(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
     return s;
+}
+
+// {"name": name, key: body}: an entry of a kubeconfig's clusters, users or contexts.
+json::Value named(const char* name, const char* key, json::Value body) {
+    json::Value e = json::Value::object();
+    e.set("name", json::Value::string(name));
+    e.set(key, std::move(body));
+    return e;
+}
+
+json::Value listOf(json::Value entry) {
+    json::Value a = json::Value::array();
+    a.push(std::move(entry));
+    return a;
 }
 
 }  // namespace
 
 std::string renderNodeKubeconfig(const std::string& server, const std::string& caPem,
                                  const std::string& token, const std::string& ns) {
-    std::string s;
-    s += "# Written by allot-gc from its ServiceAccount; rewritten when the token rotates.\n";
-    s += "apiVersion: v1\nkind: Config\n";
-    s += "clusters:\n- name: allot\n  cluster:\n    server: " + quoted(server) + "\n";
-    s += "    certificate-authority-data: " + base64Encode(caPem) + "\n";
-    s += "users:\n- name: allot\n  user:\n    token: " + quoted(token) + "\n";
-    s += "contexts:\n- name: allot\n  context:\n    cluster: allot\n    user: allot\n    "
-         "namespace: " +
-         quoted(ns) + "\n";
-    s += "current-context: allot\n";
-    return s;
+    json::Value cluster = json::Value::object();
+    cluster.set("server", json::Value::string(server));
+    cluster.set("certificate-authority-data", json::Value::string(base64Encode(caPem)));
+    json::Value user = json::Value::object();
+    user.set("token", json::Value::string(token));
+    json::Value context = json::Value::object();
+    context.set("cluster", json::Value::string("allot"));
+    context.set("user", json::Value::string("allot"));
+    context.set("namespace", json::Value::string(ns));
+    json::Value k = json::Value::object();
+    k.set("apiVersion", json::Value::string("v1"));
+    k.set("kind", json::Value::string("Config"));
+    k.set("clusters", listOf(named("allot", "cluster", std::move(cluster))));
+    k.set("users", listOf(named("allot", "user", std::move(user))));
+    k.set("contexts", listOf(named("allot", "context", std::move(context))));
+    k.set("current-context", json::Value::string("allot"));
+    return k.dump() + "\n";
 }
 
 core::Result<bool> NodeKubeconfig::refresh() {

@@ -12,8 +12,9 @@
 
 namespace allot::gc {
 
-// The kubeconfig text: one cluster (server, CA data), one user (token), one context whose
-// namespace is the pool namespace.
+// The kubeconfig text, in JSON (which kubectl and client-go read, and the plugin parses far
+// faster than YAML: k8s/kubeconfig.cpp): one cluster (server, CA data), one user (token), one
+// context whose namespace is the pool namespace.
 std::string renderNodeKubeconfig(const std::string& server, const std::string& caPem,
                                  const std::string& token, const std::string& ns);
 

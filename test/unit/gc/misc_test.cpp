@@ -1,4 +1,6 @@
 #include <doctest/doctest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/lease.h"
@@ -6,6 +8,7 @@
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/release.h"
+#include "k8s/kubeconfig.h"
 #include "k8s/timestamp.h"
 
 using namespace allot;
@@ -23,18 +26,29 @@ TEST_CASE("Kubernetes timestamps round-trip, with and without microseconds") {
         CHECK_FALSE(k8s::parseTime(bad));
 }
 
-TEST_CASE("the node kubeconfig embeds the server, CA and token, and names the pool namespace") {
+TEST_CASE(
+    "the node kubeconfig is JSON that the plugin loads: server, CA, token and the pool namespace") {
     CHECK(gc::base64Encode("") == "");
     CHECK(gc::base64Encode("f") == "Zg==");
     CHECK(gc::base64Encode("fo") == "Zm8=");
     CHECK(gc::base64Encode("foo") == "Zm9v");
     const std::string k =
         gc::renderNodeKubeconfig("https://10.96.0.1:443", "PEM", "tok\"en", "kube-system");
-    CHECK(k.find("server: \"https://10.96.0.1:443\"") != std::string::npos);
-    CHECK(k.find("certificate-authority-data: UEVN") != std::string::npos);
-    CHECK(k.find("token: \"tok\\\"en\"") != std::string::npos);
-    CHECK(k.find("namespace: \"kube-system\"") != std::string::npos);
-    CHECK(k.find("current-context: allot") != std::string::npos);
+    // JSON, read back by the plugin's own loader.
+    char path[] = "/tmp/allot-node-kubeconfig-XXXXXX";
+    const int fd = ::mkstemp(path);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, k.data(), k.size()) == static_cast<ssize_t>(k.size()));
+    ::close(fd);
+    auto cfg = k8s::loadKubeconfig(path);
+    ::unlink(path);
+    REQUIRE(cfg.ok());
+    CHECK(cfg->server == "https://10.96.0.1:443");
+    CHECK(cfg->caData == "PEM");
+    CHECK(cfg->token == "tok\"en");
+    CHECK(cfg->namespace_ == "kube-system");
+    CHECK(cfg->identity == "user \"allot\" of context \"allot\"");
+    CHECK(k.front() == '{');
 }
 
 TEST_CASE("lease decisions: free, released, ours, or observed unrenewed for its duration") {

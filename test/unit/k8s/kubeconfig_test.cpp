@@ -114,6 +114,51 @@ TEST_CASE("a kubeconfig with inline data yields decoded PEM and the current cont
     CHECK(cfg->identity == "user \"admin\" of context \"admin@prod\"");
 }
 
+TEST_CASE(
+    "a JSON kubeconfig loads exactly as its YAML form; JSON that is not strict goes to YAML") {
+    TempDir dir;
+    const std::string json = std::string(R"({"apiVersion": "v1", "kind": "Config",
+ "clusters": [{"name": "prod", "cluster": {"server": "https://10.0.0.1:6443/",
+   "certificate-authority-data": ")") +
+                             kCaB64 + R"("}},
+  {"name": "staging", "cluster": {"server": "https://staging.example:6443", "insecure-skip-tls-verify": true}}],
+ "users": [{"name": "admin", "user": {"client-certificate-data": ")" +
+                             kCertB64 + R"(", "client-key-data": ")" + kKeyB64 + R"("}},
+  {"name": "robot", "user": {"token": "abc.def.ghi"}}],
+ "contexts": [{"name": "admin@prod", "context": {"cluster": "prod", "user": "admin", "namespace": "networking"}},
+  {"name": "robot@staging", "context": {"cluster": "staging", "user": "robot", "namespace": null}}],
+ "current-context": "admin@prod", "preferences": {}, "extensions": [1, 2.5, false]})";
+    const auto viaJson = dir.write("config.json", json);
+    const auto viaYaml = dir.write("config.yaml", inlineKubeconfig());
+    for (const char* ctx : {"", "robot@staging"}) {
+        auto a = loadKubeconfig(viaJson, ctx);
+        auto b = loadKubeconfig(viaYaml, ctx);
+        REQUIRE(a.ok());
+        REQUIRE(b.ok());
+        CHECK(a->server == b->server);
+        CHECK(a->caData == b->caData);
+        CHECK(a->clientCertData == b->clientCertData);
+        CHECK(a->clientKeyData == b->clientKeyData);
+        CHECK(a->token == b->token);
+        CHECK(a->insecureSkipTlsVerify == b->insecureSkipTlsVerify);
+        CHECK(a->namespace_ == b->namespace_);
+        CHECK(a->identity == b->identity);
+    }
+    // YAML flow style (unquoted keys) is not JSON: yaml-cpp reads it.
+    auto flow = loadKubeconfig(
+        dir.write("flow", R"({clusters: [{name: c, cluster: {server: "https://f:1"}}],
+ users: [{name: u, user: {token: t}}], contexts: [{name: x, context: {cluster: c, user: u}}],
+ current-context: x})"));
+    REQUIRE(flow.ok());
+    CHECK(flow->server == "https://f:1");
+    // A JSON kubeconfig with a wrong type is still an error naming the key.
+    auto bad = loadKubeconfig(
+        dir.write("bad.json", R"({"clusters": [{"name": "c", "cluster": {"server": ["x"]}}],
+ "users": [], "contexts": [{"name": "x", "context": {"cluster": "c"}}], "current-context": "x"})"));
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message.find("server") != std::string::npos);
+}
+
 TEST_CASE("an explicit context overrides current-context and picks its cluster and token") {
     TempDir dir;
     auto cfg = loadKubeconfig(dir.write("config", inlineKubeconfig()), "robot@staging");
