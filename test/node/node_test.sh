@@ -60,26 +60,7 @@ EOF
 }
 
 # pod_yaml NAME LABEL [NODE]: a busybox pod on the secondary network.
-pod_yaml() {
-  cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: $1
-  namespace: $ns
-  labels: {scenario: "$2"}
-  annotations: {k8s.v1.cni.cncf.io/networks: $nad}
-spec:
-  terminationGracePeriodSeconds: 1
-  ${3:+nodeSelector: {kubernetes.io/hostname: $3\}}
-  containers:
-  - name: c
-    image: allot.local/busybox:1
-    imagePullPolicy: Never
-    command: ["sleep", "100000"]
-EOF
-}
+pod_yaml() { net_pod_yaml "$1" "$2" "${3:-}" "$nad"; }
 
 # make_pods LABEL COUNT [NODE]: create COUNT pods at once, named LABEL-1 ... LABEL-COUNT.
 make_pods() {
