@@ -31,32 +31,14 @@ fail() { results+=("not ok - $1: $2"); echo "not ok - $1: $2"; failed=$((failed 
 
 # -------------------------------------------------------------- helpers ---
 
-# apply_nad TYPE: the NetworkAttachmentDefinition, macvlan on each node's eth0, with IPAM
-# TYPE (allot or whereabouts) on $range. Whereabouts runs with an identity of its own, as it
-# would in a cluster migrating from it (it needs Leases, which allot's plugin identity lacks):
-# here the node's admin kubeconfig that Multus uses; both keep pools in kube-system.
+# apply_nad TYPE: the scenario network $nad on $range with IPAM TYPE (allot or whereabouts).
+# Whereabouts runs with an identity of its own, as it would in a cluster migrating from it (it
+# needs Leases, which allot's plugin identity lacks): here the node's admin kubeconfig that
+# Multus uses; both keep pools in kube-system.
 apply_nad() {
   local kubeconfig=/etc/cni/net.d/allot.d/allot.kubeconfig
   [[ "$1" == whereabouts ]] && kubeconfig=/etc/cni/net.d/multus.d/multus.kubeconfig
-  kubectl apply -f - >/dev/null <<EOF
-apiVersion: k8s.cni.cncf.io/v1
-kind: NetworkAttachmentDefinition
-metadata: {name: $nad, namespace: $ns}
-spec:
-  config: |
-    {
-      "cniVersion": "1.0.0",
-      "name": "$nad",
-      "type": "macvlan",
-      "master": "eth0",
-      "mode": "bridge",
-      "ipam": {
-        "type": "$1",
-        "range": "$range",
-        "kubernetes": {"kubeconfig": "$kubeconfig"}
-      }
-    }
-EOF
+  nad_apply "$nad" "$range" "" "" "$1" "$kubeconfig"
 }
 
 # pod_yaml NAME LABEL [NODE]: a busybox pod on the secondary network.
@@ -135,10 +117,12 @@ check_pods() {
 
 delete_label() { kubectl -n "$ns" delete pods -l "scenario=$1" --wait=true --timeout="${timeout}s" >/dev/null 2>&1; }
 
-# nad_apply NAME RANGE IPAM_EXTRA TOP_EXTRA: an allot NetworkAttachmentDefinition NAME (macvlan
-# on eth0) on RANGE; IPAM_EXTRA and TOP_EXTRA are JSON members, each with a leading comma, for
+# nad_apply NAME RANGE IPAM_EXTRA TOP_EXTRA [TYPE] [KUBECONFIG]: a NetworkAttachmentDefinition
+# NAME (macvlan on each node's eth0) with IPAM TYPE (default allot, with the plugin's node
+# kubeconfig) on RANGE; IPAM_EXTRA and TOP_EXTRA are JSON members, each with a leading comma, for
 # the ipam section and the top level. Its pool is named after RANGE, in kube-system.
 nad_apply() {
+  local type=${5:-allot} kubeconfig=${6:-/etc/cni/net.d/allot.d/allot.kubeconfig}
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: k8s.cni.cncf.io/v1
 kind: NetworkAttachmentDefinition
@@ -146,9 +130,42 @@ metadata: {name: $1, namespace: $ns}
 spec:
   config: |
     {"cniVersion": "1.0.0", "name": "$1", "type": "macvlan", "master": "eth0", "mode": "bridge"$4,
-     "ipam": {"type": "allot", "range": "$2",
-              "kubernetes": {"kubeconfig": "/etc/cni/net.d/allot.d/allot.kubeconfig"}$3}}
+     "ipam": {"type": "$type", "range": "$2", "kubernetes": {"kubeconfig": "$kubeconfig"}$3}}
 EOF
+}
+
+# apply_sts NAME LABEL REPLICAS NETWORK: a StatefulSet of busybox pods on NETWORK.
+apply_sts() {
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $1, namespace: $ns}
+spec:
+  serviceName: $1
+  replicas: $3
+  selector: {matchLabels: {scenario: $2}}
+  template:
+    metadata:
+      labels: {scenario: $2}
+      annotations: {k8s.v1.cni.cncf.io/networks: $4}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - {name: c, image: allot.local/busybox:1, imagePullPolicy: Never, command: ["sleep", "100000"]}
+EOF
+}
+
+# recreate_member POD LABEL COUNT: delete a StatefulSet's POD and wait (within $timeout) until
+# the controller has re-created it (another UID) and all COUNT pods with LABEL are Running.
+recreate_member() {
+  local uid newuid deadline=$(( SECONDS + timeout ))
+  uid=$(kubectl -n "$ns" get pod "$1" -o jsonpath='{.metadata.uid}')
+  kubectl -n "$ns" delete pod "$1" --wait=true >/dev/null
+  until newuid=$(kubectl -n "$ns" get pod "$1" -o jsonpath='{.metadata.uid}' 2>/dev/null) &&
+        [[ -n "$newuid" && "$newuid" != "$uid" ]] && wait_running "$2" "$3"; do
+    (( SECONDS < deadline )) || return 1
+    sleep 2
+  done
 }
 
 # net_pod_yaml NAME LABEL NODE NETWORKS: a busybox pod on NODE ("" = any) whose networks
@@ -309,35 +326,12 @@ s3() {
 
 s4() {
   local name="4 a StatefulSet pod deleted and re-created keeps a correct address"
-  kubectl apply -f - >/dev/null <<EOF
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: web, namespace: $ns}
-spec:
-  serviceName: web
-  replicas: 3
-  selector: {matchLabels: {scenario: s4}}
-  template:
-    metadata:
-      labels: {scenario: s4}
-      annotations: {k8s.v1.cni.cncf.io/networks: $nad}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - {name: c, image: allot.local/busybox:1, imagePullPolicy: Never, command: ["sleep", "100000"]}
-EOF
+  apply_sts web s4 3 "$nad"
   wait_running s4 3 || { fail "$name" "StatefulSet pods not Running"; return; }
   check_pods s4 || { fail "$name" "address checks failed"; return; }
-  local uid newuid old new
-  uid=$(kubectl -n "$ns" get pod web-0 -o jsonpath='{.metadata.uid}')
+  local old new
   old=$(awk '$1 == "web-0" {print $2}' "$work/s4.ips")
-  kubectl -n "$ns" delete pod web-0 --wait=true >/dev/null
-  local deadline=$(( SECONDS + timeout ))
-  until newuid=$(kubectl -n "$ns" get pod web-0 -o jsonpath='{.metadata.uid}' 2>/dev/null) &&
-        [[ -n "$newuid" && "$newuid" != "$uid" ]] && wait_running s4 3; do
-    (( SECONDS < deadline )) || { fail "$name" "web-0 not re-created and Running"; return; }
-    sleep 2
-  done
+  recreate_member web-0 s4 3 || { fail "$name" "web-0 not re-created and Running"; return; }
   # Let any late release of the old pod land, then check again.
   sleep 20
   check_pods s4 || { fail "$name" "address checks failed after re-creation"; return; }
@@ -510,35 +504,12 @@ s10() {
   local spool=10.80.0.0-24
   gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
   nad_apply sticky-net 10.80.0.0/24 ', "sticky_statefulsets": true' ""
-  kubectl apply -f - >/dev/null <<EOF
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db, namespace: $ns}
-spec:
-  serviceName: db
-  replicas: 2
-  selector: {matchLabels: {scenario: s10}}
-  template:
-    metadata:
-      labels: {scenario: s10}
-      annotations: {k8s.v1.cni.cncf.io/networks: sticky-net}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers:
-      - {name: c, image: allot.local/busybox:1, imagePullPolicy: Never, command: ["sleep", "100000"]}
-EOF
+  apply_sts db s10 2 sticky-net
   wait_running s10 2 || { fail "$name" "StatefulSet pods not Running"; return; }
-  local a0 a1 uid newuid
+  local a0 a1
   a0=$(pod_ip db-0); a1=$(pod_ip db-1)
   [[ "$a0" == 10.80.0.* && "$a1" == 10.80.0.* && "$a0" != "$a1" ]] || { fail "$name" "db-0 '$a0', db-1 '$a1'"; return; }
-  uid=$(kubectl -n "$ns" get pod db-0 -o jsonpath='{.metadata.uid}')
-  kubectl -n "$ns" delete pod db-0 --wait=true >/dev/null
-  local deadline=$(( SECONDS + timeout ))
-  until newuid=$(kubectl -n "$ns" get pod db-0 -o jsonpath='{.metadata.uid}' 2>/dev/null) &&
-        [[ -n "$newuid" && "$newuid" != "$uid" ]] && wait_running s10 2; do
-    (( SECONDS < deadline )) || { fail "$name" "db-0 not re-created and Running"; return; }
-    sleep 2
-  done
+  recreate_member db-0 s10 2 || { fail "$name" "db-0 not re-created and Running"; return; }
   [[ "$(pod_ip db-0)" == "$a0" ]] || { fail "$name" "re-created db-0 got '$(pod_ip db-0)', had $a0"; return; }
   kubectl -n "$ns" scale statefulset db --replicas=1 >/dev/null
   wait_for 120 not holds_offset "$spool" "${a1##*.}" || { fail "$name" "db-1's $a1 not freed after the scale-down"; return; }
