@@ -237,8 +237,8 @@ Result<json::Value> Client::call(const char* verb, std::string_view method, cons
     return v;
 }
 
-Result<json::Value> Client::get(const std::string& path) {
-    return call("get", "GET", path, {}, {});
+Result<json::Value> Client::get(const std::string& path, const std::vector<json::Tap>& taps) {
+    return call("get", "GET", path, {}, {}, taps);
 }
 
 Result<json::Value> Client::create(const std::string& path, const json::Value& body) {
@@ -247,6 +247,11 @@ Result<json::Value> Client::create(const std::string& path, const json::Value& b
 
 Result<json::Value> Client::replace(const std::string& path, const json::Value& body) {
     return call("update", "PUT", path, body.dump(), "application/json");
+}
+
+Result<json::Value> Client::replaceEncoded(const std::string& path, const std::string& body,
+                                           const std::vector<json::Tap>& taps) {
+    return call("update", "PUT", path, body, "application/json", taps);
 }
 
 Result<json::Value> Client::patch(const std::string& path, const json::Value& body, PatchType type,

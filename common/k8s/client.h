@@ -67,13 +67,17 @@ class Client {
         return fromConfig(std::move(cfg), Options{});
     }
 
-    // The decoded object. NotFound when absent.
-    core::Result<json::Value> get(const std::string& path);
+    // The decoded object. NotFound when absent. `taps` take parts of it as they are parsed
+    // (json::Tap): what they take is not in the tree returned.
+    core::Result<json::Value> get(const std::string& path, const std::vector<json::Tap>& taps = {});
     // POST to a collection path; the created object. AlreadyExists when the name is taken.
     core::Result<json::Value> create(const std::string& path, const json::Value& body);
     // PUT; the stored object. Conflict when body's metadata.resourceVersion is stale;
     // NotFound when absent.
     core::Result<json::Value> replace(const std::string& path, const json::Value& body);
+    // As replace, with the body already encoded, and `taps` as get's.
+    core::Result<json::Value> replaceEncoded(const std::string& path, const std::string& body,
+                                             const std::vector<json::Tap>& taps);
     // PATCH; the patched object. NotFound when absent; Conflict when a resourceVersion inside
     // the patch is stale or (Apply without force) fields are owned by another manager.
     core::Result<json::Value> patch(const std::string& path, const json::Value& body,

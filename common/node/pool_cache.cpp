@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <charconv>
+#include <string_view>
+
 #include "json/json.h"
 #include "node/files.h"
 #include "store/pool_codec.h"
@@ -12,23 +15,46 @@ namespace {
 
 constexpr size_t kMaxCacheFile = 4u << 20;  // an IPPool is at most etcd's 1.5 MiB
 
+// A cache file: a header line, "allot-pool-cache 2 <resourceVersion> <overhead>", then the
+// object as last written (Pool::written, whose own resourceVersion is the one it replaced) or
+// as read. A file in another form (an older allot's) is not read: the pool is read again.
+constexpr std::string_view kHeader = "allot-pool-cache 2 ";
+
 class FileCache : public PoolCache {
   public:
     explicit FileCache(std::string dir) : dir_(std::move(dir)) {}
 
     std::optional<store::Pool> load(const std::string& ns, const std::string& pool) override {
         auto text = readSmall(path(ns, pool), kMaxCacheFile);
-        if (!text) return std::nullopt;
-        auto v = json::parse(*text);
+        if (!text || text->compare(0, kHeader.size(), kHeader) != 0) return std::nullopt;
+        const size_t eol = text->find('\n');
+        if (eol == std::string::npos) return std::nullopt;
+        const std::string_view header =
+            std::string_view(*text).substr(kHeader.size(), eol - kHeader.size());
+        const size_t space = header.find(' ');
+        size_t overhead = 0;
+        if (space == 0 || space == std::string_view::npos) return std::nullopt;
+        const std::string rv(header.substr(0, space));
+        const char* end = header.data() + header.size();
+        auto [at, ec] = std::from_chars(header.data() + space + 1, end, overhead);
+        if (ec != std::errc() || at != end) return std::nullopt;
+        store::PoolStreamDecoder decoder;  // entries decoded as parsed
+        auto v = json::parse(std::string_view(*text).substr(eol + 1), decoder.taps());
         if (!v) return std::nullopt;
-        auto p = store::decodePool(*v);
-        if (!p || p->name != pool || p->resourceVersion.empty()) return std::nullopt;
+        auto p = decoder.finish(*v);
+        if (!p || p->name != pool) return std::nullopt;
+        p->resourceVersion = rv;
+        p->stored.overhead = overhead;
+        p->stored.bytes += overhead;
         return *p;
     }
     void save(const std::string& ns, const store::Pool& pool) override {
         // A stale file only costs a Conflict.
-        if (makeDirs(dir_, 0700))
-            (void)writeAtomic(path(ns, pool.name), store::encodePool(pool, "").dump());
+        if (pool.resourceVersion.empty() || !makeDirs(dir_, 0700)) return;
+        std::string text = std::string(kHeader) + pool.resourceVersion + " " +
+                           std::to_string(pool.stored.overhead) + "\n";
+        text += pool.written.empty() ? store::encodePool(pool, "").dump() : pool.written;
+        (void)writeAtomic(path(ns, pool.name), text);
     }
     void drop(const std::string& ns, const std::string& pool) override {
         ::unlink(path(ns, pool).c_str());

@@ -28,9 +28,10 @@ Result<T> K8sStore::seen(Result<T> r) {
 }
 
 Result<Pool> K8sStore::getPool(const std::string& name) {
-    auto obj = seen(client_->get(k8s::objectPath(k8s::kIPPool, ns_, name)));
+    PoolStreamDecoder decoder;  // entries decoded as parsed: the pool is not held as a tree
+    auto obj = seen(client_->get(k8s::objectPath(k8s::kIPPool, ns_, name), decoder.taps()));
     if (!obj) return obj.error();
-    return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + name);
+    return decoded(decoder.finish(*obj), "IPPool " + ns_ + "/" + name);
 }
 
 Result<Pool> K8sStore::createPool(const Pool& pool) {
@@ -47,11 +48,15 @@ Result<Pool> K8sStore::updatePool(const Pool& pool) {
         return makeError(Errc::Internal,
                          "updatePool without a resourceVersion would be unconditional");
     Pool p = pool;
+    p.written.clear();
     if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
-    auto obj =
-        seen(client_->replace(k8s::objectPath(k8s::kIPPool, ns_, pool.name), encodePool(p, ns_)));
+    std::string text = encodePool(p, ns_).dump();
+    PoolWriteDecoder answer;  // the answer's spec is what was sent: not decoded again
+    auto obj = seen(client_->replaceEncoded(k8s::objectPath(k8s::kIPPool, ns_, pool.name), text,
+                                            answer.taps()));
     if (!obj) return obj.error();
-    return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
+    return decoded(answer.finish(std::move(p), std::move(text), *obj),
+                   "IPPool " + ns_ + "/" + pool.name);
 }
 
 Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) {

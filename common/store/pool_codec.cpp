@@ -255,25 +255,55 @@ Result<Pool> decodePool(const json::Value& obj) {
     return decodeRest(obj, Pool{}, claims, std::nullopt);
 }
 
+namespace {
+
+// metadata.managedFields measured, not built: its size goes to `into`.
+json::Tap managedFieldsTap(std::optional<size_t>& into) {
+    return {{"metadata", "managedFields"},
+            [&into](const std::string&, json::Value& size) {
+                into.reset();
+                if (auto n = size.asInt()) into = static_cast<size_t>(*n);
+                return true;
+            },
+            true};
+}
+
+}  // namespace
+
 std::vector<json::Tap> PoolStreamDecoder::taps() {
     return {{{"spec", "allocations", "*"},
              [this](const std::string& key, json::Value& entry) {
                  decodeEntry(key, entry, pool_, claims_);
                  return true;
              }},
-            {{"metadata", "managedFields"},
-             [this](const std::string&, json::Value& size) {
-                 managedFieldsBytes_.reset();
-                 if (auto n = size.asInt()) managedFieldsBytes_ = static_cast<size_t>(*n);
-                 return true;
-             },
-             true}};
+            managedFieldsTap(managedFieldsBytes_)};
 }
 
 Result<Pool> PoolStreamDecoder::finish(const json::Value& rest) {
     Pool p = std::exchange(pool_, Pool{});
     OffsetClaims claims = std::exchange(claims_, {});
     return decodeRest(rest, std::move(p), claims, std::exchange(managedFieldsBytes_, {}));
+}
+
+std::vector<json::Tap> PoolWriteDecoder::taps() {
+    return {{{"spec"}, [](const std::string&, json::Value&) { return true; }, true},
+            managedFieldsTap(managedFieldsBytes_)};
+}
+
+Result<Pool> PoolWriteDecoder::finish(Pool sent, std::string sentText, const json::Value& answer) {
+    if (!answer.isObject())
+        return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + answer.typeName());
+    std::string ns;
+    if (auto m = decodeMeta(answer, sent, ns, std::exchange(managedFieldsBytes_, {})); !m)
+        return m.error();
+    if (sent.resourceVersion.empty())
+        return makeError(Errc::Invalid,
+                         "IPPool " + sent.name + ": the answer has no resourceVersion");
+    const PoolSize size = poolSize(sent, ns);
+    sent.stored.bytes = size.bytes + sent.stored.overhead;
+    sent.stored.entries = size.entries;
+    sent.written = std::move(sentText);
+    return sent;
 }
 
 namespace {

@@ -52,6 +52,22 @@ class PoolStreamDecoder {
     std::optional<size_t> managedFieldsBytes_;
 };
 
+// The pool a write stored, from the API server's answer to the PUT of `sentText` (`sent`
+// encoded): sent's spec and entries, which the server stored as sent, with the answer's
+// metadata (the new resourceVersion, what the server set, managedFields measured). The
+// answer's spec is skipped as it is parsed, not built and decoded again: on a pool of many
+// entries that was most of a write's cost. A server that prunes fields it does not know (a
+// CRD without allot's schema) stores less than was sent: this pool then still holds them, and
+// a later read shows what was kept. The result's `written` is sentText.
+class PoolWriteDecoder {
+  public:
+    std::vector<json::Tap> taps();
+    Result<Pool> finish(Pool sent, std::string sentText, const json::Value& answer);
+
+  private:
+    std::optional<size_t> managedFieldsBytes_;
+};
+
 // Encodes a full IPPool object (metadata.name/namespace/resourceVersion, spec): every entry
 // of `allocations` except the placeholders of undecoded entries, which are written verbatim,
 // with the unknown fields of each entry still held by the owner they were read with.

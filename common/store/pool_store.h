@@ -75,6 +75,10 @@ struct Pool {
     // Why that annotation could not be read ("" when read, or absent): the log then reads
     // empty, and the annotation is kept verbatim until a write with a cooldown replaces it.
     std::string releasedUnreadable = {};
+    // The object as a store's write sent it (JSON text, with the resourceVersion it replaced),
+    // on the pool that write returns: a node's cache keeps this text instead of encoding the
+    // pool again. Empty on any other pool.
+    std::string written = {};
 };
 
 // One OverlappingRangeIPReservation: an IP claimed cluster-wide.

@@ -18,8 +18,10 @@
 #include "../store/store_ref.h"
 #include "node/claim_queue.h"
 #include "node/file_lock.h"
+#include "node/files.h"
 #include "node/pool_cache.h"
 #include "store/memory_store.h"
+#include "store/pool_codec.h"
 
 using namespace allot;
 using namespace allot::plugin;
@@ -957,6 +959,34 @@ TEST_CASE("the pool cache keeps the same pool name in two namespaces apart") {
     CHECK(back->allocations.size() == 1);
     cache->drop("team-b", "10.1.0.0-24");
     CHECK(cache->load("team-a", "10.1.0.0-24").has_value());
+}
+
+TEST_CASE("the pool cache keeps a write's text as sent, under the resourceVersion it got") {
+    ScratchDir dir;
+    auto cache = makeFileCache(dir.path);
+    store::Pool p{"10.1.0.0-24", "10.1.0.0/24", {}, "7"};
+    p.allocations[5] = core::Owner{"c1", "ns/p", "net1", "node-a", "", "net"};
+    p.written = store::encodePool(p, "kube-system").dump();  // sent over version 7
+    p.allocations[6] = core::Owner{"not-sent", "ns/q", "net1", "node-a", "", "net"};
+    p.resourceVersion = "8";  // the answer's
+    p.stored.overhead = 120;
+    cache->save("kube-system", p);
+    auto back = cache->load("kube-system", "10.1.0.0-24");
+    REQUIRE(back.has_value());
+    CHECK(back->resourceVersion == "8");
+    CHECK(back->allocations.size() == 1);  // the text is what is kept
+    CHECK(back->allocations.at(5).containerId == "c1");
+    CHECK(back->stored.overhead == 120);
+    CHECK(back->written.empty());
+    // A file in another form (an older allot's, or damaged) is a miss, never an error.
+    const std::string file =
+        dir.path + "/" + node::poolFileName("kube-system.10.1.0.0-24") + ".cache";
+    for (std::string bad : {p.written, std::string("allot-pool-cache 2 8\n") + p.written,
+                            std::string("allot-pool-cache 2 8 x\n") + p.written,
+                            std::string("allot-pool-cache 2 8 0\n{")}) {
+        std::ofstream(file, std::ios::trunc) << bad;
+        CHECK_FALSE(cache->load("kube-system", "10.1.0.0-24").has_value());
+    }
 }
 
 TEST_CASE(

@@ -456,3 +456,49 @@ TEST_CASE(
     CHECK(rest->dump() == R"({"metadata":{"resourceVersion":"8"},"items":[]})");
     CHECK(i == 3);
 }
+
+TEST_CASE("a write's answer gives the pool sent, with the server's metadata, and no spec decoded") {
+    store::Pool sent{"10.0.0.0-24", "10.0.0.0/24", {}, "41"};
+    sent.allocations[5] = core::Owner{"c5", "ns/p", "net1", "node-a", "uid5", "net"};
+    sent.released.keepS = 30;
+    sent.released.at[9] = 1700000000;
+    const std::string text = store::encodePool(sent, "kube-system").dump();
+    // The server's answer: a new resourceVersion, fields it sets, managedFields; its spec is
+    // not read (here it differs from what was sent, which a real server never does).
+    auto answerText =
+        R"({"apiVersion":"whereabouts.cni.cncf.io/v1alpha1","kind":"IPPool","metadata":{
+        "annotations":{"allot.cni.cncf.io/released":"{\"keep\":30,\"at\":{\"9\":1700000000}}"},
+        "generation":3,"managedFields":[{"manager":"allot","operation":"Update"}],
+        "name":"10.0.0.0-24","namespace":"kube-system","resourceVersion":"42","uid":"u-1"},
+        "spec":{"range":"10.0.0.0/24","allocations":{"6":{"id":"other","podref":"ns/q"}}}})";
+    store::PoolWriteDecoder answer;
+    auto tree = json::parse(answerText, answer.taps());
+    REQUIRE(tree.ok());
+    CHECK(tree->find("spec") == nullptr);  // skipped while parsed, never built
+    auto got = answer.finish(sent, text, *tree);
+    REQUIRE(got.ok());
+    CHECK(got->resourceVersion == "42");
+    CHECK(got->allocations == sent.allocations);
+    CHECK(got->released == sent.released);
+    CHECK(got->written == text);
+    const std::string managed = R"([{"manager":"allot","operation":"Update"}])";
+    CHECK(got->stored.overhead == managed.size() + std::string(",\"managedFields\":").size());
+    CHECK(got->stored.entries == 1);
+    // What a read of that object decodes to, apart from the entry the test's answer changed.
+    auto read = store::decodePool(*json::parse(answerText));
+    REQUIRE(read.ok());
+    CHECK(got->meta == read->meta);
+    CHECK(got->stored.overhead == read->stored.overhead);
+}
+
+TEST_CASE("a write's answer without a resourceVersion, or not an object, is Invalid") {
+    store::Pool sent{"p", "10.0.0.0/24", {}, "41"};
+    for (const char* text : {R"({"metadata":{"name":"p"},"spec":{}})", "[]"}) {
+        store::PoolWriteDecoder answer;
+        auto tree = json::parse(text, answer.taps());
+        REQUIRE(tree.ok());
+        auto got = answer.finish(sent, "{}", *tree);
+        REQUIRE_FALSE(got.ok());
+        CHECK(got.code() == core::Errc::Invalid);
+    }
+}
