@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cni/net_config.h"
+#include "gc-sidecar/claim_copy.h"
 #include "gc-sidecar/claim_gc.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/http_server.h"
@@ -30,7 +31,9 @@
 #include "gc-sidecar/slice_watch.h"
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
+#include "k8s/ipam_claim.h"
 #include "k8s/kubeconfig.h"
+#include "k8s/resources.h"
 #include "log/log.h"
 
 namespace allot::gc {
@@ -174,7 +177,8 @@ class Daemon {
     HttpServer http_;
     std::unique_ptr<RelayServer> relay_;
     std::unique_ptr<NodeSliceCopy> sliceCopy_;
-    std::unique_ptr<NodeSliceWatch> sliceWatch_;
+    std::unique_ptr<ClaimCopy> claimCopy_;
+    std::vector<std::unique_ptr<ObjectWatch>> copyWatches_;  // the relay's copies'
     std::unique_ptr<NodeKubeconfig> nodeKubeconfig_;
     Joiner joiner_;
 };
@@ -368,9 +372,20 @@ bool Daemon::bindRelay() {
     // This node's slices for the plugin's ADD (slice_watch.h), on a client of their own.
     if (auto c = newClient()) {
         sliceCopy_ = std::make_unique<NodeSliceCopy>(cfg_.nodeName);
-        sliceWatch_ = std::make_unique<NodeSliceWatch>(std::move(*c), *sliceCopy_, stop_);
+        copyWatches_.push_back(std::make_unique<ObjectWatch>(
+            std::move(*c), k8s::collectionPath(k8s::kNodeSlicePool, ""), "NodeSlicePools",
+            *sliceCopy_, stop_));
         ro.local.push_back(
             [copy = sliceCopy_.get()](const k8s::RelayRequest& r) { return copy->answer(r); });
+    }
+    // The IPAMClaims, for an ADD with a claim (claim_copy.h).
+    if (auto c = newClient()) {
+        claimCopy_ = std::make_unique<ClaimCopy>();
+        copyWatches_.push_back(
+            std::make_unique<ObjectWatch>(std::move(*c), k8s::collectionPath(k8s::kIPAMClaim, ""),
+                                          "IPAMClaims", *claimCopy_, stop_));
+        ro.local.push_back(
+            [copy = claimCopy_.get()](const k8s::RelayRequest& r) { return copy->answer(r); });
     }
     relay_ = std::make_unique<RelayServer>(
         ro, clientForward([this] { return newClient(); }, 4, ro.health));
@@ -415,7 +430,7 @@ void Daemon::spawnThreads() {
     if (cfg_.listenPort != 0) joiner_.spawn([this] { http_.serve(); });
     if (relay_) joiner_.spawn([this] { relay_->serve(); });
     // Like the pod watch, it may sit in a long-poll at shutdown: not joined.
-    if (sliceWatch_) std::thread([this] { sliceWatch_->run(); }).detach();
+    for (auto& w : copyWatches_) std::thread([w = w.get()] { w->run(); }).detach();
 }
 
 // The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.

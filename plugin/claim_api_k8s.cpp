@@ -7,6 +7,7 @@
 #include "engine/retry_policy.h"
 #include "k8s/client.h"
 #include "k8s/ipam_claim.h"
+#include "k8s/relay.h"
 #include "k8s/statefulset.h"
 #include "plugin/claims.h"
 
@@ -36,8 +37,14 @@ class K8sClaimApi : public ClaimApi {
         return facts;
     }
 
+    // From the node relay's copy when it has the claim (k8s::relayClaimPath), else a GET. A
+    // copy that lags shows an empty status that another pod's ADD has just written: the status
+    // write then fails on the resourceVersion, re-reads from the API server, finds the other
+    // addresses and refuses (setStatus), so the runtime's retry gets the claim's addresses.
     Result<core::IpamClaimView> claim(const std::string& ns, const std::string& name) override {
-        auto obj = client_.get(k8s::objectPath(k8s::kIPAMClaim, ns, name));
+        auto copy = fromRelay(ns, name);
+        auto obj = copy ? Result<json::Value>(std::move(*copy))
+                        : client_.get(k8s::objectPath(k8s::kIPAMClaim, ns, name));
         if (!obj) return obj.error();
         auto view = k8s::ipamClaimView(*obj);
         if (!view) return makeError(Errc::InvalidConfig, view.error().message);
@@ -74,6 +81,14 @@ class K8sClaimApi : public ClaimApi {
     }
 
   private:
+    std::optional<json::Value> fromRelay(const std::string& ns, const std::string& name) {
+        auto body = client_.askRelay(k8s::relayClaimPath(ns, name));
+        if (!body) return std::nullopt;
+        auto obj = json::parse(*body);
+        if (!obj || !obj->isObject()) return std::nullopt;  // ask the API server instead
+        return std::move(*obj);
+    }
+
     k8s::Client& client_;
     Clock::time_point deadline_;
     std::map<std::string, json::Value> read_;

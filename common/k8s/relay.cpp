@@ -218,6 +218,21 @@ std::optional<RelayNodeSliceQuery> parseRelayNodeSlicePath(std::string_view path
     return q;
 }
 
+std::string relayClaimPath(std::string_view ns, std::string_view name) {
+    std::string out(kRelayLocalPrefix);
+    out.append("ipamclaims/").append(ns).append("/").append(name);
+    return out;
+}
+
+std::optional<RelayClaimQuery> parseRelayClaimPath(std::string_view path) {
+    if (!segment(path, kRelayLocalPrefix) || !segment(path, "ipamclaims/")) return std::nullopt;
+    auto slash = path.find('/');
+    if (slash == std::string_view::npos || !name(path.substr(0, slash)) ||
+        !name(path.substr(slash + 1)))
+        return std::nullopt;
+    return RelayClaimQuery{std::string(path.substr(0, slash)), std::string(path.substr(slash + 1))};
+}
+
 core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_point deadline) {
     std::string buf;
     putU32(buf, static_cast<uint32_t>(payload.size()));

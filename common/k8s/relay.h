@@ -67,6 +67,14 @@ struct RelayNodeSliceQuery {
     std::string ns, name, node;
 };
 std::optional<RelayNodeSliceQuery> parseRelayNodeSlicePath(std::string_view path);
+// The IPAMClaim ns/name (body: the object, without managedFields) from allot-gc's watch of
+// IPAMClaims: a copy that may lag the API server by a watch event (plugin/claims.h says what
+// the plugin does about that). Refused when the copy does not have it: ask the API server.
+std::string relayClaimPath(std::string_view ns, std::string_view name);
+struct RelayClaimQuery {
+    std::string ns, name;
+};
+std::optional<RelayClaimQuery> parseRelayClaimPath(std::string_view path);
 
 // Requests the plugin makes: GET/PUT of an IPPool, POST of IPPools and of reservations,
 // GET/DELETE of a reservation, GET of a NodeSlicePool, in any namespace; for an IPAMClaim

@@ -204,24 +204,40 @@ start_claim_gc() {
   wait_for 60 gc_ready || { echo "allot-gc $name not ready"; tail -n 20 "$GC_LOG"; return 1; }
 }
 
-# Through allot-gc's node relay: the pod's annotation comes from its pod watch (no GET of the
-# pod reaches the API server), the claim's GET and status write go on the relay's connection.
+# Through allot-gc's node relay: the pod's annotation comes from its pod watch and the claim
+# from its IPAMClaim watch (neither GET reaches the API server), the status write goes on the
+# relay's connection. A claim created after the copy was listed is still found (an event, or
+# the plugin's own GET when the event has not arrived).
 t_claim_via_relay() {
-  local n r=10.193.0.0/24 ipam sock mark
+  local n r=10.193.0.0/24 ipam sock mark claims
   n=$(net relay); sock=$(node_dir node-a)/relay.sock
   mkdir -p "$(node_dir node-a)"
-  mk_claim vm-r "$n" && mk_pod launcher-r "$(sel "$n" vm-r)" || return 1
+  mk_claim vm-r "$n" && mk_pod launcher-r "$(sel "$n" vm-r)" && mk_pod launcher-r2 "$(sel "$n" vm-r)" || return 1
   start_claim_gc relay --repair=false --relay-socket="$sock" || return 1
+  copied() { grep -q "listed [0-9]* IPAMClaims" "$GC_LOG"; }
+  wait_for 30 copied || { echo "allot-gc never listed the IPAMClaims"; tail -n 20 "$GC_LOG"; return 1; }
   ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\"}"
   mark=$(audit_mark)
   ccni ADD r1 "$n" "$ipam" launcher-r
   cni_ok "ADD through the relay" || return 1
   expect_eq "status.ips" "$(claim_json vm-r | jq -c '.status.ips')" '["10.193.0.1/24"]' || return 1
+  # The status write reaches the copy as an event; a second pod (migration) then shares it.
+  sleep 1
+  ccni ADD r2 "$n" "$ipam" launcher-r2
+  cni_ok "a second pod with the claim, through the relay" || return 1
+  expect_eq "the second pod's address" "$(result_ip)" 10.193.0.1 || return 1
   audit_settle
-  expect_eq "GETs of the pod at the API server" \
+  expect_eq "GETs of the pods at the API server" \
     "$(audit_since "$mark" ".verb == \"get\" and (.requestURI | startswith(\"/api/v1/namespaces/$RUN_NS/pods/launcher-r\"))")" 0 || return 1
+  claims="(.requestURI | startswith(\"/apis/k8s.cni.cncf.io/v1alpha1/namespaces/$RUN_NS/ipamclaims/vm-r\"))"
+  expect_eq "GETs of the claim at the API server, but the test's kubectl (the relay's copy answers)" \
+    "$(audit_since "$mark" ".verb == \"get\" and $claims and (.userAgent | startswith(\"kubectl\") | not)")" 0 || return 1
   expect_eq "status writes carried by allot-gc's connection" \
-    "$(audit_since "$mark" "(.requestURI | startswith(\"/apis/k8s.cni.cncf.io/v1alpha1/namespaces/$RUN_NS/ipamclaims/vm-r/status\")) and (.userAgent | startswith(\"allot-gc/node-a\"))")" 1
+    "$(audit_since "$mark" "$claims and (.requestURI | endswith(\"/status\")) and (.userAgent | startswith(\"allot-gc/node-a\"))")" 1 || return 1
+  mk_claim vm-s "$n" && mk_pod launcher-s "$(sel "$n" vm-s)" || return 1
+  ccni ADD s1 "$n" "$ipam" launcher-s
+  cni_ok "ADD with a claim created a moment before" || return 1
+  expect_eq "its status.ips" "$(claim_json vm-s | jq -c '.status.ips')" '["10.193.0.2/24"]'
 }
 
 # allot-gc (leader, repair every second, no leak grace) keeps the address of a claim whose pods

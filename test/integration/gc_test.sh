@@ -419,7 +419,9 @@ t_repair_pool_ns() {
   wait_for 20 ns_has_event "$POOLNS2" PoolAnomaly "out_of_range" ||
     { echo "no out_of_range PoolAnomaly Event in $POOLNS2"; return 1; }
   (( $(gc_metric "$LEADER" 'allot_releases_total{reason="leak"}') > ${rel0:-0} )) || { echo "leak release not counted"; return 1; }
-  gc_metrics "$LEADER" | grep -q "^allot_pool_.*namespace=\"$POOLNS2\"" || { echo "no pool gauge for $POOLNS2"; return 1; }
+  # The gauges are published when the pass ends, which may be after the release was seen.
+  pool_gauge() { gc_metrics "$LEADER" | grep -q "^allot_pool_.*namespace=\"$POOLNS2\""; }
+  wait_for 20 pool_gauge || { echo "no pool gauge for $POOLNS2"; return 1; }
   gc_log "$LEADER" | grep -q "repair pass: [0-9]* pool namespaces" || { echo "pass log does not count namespaces"; return 1; }
   note "$(gc_log "$LEADER" | grep "repair pass:" | tail -n 1 | sed 's/^.*repair pass:/last pass:/')"
 }
