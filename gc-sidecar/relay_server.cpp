@@ -127,7 +127,7 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
         const auto left = std::max(
             std::chrono::milliseconds(1),
             std::chrono::duration_cast<std::chrono::milliseconds>(start + timeout - Clock::now()));
-        auto resp = c->raw(r.method, r.path, r.body, r.contentType, left);
+        auto resp = c->raw(r.method, r.path, r.body, r.contentType, left, r.accept);
         giveBack();
         if (health) {
             if (resp)
@@ -153,6 +153,9 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
     }
     if (!k8s::relayAllowed(req.method, req.path))
         return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
+    // Only the Accepts allot sends: the field becomes a header on allot-gc's connection.
+    if (!req.accept.empty() && req.accept != k8s::kAcceptMetadata)
+        return {Kind::Refused, 0, -1, "not an Accept allot sends: " + req.accept};
     if (opts.known)
         if (auto known = opts.known(req)) return std::move(*known);
     if (opts.health && opts.health->down.load())

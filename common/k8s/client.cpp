@@ -135,16 +135,16 @@ std::optional<std::string> Client::askRelay(const std::string& path) {
     return std::move(r->body);
 }
 
-std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method,
-                                                     const std::string& path,
-                                                     const std::string& body,
-                                                     std::string_view contentType,
-                                                     milliseconds timeout) {
+std::optional<Result<HttpResponse>> Client::viaRelay(
+    std::string_view method, const std::string& path, const std::string& body,
+    std::string_view contentType, milliseconds timeout, std::string_view accept) {
     if (!relayUsable() || !relayAllowed(method, path)) return std::nullopt;
     bool sent = false;
-    auto r = relay_->send({cfg_.server, std::string(method), path, std::string(contentType), body,
-                           static_cast<uint32_t>(timeout.count())},
-                          timeout, sent);
+    RelayRequest req{cfg_.server, std::string(method),
+                     path,        std::string(contentType),
+                     body,        static_cast<uint32_t>(timeout.count())};
+    req.accept = accept;
+    auto r = relay_->send(req, timeout, sent);
     if (!r || r->kind == RelayResponse::Kind::Refused) {
         // The relay is gone or will not serve us: the rest of this client's life goes direct.
         relayState_ = RelayState::Off;
@@ -162,12 +162,12 @@ std::optional<Result<HttpResponse>> Client::viaRelay(std::string_view method,
 
 Result<HttpResponse> Client::raw(std::string_view method, const std::string& path,
                                  const std::string& body, std::string_view contentType,
-                                 milliseconds timeout) {
+                                 milliseconds timeout, std::string_view accept) {
     refreshToken();
     ++requests_;
     auto http = direct();
     if (!http) return http.error();
-    return (*http)->send(method, cfg_.server + path, body, contentType, timeout);
+    return (*http)->send(method, cfg_.server + path, body, contentType, timeout, accept);
 }
 
 void Client::refreshToken() {
@@ -199,17 +199,17 @@ Result<milliseconds> Client::timeoutFor(const char* verb, const std::string& pat
 
 Result<std::string> Client::request(const char* verb, std::string_view method,
                                     const std::string& path, const std::string& body,
-                                    std::string_view contentType) {
+                                    std::string_view contentType, std::string_view accept) {
     auto timeout = timeoutFor(verb, path, options_.requestTimeout);
     if (!timeout) return timeout.error();
     std::string identity = cfg_.identity;
     auto resp = [&]() -> Result<HttpResponse> {
-        if (auto relayed = viaRelay(method, path, body, contentType, *timeout)) {
+        if (auto relayed = viaRelay(method, path, body, contentType, *timeout, accept)) {
             ++requests_;
             identity = "allot-gc's identity (through the node relay " + options_.relaySocket + ")";
             return std::move(*relayed);
         }
-        return raw(method, path, body, contentType, *timeout);
+        return raw(method, path, body, contentType, *timeout, accept);
     }();
     if (!resp) {
         lastRetryAfter_.reset();
@@ -226,8 +226,8 @@ Result<std::string> Client::request(const char* verb, std::string_view method,
 
 Result<json::Value> Client::call(const char* verb, std::string_view method, const std::string& path,
                                  const std::string& body, std::string_view contentType,
-                                 const std::vector<json::Tap>& taps) {
-    auto text = request(verb, method, path, body, contentType);
+                                 const std::vector<json::Tap>& taps, std::string_view accept) {
+    auto text = request(verb, method, path, body, contentType, accept);
     if (!text) return text.error();
     if (text->empty()) return json::Value();
     auto v = json::parse(*text, taps);
@@ -251,7 +251,7 @@ Result<json::Value> Client::replace(const std::string& path, const json::Value& 
 
 Result<json::Value> Client::replaceEncoded(const std::string& path, const std::string& body,
                                            const std::vector<json::Tap>& taps) {
-    return call("update", "PUT", path, body, "application/json", taps);
+    return call("update", "PUT", path, body, "application/json", taps, kAcceptMetadata);
 }
 
 Result<json::Value> Client::patch(const std::string& path, const json::Value& body, PatchType type,

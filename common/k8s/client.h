@@ -48,6 +48,11 @@ struct Preconditions {
     std::string resourceVersion;
 };
 
+// The Accept of a write whose caller needs only the stored object's metadata (its new
+// resourceVersion): PartialObjectMetadata, else the object itself from a server without it.
+inline constexpr std::string_view kAcceptMetadata =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json";
+
 class Client {
   public:
     struct Options {
@@ -75,7 +80,10 @@ class Client {
     // PUT; the stored object. Conflict when body's metadata.resourceVersion is stale;
     // NotFound when absent.
     core::Result<json::Value> replace(const std::string& path, const json::Value& body);
-    // As replace, with the body already encoded, and `taps` as get's.
+    // As replace, with the body already encoded, answered with the stored object's metadata
+    // only (kAcceptMetadata): the server does not encode again, nor this client parse, an
+    // object it has just sent. A server that cannot answer so sends the whole object, and
+    // `taps` (as get's) take parts of it as it is parsed.
     core::Result<json::Value> replaceEncoded(const std::string& path, const std::string& body,
                                              const std::vector<json::Tap>& taps);
     // PATCH; the patched object. NotFound when absent; Conflict when a resourceVersion inside
@@ -129,7 +137,7 @@ class Client {
     // Errors only for transport failures, as HttpClient::send.
     core::Result<HttpResponse> raw(std::string_view method, const std::string& path,
                                    const std::string& body, std::string_view contentType,
-                                   std::chrono::milliseconds timeout);
+                                   std::chrono::milliseconds timeout, std::string_view accept = {});
 
   private:
     Client(ClusterConfig cfg, Options options, TlsConfig tls);
@@ -137,20 +145,19 @@ class Client {
     core::Result<HttpClient*> direct();
     // Through the relay when one is there; nullopt: go direct.
     bool relayUsable();
-    std::optional<core::Result<HttpResponse>> viaRelay(std::string_view method,
-                                                       const std::string& path,
-                                                       const std::string& body,
-                                                       std::string_view contentType,
-                                                       std::chrono::milliseconds timeout);
+    std::optional<core::Result<HttpResponse>> viaRelay(
+        std::string_view method, const std::string& path, const std::string& body,
+        std::string_view contentType, std::chrono::milliseconds timeout, std::string_view accept);
 
     // The response body of a request whose status is a success.
     core::Result<std::string> request(const char* verb, std::string_view method,
                                       const std::string& path, const std::string& body,
-                                      std::string_view contentType);
+                                      std::string_view contentType, std::string_view accept = {});
     core::Result<json::Value> call(const char* verb, std::string_view method,
                                    const std::string& path, const std::string& body,
                                    std::string_view contentType,
-                                   const std::vector<json::Tap>& taps = {});
+                                   const std::vector<json::Tap>& taps = {},
+                                   std::string_view accept = {});
     core::Result<json::Value> listPage(const std::string& path, const ListOptions& opts,
                                        const std::vector<json::Tap>& taps);
     core::Result<std::chrono::milliseconds> timeoutFor(const char* verb, const std::string& path,

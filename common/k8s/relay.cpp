@@ -17,7 +17,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr char kMagic[4] = {'A', 'L', 'R', '1'};
-constexpr char kMagicAck[4] = {'A', 'L', 'R', '2'};  // a request that wants an Accepted frame
+constexpr char kMagicAck[4] = {'A', 'L', 'R', '2'};     // a request that wants an Accepted frame
+constexpr char kMagicAccept[4] = {'A', 'L', 'R', '3'};  // as ALR2, with an Accept field last
 
 void putU32(std::string& out, uint32_t v) {
     for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -57,14 +58,15 @@ struct Reader {
         in.remove_prefix(4);
         return true;
     }
-    // Either request magic; true for the one that wants an acknowledgement.
-    bool requestMagic() {
-        if (in.size() >= 4 && in.substr(0, 4) == std::string_view(kMagicAck, 4)) {
-            in.remove_prefix(4);
-            return true;
-        }
+    // Any request magic: whether it wants an acknowledgement, and carries an Accept.
+    std::pair<bool, bool> requestMagic() {
+        for (const char* m : {kMagicAck, kMagicAccept})
+            if (in.size() >= 4 && in.substr(0, 4) == std::string_view(m, 4)) {
+                in.remove_prefix(4);
+                return {true, m == kMagicAccept};
+            }
         magic();
-        return false;
+        return {false, false};
     }
 };
 
@@ -105,26 +107,30 @@ bool name(std::string_view s) {
 }  // namespace
 
 std::string encodeRelayRequest(const RelayRequest& r) {
-    std::string out(r.wantAck ? kMagicAck : kMagic, 4);
+    const bool accept = r.wantAck && !r.accept.empty();
+    std::string out(accept ? kMagicAccept : r.wantAck ? kMagicAck : kMagic, 4);
     putStr(out, r.server);
     putStr(out, r.method);
     putStr(out, r.path);
     putStr(out, r.contentType);
     putStr(out, r.body);
     putU32(out, r.timeoutMs);
+    if (accept) putStr(out, r.accept);
     return out;
 }
 
 std::optional<RelayRequest> decodeRelayRequest(std::string_view frame) {
     Reader rd{frame};
     RelayRequest r;
-    r.wantAck = rd.requestMagic();
+    const auto [wantAck, accept] = rd.requestMagic();
+    r.wantAck = wantAck;
     r.server = rd.str();
     r.method = rd.str();
     r.path = rd.str();
     r.contentType = rd.str();
     r.body = rd.str();
     r.timeoutMs = rd.u32();
+    if (accept) r.accept = rd.str();
     if (!rd.ok || !rd.in.empty()) return std::nullopt;
     return r;
 }

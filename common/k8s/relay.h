@@ -34,6 +34,9 @@ struct RelayRequest {
     std::string body;
     uint32_t timeoutMs = 0;
     bool wantAck = false;
+    // The Accept to send ("" = application/json). A request with one is framed with another
+    // magic, which a relay that predates it refuses as unreadable: the plugin then goes direct.
+    std::string accept = {};
 };
 
 struct RelayResponse {

@@ -277,7 +277,7 @@ struct HttpClient::Impl {
     Result<void> configure(const TlsConfig& tls, const std::string& userAgent);
     Result<void> prepare(std::string_view method, const std::string& url, std::string_view body,
                          std::string_view contentType, std::chrono::milliseconds timeout,
-                         SList& headers, std::string& methodStore);
+                         SList& headers, std::string& methodStore, std::string_view accept);
     core::Error failure(CURLcode rc, std::string_view method, const std::string& url) const;
 };
 
@@ -347,9 +347,10 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
 Result<void> HttpClient::Impl::prepare(std::string_view method, const std::string& url,
                                        std::string_view body, std::string_view contentType,
                                        std::chrono::milliseconds timeout, SList& headers,
-                                       std::string& methodStore) {
+                                       std::string& methodStore, std::string_view accept) {
     errbuf[0] = '\0';
-    bool ok = headers.add("Accept: application/json") && headers.add("Expect:");
+    bool ok = headers.add("Accept: " + std::string(accept.empty() ? "application/json" : accept)) &&
+              headers.add("Expect:");
     if (!contentType.empty()) ok = ok && headers.add("Content-Type: " + std::string(contentType));
     if (!authHeader.empty()) ok = ok && headers.add(authHeader);
     if (!ok) return makeError(Errc::Internal, "out of memory building request headers");
@@ -417,12 +418,14 @@ void HttpClient::setBearerToken(std::string token) {
 
 Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& url,
                                       std::string_view body, std::string_view contentType,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout, std::string_view accept) {
     if (timeout.count() <= 0)
         return makeError(Errc::Transient, std::string(method) + " " + url + ": no time left");
     SList headers;
     std::string methodStore;
-    if (auto r = impl_->prepare(method, url, body, contentType, timeout, headers, methodStore); !r)
+    if (auto r =
+            impl_->prepare(method, url, body, contentType, timeout, headers, methodStore, accept);
+        !r)
         return r.error();
     HttpResponse resp;
     HeaderState hs;
@@ -453,7 +456,7 @@ Result<long> HttpClient::stream(const std::string& url, std::chrono::millisecond
     if (timeout.count() < 0) return makeError(Errc::Transient, "GET " + url + ": no time left");
     SList headers;
     std::string methodStore;
-    if (auto r = impl_->prepare("GET", url, {}, {}, timeout, headers, methodStore); !r)
+    if (auto r = impl_->prepare("GET", url, {}, {}, timeout, headers, methodStore, {}); !r)
         return r.error();
     HeaderState hs;
     StreamState ss{impl_->h, &onData, errorBody};

@@ -52,9 +52,11 @@ class HttpClient {
     // timeout covers the whole exchange (connect included); must be > 0.
     // Errors: Transient for connection/timeout/TLS-handshake failures, InvalidConfig for
     // local TLS material that curl cannot load or a malformed URL.
+    // `accept`: the Accept header ("" = application/json).
     core::Result<HttpResponse> send(std::string_view method, const std::string& url,
                                     std::string_view body, std::string_view contentType,
-                                    std::chrono::milliseconds timeout);
+                                    std::chrono::milliseconds timeout,
+                                    std::string_view accept = {});
 
     // A streaming GET (watch). onData receives the body of a 2xx response chunk by chunk, as it
     // arrives; returning false ends the stream early (not an error). For a non-2xx response the

@@ -75,8 +75,20 @@ TEST_CASE("the relay socket is root's alone and forwards pool requests for its o
                 std::chrono::seconds(5), sent);
     REQUIRE(secret.ok());
     CHECK(secret->kind == RelayResponse::Kind::Refused);
-    CHECK(r.forwarded.size() == 1);
-    CHECK(r.server->served() == 3);
+    // The Accept allot sends for a pool write is forwarded; any other is refused, never made a
+    // header on allot-gc's connection.
+    allot::k8s::RelayRequest put{kServer, "PUT", kPool, "application/json", "{}", 1000};
+    put.accept = std::string(allot::k8s::kAcceptMetadata);
+    auto meta = c->send(put, std::chrono::seconds(5), sent);
+    REQUIRE(meta.ok());
+    CHECK(meta->kind == RelayResponse::Kind::Answered);
+    put.accept = "application/json\r\nImpersonate-User: admin";
+    auto injected = c->send(put, std::chrono::seconds(5), sent);
+    REQUIRE(injected.ok());
+    CHECK(injected->kind == RelayResponse::Kind::Refused);
+    REQUIRE(r.forwarded.size() == 2);
+    CHECK(r.forwarded[1].accept == allot::k8s::kAcceptMetadata);
+    CHECK(r.server->served() == 5);
 }
 
 TEST_CASE("a relay that is not there is no relay: the plugin goes direct") {

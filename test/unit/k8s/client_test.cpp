@@ -572,6 +572,23 @@ TEST_CASE("relay frames round-trip, and truncated or foreign frames are rejected
         CHECK_FALSE(allot::k8s::decodeRelayRequest(frame.substr(0, cut)).has_value());
     CHECK_FALSE(allot::k8s::decodeRelayRequest(frame + "x").has_value());
     CHECK_FALSE(allot::k8s::decodeRelayRequest("GET / HTTP/1.1\r\n\r\n").has_value());
+    // An Accept rides in a frame of its own magic, after the timeout; without one, the frame
+    // is byte for byte what older relays read.
+    r.wantAck = true;
+    const std::string plain = allot::k8s::encodeRelayRequest(r);
+    r.accept = std::string(allot::k8s::kAcceptMetadata);
+    const std::string withAccept = allot::k8s::encodeRelayRequest(r);
+    CHECK(plain.substr(0, 4) == "ALR2");
+    CHECK(withAccept.substr(0, 4) == "ALR3");
+    CHECK(withAccept.substr(4, plain.size() - 4) == plain.substr(4));
+    auto acc = allot::k8s::decodeRelayRequest(withAccept);
+    REQUIRE(acc.has_value());
+    CHECK(acc->wantAck);
+    CHECK(acc->accept == allot::k8s::kAcceptMetadata);
+    CHECK(acc->timeoutMs == 1234);
+    CHECK(allot::k8s::decodeRelayRequest(plain)->accept.empty());
+    for (size_t cut = 0; cut < withAccept.size(); ++cut)
+        CHECK_FALSE(allot::k8s::decodeRelayRequest(withAccept.substr(0, cut)).has_value());
     allot::k8s::RelayResponse resp{allot::k8s::RelayResponse::Kind::Answered, 409, 3, "{}"};
     auto rb = allot::k8s::decodeRelayResponse(allot::k8s::encodeRelayResponse(resp));
     REQUIRE(rb.has_value());
