@@ -259,11 +259,11 @@ class Kube:
             self.local.conn = c
         return c
 
-    def req(self, method, path, body=None, ctype="application/json"):
+    def req(self, method, path, body=None, ctype="application/json", accept="application/json"):
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": accept}
         if data is not None:
             headers["Content-Type"] = ctype
         for attempt in range(3):
@@ -278,8 +278,9 @@ class Kube:
                     raise
                 time.sleep(0.2)
 
-    def json(self, method, path, body=None, ok=(200, 201), ctype="application/json"):
-        st, raw = self.req(method, path, body, ctype)
+    def json(self, method, path, body=None, ok=(200, 201), ctype="application/json",
+             accept="application/json"):
+        st, raw = self.req(method, path, body, ctype, accept)
         if st not in ok:
             raise RuntimeError(f"{method} {path}: HTTP {st}: {raw[:300]!r}")
         return json.loads(raw) if raw else None

@@ -9,6 +9,11 @@ over a warm keep-alive connection. The variants:
   shipped      deploy/crds as shipped: allocation entries carry no schema
   per-entry    each entry typed: properties id/podref/ifname/... with id and podref
                required (Whereabouts' own CRD has this shape)
+
+With --answers, the shipped schema only: the same PUT at N entries and at none, answered with
+the whole object (Accept: application/json) and with its metadata only (PartialObjectMetadata,
+the Accept allot's plugin sends for a pool write, k8s::kAcceptMetadata): the API server's
+share of an ADD at a full pool against an empty one.
 """
 
 import argparse
@@ -65,7 +70,10 @@ def install(kube, shipped, variant):
     raise RuntimeError(f"the {variant} schema was not served within 20 s")
 
 
-def measure(kube, entries, writes):
+ACCEPT_METADATA = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json"
+
+
+def measure(kube, entries, writes, accept="application/json"):
     name = f"schema-cost-{entries}"
     kube.req("DELETE", f"{POOLS}/{name}")
     pool = {"apiVersion": f"{GROUP}/v1alpha1", "kind": "IPPool", "metadata": {"name": name},
@@ -80,8 +88,12 @@ def measure(kube, entries, writes):
         else:
             allocs["1"] = entry(1)
         t = time.monotonic()
-        cur = kube.json("PUT", f"{POOLS}/{name}", cur)
+        got = kube.json("PUT", f"{POOLS}/{name}", cur, accept=accept)
         times.append((time.monotonic() - t) * 1000)
+        if got.get("kind") == "PartialObjectMetadata":
+            cur["metadata"]["resourceVersion"] = got["metadata"]["resourceVersion"]
+        else:
+            cur = got
     kube.req("DELETE", f"{POOLS}/{name}")
     return size, times
 
@@ -92,10 +104,20 @@ def main():
     ap.add_argument("--writes", type=int, default=20)
     ap.add_argument("--crd", required=True, help="the shipped IPPool CRD (YAML)")
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--answers", action="store_true", help="time the answer forms, not schemas")
     a = ap.parse_args()
     kube = Kube(os.environ["KUBECONFIG"], a.workdir)
     shipped = json.loads(subprocess.check_output(
         ["python3", "-c", "import sys, json, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))", a.crd]))
+    if a.answers:
+        print("| entries | object bytes | answer | PUT p50 (ms) | min | max |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for n in (0, a.entries):
+            for label, accept in (("object", "application/json"), ("metadata only", ACCEPT_METADATA)):
+                size, t = measure(kube, n, a.writes, accept)
+                print(f"| {n} | {size} | {label} | {percentile(t, 50):.1f} | {min(t):.1f} | {max(t):.1f} |",
+                      flush=True)
+        return
     print(f"| CRD allocation schema | entries | object bytes | PUT p50 (ms) | min | max |")
     print("| --- | --- | --- | --- | --- | --- |")
     try:
