@@ -62,8 +62,14 @@ KeyedCopy::Lookup KeyedCopy::lookup(const std::string& ns, const std::string& na
     return {true, it == kept_.end() ? std::nullopt : std::optional<std::string>(it->second)};
 }
 
-// The engine's one backoff schedule, waited on the stop signal.
+// The engine's one backoff schedule, waited on the stop signal. A resource the cluster does not
+// serve is asked for again only every few minutes: every node lists it, and an optional CRD
+// may never be installed.
 void ObjectWatch::pause() {
+    if (notServed_) {
+        stop_.waitFor(kNotServedRecheck);
+        return;
+    }
     stop_.waitFor(engine::Backoff{std::chrono::milliseconds(500), std::chrono::seconds(30)}.delay(
         failures_++));
 }
@@ -88,13 +94,16 @@ bool ObjectWatch::relist(std::string& rv) {
         items.push_back(std::move(item));
         return true;
     });
+    notServed_ = !listed && listed.code() == core::Errc::NotFound;
     if (!listed) {
         // A resource the cluster does not serve (an optional CRD): said once, tried again.
-        if (listed.code() != core::Errc::NotFound)
+        if (!notServed_)
             logging::logWarn("listing " + what_ + " failed: " + listed.error().message +
                              " (the relay answers from this copy once it succeeds)");
         else if (!std::exchange(saidNotServed_, true))
-            logging::logInfo(what_ + " are not served by this cluster: the relay answers none");
+            logging::logInfo(what_ +
+                             " are not served by this cluster: the relay answers none "
+                             "(asked again every 5 minutes)");
         return false;
     }
     copy_.replace(items);

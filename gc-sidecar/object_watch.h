@@ -4,6 +4,7 @@
 // ends a watch and listing again after a failure, with the engine's backoff between failures.
 // A copy that failed answers nothing until the next list: the plugin then asks the API server.
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,6 +59,8 @@ class KeyedCopy : public WatchedCopy {
     std::map<std::pair<std::string, std::string>, std::string> kept_;
 };
 
+inline constexpr std::chrono::minutes kNotServedRecheck{5};
+
 class ObjectWatch {
   public:
     // `collection`: the resource's path in all namespaces; `what` names it in logs.
@@ -75,6 +78,7 @@ class ObjectWatch {
     bool relist(std::string& rv);
     bool watchFrom(std::string& rv);  // false: list again
     void pause();
+    bool notServed_ = false;  // the last list said the resource is not served
 
     k8s::Client client_;
     std::string collection_, what_;

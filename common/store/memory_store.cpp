@@ -99,6 +99,7 @@ Result<Pool> MemoryStore::updatePool(const Pool& pool) {
                                              it->second.resourceVersion + ")");
     }
     Pool p = pool;
+    p.written.clear();  // this store sends no text: a caller's stale one must not be cached
     p.range = it->second.range;
     p.stored = it->second.stored;
     if (auto e = fitted(p)) return *e;

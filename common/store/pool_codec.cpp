@@ -294,6 +294,7 @@ Result<Pool> PoolWriteDecoder::finish(Pool sent, std::string sentText, const jso
     if (!answer.isObject())
         return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + answer.typeName());
     std::string ns;
+    sent.resourceVersion.clear();  // only the answer's counts: an answer without one is Invalid
     if (auto m = decodeMeta(answer, sent, ns, std::exchange(managedFieldsBytes_, {})); !m)
         return m.error();
     if (sent.resourceVersion.empty())

@@ -493,7 +493,8 @@ TEST_CASE("a write's answer gives the pool sent, with the server's metadata, and
 
 TEST_CASE("a write's answer without a resourceVersion, or not an object, is Invalid") {
     store::Pool sent{"p", "10.0.0.0/24", {}, "41"};
-    for (const char* text : {R"({"metadata":{"name":"p"},"spec":{}})", "[]"}) {
+    for (const char* text : {R"({"metadata":{"name":"p"},"spec":{}})", "[]",
+                             R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1"})"}) {
         store::PoolWriteDecoder answer;
         auto tree = json::parse(text, answer.taps());
         REQUIRE(tree.ok());
