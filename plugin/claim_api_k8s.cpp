@@ -1,6 +1,7 @@
 // ClaimApi over the Kubernetes API (plugin/claims.h): the pod (its networks annotation and its
 // StatefulSet), the IPAMClaim, and its status subresource.
 
+#include <future>
 #include <map>
 
 #include "cni/network_selection.h"
@@ -48,7 +49,9 @@ class K8sClaimApi : public ClaimApi {
         if (!obj) return obj.error();
         auto view = k8s::ipamClaimView(*obj);
         if (!view) return makeError(Errc::InvalidConfig, view.error().message);
-        read_[ns + "/" + name] = std::move(*obj);  // the status write starts from it
+        const json::Value* st = obj->find("status");
+        read_[ns + "/" + name] = *obj;  // the status write starts from it
+        readStatus_[ns + "/" + name] = st ? *st : json::Value::object();
         return view;
     }
 
@@ -73,11 +76,60 @@ class K8sClaimApi : public ClaimApi {
             auto w = client_.replace(
                 path + "/status",
                 k8s::withClaimStatus(std::move(*obj), st, std::chrono::system_clock::now()));
-            if (w) return {};
+            if (w) {
+                read_[ns + "/" + name] = std::move(*w);
+                return {};
+            }
             obj.reset();
             if (w.code() != Errc::Conflict) return w.error();
             if (!retry.wait()) return retry.gaveUp(w.error());
         }
+    }
+
+    // On a sibling client, so the node relay forwards it beside the caller's reservation.
+    bool startStatus(const std::string& ns, const std::string& name,
+                     const core::ClaimStatus& st) override {
+        auto it = read_.find(ns + "/" + name);
+        if (!client_.relayInUse() || it == read_.end() || pending_.valid()) return false;
+        if (!side_) {
+            auto c = client_.sibling();
+            if (!c) return false;
+            side_.emplace(std::move(*c));
+        }
+        pendingKey_ = it->first;
+        pending_ = std::async(
+            std::launch::async,
+            [this, path = k8s::objectPath(k8s::kIPAMClaim, ns, name) + "/status",
+             body = k8s::withClaimStatus(it->second, st, std::chrono::system_clock::now())] {
+                return side_->replace(path, body);
+            });
+        return true;
+    }
+
+    Result<void> awaitStatus() override {
+        if (!pending_.valid()) return {};
+        auto w = pending_.get();
+        if (!w) {
+            read_.erase(pendingKey_);  // stale now, or unknown: setStatus reads it again
+            return w.error();
+        }
+        read_[pendingKey_] = std::move(*w);
+        return {};
+    }
+
+    // One write, from the object this process last wrote: its resourceVersion is the guard.
+    Result<void> restoreStatus(const std::string& ns, const std::string& name) override {
+        auto it = read_.find(ns + "/" + name);
+        auto was = readStatus_.find(ns + "/" + name);
+        if (it == read_.end() || was == readStatus_.end())
+            return makeError(Errc::Conflict, "IPAMClaim " + ns + "/" + name +
+                                                 ": not written by this call, not restored");
+        json::Value body = it->second;
+        body.set("status", was->second);
+        auto w = client_.replace(k8s::objectPath(k8s::kIPAMClaim, ns, name) + "/status", body);
+        if (!w) return w.error();
+        it->second = std::move(*w);
+        return {};
     }
 
   private:
@@ -91,7 +143,11 @@ class K8sClaimApi : public ClaimApi {
 
     k8s::Client& client_;
     Clock::time_point deadline_;
-    std::map<std::string, json::Value> read_;
+    std::map<std::string, json::Value> read_;        // the claim as last read or written
+    std::map<std::string, json::Value> readStatus_;  // its status as claim() read it
+    std::optional<k8s::Client> side_;                // startStatus's connection
+    std::future<Result<json::Value>> pending_;
+    std::string pendingKey_;
 };
 
 }  // namespace

@@ -48,12 +48,65 @@ Result<std::string> claimRefIn(const PodFacts& pod, const ClaimCall& call) {
 }
 
 // status.ips as allot writes them: each range's address with the range's prefix.
-std::vector<std::string> statusIps(const CniResult& r, size_t ranges) {
+std::vector<std::string> statusIps(const std::vector<IpResult>& ips, size_t ranges) {
     std::vector<std::string> out;
-    for (size_t i = 0; i < r.ips.size() && i < ranges; ++i)
-        out.push_back(r.ips[i].ip.str() + "/" + std::to_string(r.ips[i].prefix));
+    for (size_t i = 0; i < ips.size() && i < ranges; ++i)
+        out.push_back(ips[i].ip.str() + "/" + std::to_string(ips[i].prefix));
     return out;
 }
+
+core::ClaimStatus allocatedStatus(std::vector<std::string> ips, const ClaimCall& call) {
+    return {std::move(ips), call.podName, true, std::string(core::kReasonAllocated),
+            "allocated by allot"};
+}
+
+// An empty claim's status is written alongside the last range's reservation (the address is
+// the claim's from its pool entry on), not after it: a status write costs a round trip, and
+// this is the ADD's only one on top of an ordinary ADD. What that leaves to mend afterwards:
+// the ADD failed (the status read is put back) or the reservation moved the address (written
+// again, in order, from what was written).
+class EarlyStatus {
+  public:
+    EarlyStatus(EngineContext& ctx, ClaimApi& api, const ClaimCall& call, std::string name,
+                size_t ranges)
+        : ctx_(ctx), api_(api), call_(call), name_(std::move(name)) {
+        ctx_.beforeReserve = [this, ranges](const std::vector<IpResult>& ips) {
+            if (started_ || ips.size() != ranges) return;
+            auto st = allocatedStatus(statusIps(ips, ranges), call_);
+            started_ = api_.startStatus(call_.podNamespace, name_, st);
+            if (started_) ips_ = st.ips;
+        };
+    }
+    ~EarlyStatus() { ctx_.beforeReserve = nullptr; }
+    EarlyStatus(const EarlyStatus&) = delete;
+    EarlyStatus& operator=(const EarlyStatus&) = delete;
+
+    // Waits for the write. True when the status now holds exactly `want`.
+    bool wrote(const std::vector<std::string>& want) {
+        ctx_.beforeReserve = nullptr;
+        if (!started_) return false;
+        started_ = false;
+        written_ = static_cast<bool>(api_.awaitStatus());
+        return written_ && ips_ == want;
+    }
+    // The ADD failed: the status this call wrote is put back as it was read.
+    void undo() {
+        wrote({});
+        if (!written_) return;
+        if (auto r = api_.restoreStatus(call_.podNamespace, name_); !r && call_.log)
+            call_.log->error(
+                "IPAMClaim " + call_.podNamespace + "/" + name_ +
+                ": the status written before the ADD failed is left: " + r.error().message);
+    }
+
+  private:
+    EngineContext& ctx_;
+    ClaimApi& api_;
+    const ClaimCall& call_;
+    std::string name_;
+    bool started_ = false, written_ = false;
+    std::vector<std::string> ips_;
+};
 
 // The addresses the claim's status names, as requested addresses; the pod's own request when
 // the claim has none (then recorded in the claim).
@@ -87,8 +140,11 @@ Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& c
     if (call.log)
         for (const auto& w : plan->warnings) call.log->warning(w);
     owner.claim = ref;
+    std::optional<EarlyStatus> early;
+    if (plan->allocate) early.emplace(ctx, api, call, name, cfg.ranges.size());
     auto r = add(ctx, cfg, net, owner, wanted(*plan, std::move(requested)));
     if (!r) {
+        if (early) early->undo();
         if (r.code() == Errc::Exhausted && plan->allocate) {
             core::ClaimStatus st{
                 {}, call.podName, false, std::string(core::kReasonExhausted), r.error().message};
@@ -101,8 +157,8 @@ Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& c
         !plan->allocate && std::all_of(plan->perRange.begin(), plan->perRange.end(),
                                        [](const auto& ip) { return ip.has_value(); });
     if (complete) return r;
-    core::ClaimStatus st{statusIps(*r, cfg.ranges.size()), call.podName, true,
-                         std::string(core::kReasonAllocated), "allocated by allot"};
+    auto st = allocatedStatus(statusIps(r->ips, cfg.ranges.size()), call);
+    if (early && early->wrote(st.ips)) return r;
     if (auto w = api.setStatus(call.podNamespace, name, st); !w)
         return makeError(w.code() == Errc::Conflict ? Errc::Transient : w.code(),
                          "IPAMClaim " + ref +

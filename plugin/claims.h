@@ -44,6 +44,18 @@ class ClaimApi {
     // written meanwhile: they are never overwritten.
     virtual core::Result<void> setStatus(const std::string& ns, const std::string& name,
                                          const core::ClaimStatus& st) = 0;
+    // One write of `st` over the status claim() read, made alongside the caller on a
+    // connection of its own: true when started, and then awaitStatus() is called before any
+    // other call here. False when it cannot be (no node relay: a second direct connection
+    // costs more than it saves), and nothing was started.
+    virtual bool startStatus(const std::string& ns, const std::string& name,
+                             const core::ClaimStatus& st) = 0;
+    // The started write's result. A Conflict is not re-read here: setStatus does that. After
+    // a success, setStatus and restoreStatus start from what it wrote.
+    virtual core::Result<void> awaitStatus() = 0;
+    // Writes back the status claim() read, over the one this object wrote (an ADD that wrote
+    // it early, then failed). Conflict when someone else wrote it meanwhile: theirs is kept.
+    virtual core::Result<void> restoreStatus(const std::string& ns, const std::string& name) = 0;
 };
 
 // Over the plugin's client (through allot-gc's node relay when it is up). `client` must

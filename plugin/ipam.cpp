@@ -242,7 +242,8 @@ Result<core::IpAddress> releaseOne(EngineContext& ctx, const core::ValidatedConf
 // reserved through another pool is given back in the next claim and another one picked. No
 // address is returned before both its pool entry and its reservation are this owner's.
 Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, const Target& t,
-                          const core::Owner& owner, std::optional<core::IpAddress> requested) {
+                          const core::Owner& owner, std::optional<core::IpAddress> requested,
+                          const std::function<void(core::IpAddress)>& reserving) {
     ClaimRequest req{owner, requested, {}};
     bool wrote = false;     // this call put an entry in the pool
     std::string uncertain;  // a reservation create whose answer was lost
@@ -269,6 +270,7 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         // A claim's address shared with the pod that holds it: the reservation is that pod's.
         if (!cfg.raw.enableOverlappingRanges || c->kind == core::PickKind::Shared) return c;
         const std::string name = core::reservationName(c->ip, cfg.raw.networkName);
+        if (reserving) reserving(c->ip);
         Result<std::string> holder = std::string();
         for (;;) {
             holder = engine::reserve(ctx.store, name, owner);
@@ -354,7 +356,14 @@ Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, co
     std::vector<size_t> taken;  // ranges newly allocated by this call, for rollback
     for (size_t i = 0; i < targets->size(); ++i) {
         const Target& t = (*targets)[i];
-        auto pick = addOne(ctx, cfg, t, owner, want[i]);
+        std::function<void(core::IpAddress)> reserving;
+        if (ctx.beforeReserve && i + 1 == targets->size())
+            reserving = [&](core::IpAddress ip) {
+                auto ips = result.ips;
+                ips.push_back({ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
+                ctx.beforeReserve(ips);
+            };
+        auto pick = addOne(ctx, cfg, t, owner, want[i], reserving);
         if (!pick) {
             // Roll back what this call took; the deadline may have passed, so give it a moment.
             auto saved = ctx.deadline;

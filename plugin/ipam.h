@@ -54,6 +54,11 @@ struct EngineContext {
     // stale, and the ADD resolves its targets again from a fresh read.
     bool sliceMoved = false;
     std::set<std::string> warnings;  // what the pools read held that allot could not use
+    // Called when an ADD's last range has its pool entry and its reservation is about to be
+    // asked for, with every range's address so far: what may run alongside that reservation
+    // (a claim's status write). Called again if the reservation moves the address elsewhere;
+    // not called when no reservation follows.
+    std::function<void(const std::vector<IpResult>&)> beforeReserve;
 };
 
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.

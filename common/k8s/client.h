@@ -118,6 +118,11 @@ class Client {
                                     const std::function<bool(const WatchEvent&)>& onEvent);
 
     const ClusterConfig& config() const { return cfg_; }
+    // A second client like this one (same server, credentials and options), with connections
+    // of its own: for a request made alongside this client's.
+    core::Result<Client> sibling() const { return fromConfig(cfg_, options_); }
+    // Whether requests go through the node relay (it answered this client already).
+    bool relayInUse() const { return relayState_ == RelayState::Using; }
     void setDeadline(std::chrono::steady_clock::time_point deadline) {
         options_.deadline = deadline;
     }

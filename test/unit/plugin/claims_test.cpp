@@ -5,6 +5,7 @@
 #include <map>
 
 #include "../store/store_ref.h"
+#include "core/naming.h"
 #include "plugin/plugin.h"
 #include "store/memory_store.h"
 
@@ -20,6 +21,13 @@ struct FakeClaims {
     std::map<std::string, core::ClaimStatus> written;
     std::map<std::string, core::StatefulSetRef> sets;  // "ns/pod" -> its controlling set
     int podReads = 0;
+    // startStatus: false, as without a node relay; true, it writes at once and records what
+    // the store held then.
+    bool early = false;
+    store::MemoryStore* mem = nullptr;
+    std::vector<std::string> writes;  // "start|set|restore <ips>", in order
+    size_t reservationsAtStart = 0, entriesAtStart = 0;
+    std::map<std::string, core::IpamClaimView> asRead;  // what claim() answered
 };
 
 class FakeClaimApi : public ClaimApi {
@@ -38,17 +46,52 @@ class FakeClaimApi : public ClaimApi {
                                             const std::string& name) override {
         auto it = f_.claims.find(ns + "/" + name);
         if (it == f_.claims.end()) return core::makeError(core::Errc::NotFound, "no claim");
+        f_.asRead[it->first] = it->second;
         return it->second;
     }
     core::Result<void> setStatus(const std::string& ns, const std::string& name,
                                  const core::ClaimStatus& st) override {
         f_.written[ns + "/" + name] = st;
         if (st.allocated) f_.claims[ns + "/" + name].ips = st.ips;
+        f_.writes.push_back("set " + join(st.ips));
+        return {};
+    }
+    bool startStatus(const std::string& ns, const std::string& name,
+                     const core::ClaimStatus& st) override {
+        if (!f_.early) return false;
+        size_t n = 0;
+        (void)f_.mem->eachReservation([&](store::Reservation&) { return ++n, true; });
+        f_.reservationsAtStart = n;
+        f_.entriesAtStart = f_.mem->getPool("10.0.0.0-29")->allocations.size();
+        f_.written[ns + "/" + name] = st;
+        f_.claims[ns + "/" + name].ips = st.ips;
+        f_.writes.push_back("start " + join(st.ips));
+        return true;
+    }
+    core::Result<void> awaitStatus() override { return {}; }
+    core::Result<void> restoreStatus(const std::string& ns, const std::string& name) override {
+        f_.claims[ns + "/" + name] = f_.asRead.at(ns + "/" + name);
+        f_.written.erase(ns + "/" + name);
+        f_.writes.push_back("restore " + join(f_.claims[ns + "/" + name].ips));
         return {};
     }
 
   private:
+    static std::string join(const std::vector<std::string>& ips) {
+        std::string out;
+        for (const auto& ip : ips) out += (out.empty() ? "" : ",") + ip;
+        return out;
+    }
     FakeClaims& f_;
+};
+
+// A store whose reservation creates are refused (RBAC): an ADD that fails after its entry.
+class RefusingReservations : public test::StoreRef<store::MemoryStore> {
+  public:
+    using StoreRef::StoreRef;
+    core::Result<store::Reservation> createReservation(const store::Reservation&) override {
+        return core::makeError(core::Errc::Forbidden, "reservations forbidden");
+    }
 };
 
 struct Harness {
@@ -57,12 +100,19 @@ struct Harness {
     Deps deps;
 
     // The production wiring's shape: one store per call, with the claim API on it.
+    bool refuseReservations = false;
+
     core::Result<StoreHandle> handle() {
-        auto s = std::make_unique<test::StoreRef<store::MemoryStore>>(mem);
+        std::unique_ptr<store::PoolStore> s;
+        if (refuseReservations)
+            s = std::make_unique<RefusingReservations>(mem);
+        else
+            s = std::make_unique<test::StoreRef<store::MemoryStore>>(mem);
         return StoreHandle{std::move(s), "kube-system", std::make_unique<FakeClaimApi>(api)};
     }
 
     Harness() {
+        api.mem = mem.get();
         deps.flatFiles = {};
         deps.sleep = [](std::chrono::milliseconds) {};
         deps.makeStore = [this](const core::ValidatedConfig&, Clock::time_point) {
@@ -128,6 +178,48 @@ TEST_CASE("an empty claim gets an address owned by the claim, written to its sta
     CHECK(st.ownerPod == "launcher-a");
     CHECK(st.allocated);
     CHECK(st.reason == "SuccessfulAllocation");
+}
+
+TEST_CASE("an empty claim's status is written alongside the reservation, once") {
+    Harness h;
+    h.api.early = true;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    CHECK(address(h.call("ADD", conf(), "src", "launcher-a")) == "10.0.0.1/29");
+    CHECK(h.api.writes == std::vector<std::string>{"start 10.0.0.1/29"});
+    CHECK(h.api.entriesAtStart == 1);       // after the pool entry, the claim's from then on
+    CHECK(h.api.reservationsAtStart == 0);  // before the reservation
+    size_t n = 0;
+    (void)h.mem->eachReservation([&](store::Reservation&) { return ++n, true; });
+    CHECK(n == 1);
+}
+
+TEST_CASE("a reservation that moves the address writes the claim's status again") {
+    Harness h;
+    h.api.early = true;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    // 10.0.0.1 is held through an overlapping range by another pod.
+    auto ip = core::IpAddress::parse("10.0.0.1");
+    REQUIRE(ip.ok());
+    REQUIRE(h.mem->createReservation(
+        {core::reservationName(*ip, ""), "other", "ns/other", "net1", "", {}}));
+    CHECK(address(h.call("ADD", conf(), "src", "launcher-a")) == "10.0.0.2/29");
+    CHECK(h.api.writes == std::vector<std::string>{"start 10.0.0.1/29", "set 10.0.0.2/29"});
+    CHECK(h.api.claims.at("vms/vm-a.blue").ips == std::vector<std::string>{"10.0.0.2/29"});
+}
+
+TEST_CASE("an ADD that fails after the early status write puts the status back") {
+    Harness h;
+    h.api.early = true;
+    h.refuseReservations = true;
+    h.api.networks["vms/launcher-a"] = kNetworks;
+    h.api.claims["vms/vm-a.blue"] = {"vms/vm-a.blue", "blue", {}};
+    auto a = h.call("ADD", conf(), "src", "launcher-a");
+    CHECK(a.exitCode != 0);
+    CHECK(h.api.writes == std::vector<std::string>{"start 10.0.0.1/29", "restore "});
+    CHECK(h.api.claims.at("vms/vm-a.blue").ips.empty());
+    CHECK(message(a).find("reservations forbidden") != std::string::npos);
 }
 
 TEST_CASE("a second pod with the claim shares its address; DEL of both keeps it") {
