@@ -74,7 +74,11 @@ class EarlyStatus {
             if (started_ || ips.size() != ranges) return;
             auto st = allocatedStatus(statusIps(ips, ranges), call_);
             started_ = api_.startStatus(call_.podNamespace, name_, st);
-            if (started_) ips_ = st.ips;
+            if (!started_) return;
+            ips_ = st.ips;
+            if (call_.log)
+                call_.log->debug("IPAMClaim " + call_.podNamespace + "/" + name_ +
+                                 ": status written alongside the reservation");
         };
     }
     ~EarlyStatus() { ctx_.beforeReserve = nullptr; }
