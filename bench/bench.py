@@ -1671,6 +1671,18 @@ def table(res):
             f"{s8['entries_with_optional_fields']:,} keep allot's optional fields)",
             f"{s8['bytes_per_entry']:.0f}", f"{s8['whereabouts_form_bytes_per_entry']:.0f}", "",
             f"allot ÷ Whereabouts {s8['ratio']:.2f}×", "≤ 1.1×", verdict(ok))
+    cl = sc.get("C_claims")
+    if cl and cl.get("ratio_p50"):
+        empty = next((v for k, v in cl["ratio_p50"].items() if k.startswith("claim, empty")), None)
+        ok = empty is not None and empty <= 1.3
+        targets.append(("ADD with an empty IPAMClaim ≤ 1.3× a plain ADD via the relay (p50)", ok))
+        for k, v in cl["rows"].items():
+            rel = cl["ratio_p50"].get(k)
+            first = k == next(iter(cl["rows"]))
+            row(f"C IPAMClaim (n={cl['n']})" if first else "", f"ADD p50 / p90 (ms), {k}",
+                f"{v['p50_ms']:.1f} / {v['p90_ms']:.1f}", "–", "–",
+                f"{rel:.2f}× plain" if rel else "", "≤ 1.3× plain" if k.startswith("claim, empty") else "",
+                verdict(ok) if k.startswith("claim, empty") else "")
     head = ["| scenario | metric | allot | Whereabouts | host-local | Whereabouts ÷ allot | target | met |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     return "\n".join(head + rows), targets
