@@ -43,7 +43,7 @@ Result<store::Pool> PoolTransaction::read(const TxTarget& t, bool useCache, bool
     if (useCache && cache_ && t.cidr) {
         if (auto c = cache_->load(ns_, t.pool); c && c->range == t.cidr->str()) {
             fromCache = true;
-            return *c;
+            return std::move(*c);
         }
     }
     auto p = store_.getPool(t.pool);
@@ -56,8 +56,8 @@ Result<store::Pool> PoolTransaction::read(const TxTarget& t, bool useCache, bool
 }
 
 // The only caller of PoolStore::updatePool in allot.
-Result<store::Pool> PoolTransaction::write(const std::string& pool, const store::Pool& next) {
-    auto written = store_.updatePool(next);
+Result<store::Pool> PoolTransaction::write(const std::string& pool, store::Pool next) {
+    auto written = store_.updatePool(std::move(next));
     if (cache_) {
         if (written)
             cache_->save(ns_, *written);
@@ -113,16 +113,16 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         if (!cidr) return cidr.error();
         auto intents = plan(*pool);
         if (!intents) return intents.error();
-        store::Pool next = *pool;
+        store::Pool next = std::move(*pool);  // a large pool is not copied (nor sent as a copy)
         auto res = core::applyBatch(*cidr, next.allocations, *intents, &next.released, unixNow());
         if (fromCache && res.wantsFresh) continue;  // decide that on fresh data
         TxResult out{std::move(res.outcomes), *cidr, true};
-        out.releaseLogUnreadable = pool->releasedUnreadable;
+        out.releaseLogUnreadable = next.releasedUnreadable;
         auto seal = sealing(t, *intents, next, res.changed);
         if (!seal) return seal.error();
         if (!*seal) return out;
         if (!res.changed && t.seal.empty()) return out;
-        auto written = write(t.pool, next);
+        auto written = write(t.pool, std::move(next));
         out.sealed = written && !t.seal.empty();
         if (written) return out;
         if (written.code() == Errc::NotFound) {  // deleted meanwhile: read again

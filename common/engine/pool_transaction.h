@@ -71,7 +71,7 @@ class PoolTransaction {
 
   private:
     core::Result<store::Pool> read(const TxTarget& t, bool useCache, bool& fromCache);
-    core::Result<store::Pool> write(const std::string& pool, const store::Pool& next);
+    core::Result<store::Pool> write(const std::string& pool, store::Pool next);
     core::Error retryOrGiveUp(const core::Error& e, bool& again);
     // Seals `next` (TxTarget::seal) or lifts its seal for a claim (TxTarget::unseal). False:
     // nothing to write for a seal (the pool holds addresses); an error fails the transaction.

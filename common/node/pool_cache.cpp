@@ -46,7 +46,7 @@ class FileCache : public PoolCache {
         p->resourceVersion = rv;
         p->stored.overhead = overhead;
         p->stored.bytes += overhead;
-        return *p;
+        return std::move(*p);
     }
     void save(const std::string& ns, const store::Pool& pool) override {
         // A stale file only costs a Conflict.

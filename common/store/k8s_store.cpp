@@ -43,20 +43,20 @@ Result<Pool> K8sStore::createPool(const Pool& pool) {
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
 }
 
-Result<Pool> K8sStore::updatePool(const Pool& pool) {
+Result<Pool> K8sStore::updatePool(Pool pool) {
     if (pool.resourceVersion.empty())
         return makeError(Errc::Internal,
                          "updatePool without a resourceVersion would be unconditional");
-    Pool p = pool;
-    p.written.clear();
-    if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
-    std::string text = encodePool(p, ns_).dump();
+    pool.written.clear();
+    auto fitted = fitPool(pool, ns_, sizePolicy_);
+    if (!fitted) return fitted.error();
+    std::string text = encodePool(pool, ns_).dump();
+    const std::string where = "IPPool " + ns_ + "/" + pool.name;
     PoolWriteDecoder answer;  // the answer's spec is what was sent: not decoded again
     auto obj = seen(client_->replaceEncoded(k8s::objectPath(k8s::kIPPool, ns_, pool.name), text,
                                             answer.taps()));
     if (!obj) return obj.error();
-    return decoded(answer.finish(std::move(p), std::move(text), *obj),
-                   "IPPool " + ns_ + "/" + pool.name);
+    return decoded(answer.finish(std::move(pool), std::move(text), fitted->size, *obj), where);
 }
 
 Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) {

@@ -31,7 +31,7 @@ class K8sStore : public PoolStore {
     // first: a write the policy refuses (Exhausted, "is full") is never sent.
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
-    Result<Pool> updatePool(const Pool& pool) override;
+    Result<Pool> updatePool(Pool pool) override;
     Result<void> eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) override;
     Result<Reservation> getReservation(const std::string& name) override;
     Result<Reservation> createReservation(const Reservation& r) override;

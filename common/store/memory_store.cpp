@@ -84,7 +84,7 @@ Result<Pool> MemoryStore::createPool(const Pool& pool) {
     return p;
 }
 
-Result<Pool> MemoryStore::updatePool(const Pool& pool) {
+Result<Pool> MemoryStore::updatePool(Pool pool) {
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
     auto it = pools_.find(pool.name);

@@ -13,7 +13,7 @@ class MemoryStore : public PoolStore {
   public:
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
-    Result<Pool> updatePool(const Pool& pool) override;
+    Result<Pool> updatePool(Pool pool) override;
     Result<void> eachPool(const std::function<bool(Pool&)>& fn, const BadPool& onBad) override;
     Result<Reservation> getReservation(const std::string& name) override;
     Result<Reservation> createReservation(const Reservation& r) override;

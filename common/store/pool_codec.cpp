@@ -290,7 +290,8 @@ std::vector<json::Tap> PoolWriteDecoder::taps() {
             managedFieldsTap(managedFieldsBytes_)};
 }
 
-Result<Pool> PoolWriteDecoder::finish(Pool sent, std::string sentText, const json::Value& answer) {
+Result<Pool> PoolWriteDecoder::finish(Pool sent, std::string sentText, const PoolSize& size,
+                                      const json::Value& answer) {
     if (!answer.isObject())
         return makeError(Errc::Invalid, std::string("IPPool is a JSON ") + answer.typeName());
     std::string ns;
@@ -300,7 +301,6 @@ Result<Pool> PoolWriteDecoder::finish(Pool sent, std::string sentText, const jso
     if (sent.resourceVersion.empty())
         return makeError(Errc::Invalid,
                          "IPPool " + sent.name + ": the answer has no resourceVersion");
-    const PoolSize size = poolSize(sent, ns);
     sent.stored.bytes = size.bytes + sent.stored.overhead;
     sent.stored.entries = size.entries;
     sent.written = std::move(sentText);

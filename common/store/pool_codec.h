@@ -59,10 +59,14 @@ class PoolStreamDecoder {
 // entries that was most of a write's cost. A server that prunes fields it does not know (a
 // CRD without allot's schema) stores less than was sent: this pool then still holds them, and
 // a later read shows what was kept. The result's `written` is sentText.
+struct PoolSize;
+
 class PoolWriteDecoder {
   public:
     std::vector<json::Tap> taps();
-    Result<Pool> finish(Pool sent, std::string sentText, const json::Value& answer);
+    // `size`: sent's, as fitPool measured it for the write.
+    Result<Pool> finish(Pool sent, std::string sentText, const PoolSize& size,
+                        const json::Value& answer);
 
   private:
     std::optional<size_t> managedFieldsBytes_;

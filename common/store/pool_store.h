@@ -126,7 +126,8 @@ class PoolStore {
     // the size policy in pool_codec.h says, and writes nothing when even
     // then the object would pass the limit and grow: Exhausted, with "is full" and the sizes
     // in the message (the pool object, not the range, is out of room).
-    virtual Result<Pool> updatePool(const Pool& pool) = 0;
+    // Taken by value: a writer hands its pool over (a large pool is not copied to be sent).
+    virtual Result<Pool> updatePool(Pool pool) = 0;
 
     // Every pool in the store's namespace, a page at a time (memory stays bounded); `fn` may
     // move the pool away and returns false to stop. A pool that cannot be decoded is passed to

@@ -192,7 +192,7 @@ class FakeCluster : public gc::Cluster {
             slot.resourceVersion = std::to_string(++f_.rv_);
             return slot;
         }
-        gc::Result<store::Pool> updatePool(const store::Pool& p) override {
+        gc::Result<store::Pool> updatePool(store::Pool p) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("updatePool")) return *e;
             auto it = f_.pools_.find(ns_ + "/" + p.name);

@@ -672,9 +672,9 @@ class SlowWrites : public test::StoreRef<store::MemoryStore> {
   public:
     SlowWrites(std::shared_ptr<store::MemoryStore> s, const Clock::time_point& until)
         : StoreRef(std::move(s)), until_(until) {}
-    core::Result<store::Pool> updatePool(const store::Pool& p) override {
+    core::Result<store::Pool> updatePool(store::Pool p) override {
         std::this_thread::sleep_until(until_);
-        return StoreRef::updatePool(p);
+        return StoreRef::updatePool(std::move(p));
     }
 
   private:

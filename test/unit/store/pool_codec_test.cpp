@@ -475,7 +475,7 @@ TEST_CASE("a write's answer gives the pool sent, with the server's metadata, and
     auto tree = json::parse(answerText, answer.taps());
     REQUIRE(tree.ok());
     CHECK(tree->find("spec") == nullptr);  // skipped while parsed, never built
-    auto got = answer.finish(sent, text, *tree);
+    auto got = answer.finish(sent, text, store::poolSize(sent, "kube-system"), *tree);
     REQUIRE(got.ok());
     CHECK(got->resourceVersion == "42");
     CHECK(got->allocations == sent.allocations);
@@ -498,7 +498,7 @@ TEST_CASE("a write's answer without a resourceVersion, or not an object, is Inva
         store::PoolWriteDecoder answer;
         auto tree = json::parse(text, answer.taps());
         REQUIRE(tree.ok());
-        auto got = answer.finish(sent, "{}", *tree);
+        auto got = answer.finish(sent, "{}", store::poolSize(sent, ""), *tree);
         REQUIRE_FALSE(got.ok());
         CHECK(got.code() == core::Errc::Invalid);
     }

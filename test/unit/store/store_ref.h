@@ -16,8 +16,8 @@ class StoreRef : public store::PoolStore {
     core::Result<store::Pool> createPool(const store::Pool& p) override {
         return s_->createPool(p);
     }
-    core::Result<store::Pool> updatePool(const store::Pool& p) override {
-        return s_->updatePool(p);
+    core::Result<store::Pool> updatePool(store::Pool p) override {
+        return s_->updatePool(std::move(p));
     }
     core::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn,
                                 const BadPool& bad) override {
