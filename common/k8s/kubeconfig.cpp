@@ -81,17 +81,19 @@ class Reader {
         return makeError(Errc::InvalidConfig, "kubeconfig " + path_ + ": " + what);
     }
 
-    // A string value at map[key]; nullopt when absent or null.
-    Result<std::optional<std::string>> scalar(const YAML::Node& map, const char* key,
+    // A string value at map[key]; nullopt when absent or null. A number or a boolean is its
+    // text, as a YAML scalar is.
+    Result<std::optional<std::string>> scalar(const json::Value& map, const char* key,
                                               const std::string& where) const {
-        if (!map.IsMap()) return std::optional<std::string>();
-        const YAML::Node v = map[key];
-        if (!v.IsDefined() || v.IsNull()) return std::optional<std::string>();
-        if (!v.IsScalar()) return error(where + ": " + key + " must be a string");
-        return std::optional<std::string>(v.Scalar());
+        const json::Value* v = map.isObject() ? map.find(key) : nullptr;
+        if (!v || v->isNull()) return std::optional<std::string>();
+        if (v->isBool()) return std::optional<std::string>(v->asBool() ? "true" : "false");
+        if (!v->isString() && !v->isNumber())
+            return error(where + ": " + key + " must be a string");
+        return std::optional<std::string>(v->asString());
     }
 
-    Result<bool> flag(const YAML::Node& map, const char* key, const std::string& where) const {
+    Result<bool> flag(const json::Value& map, const char* key, const std::string& where) const {
         auto s = scalar(map, key, where);
         if (!s) return s.error();
         if (!*s) return false;
@@ -100,28 +102,30 @@ class Reader {
         return error(where + ": " + key + " must be true or false, not " + inQuotes(**s));
     }
 
-    // The inner map of the entry of `section` (clusters/users/contexts) named `name`.
-    Result<std::optional<YAML::Node>> named(const YAML::Node& root, const char* section,
-                                            const char* inner, const std::string& name) const {
-        const YAML::Node list = root[section];
-        if (!list.IsDefined() || list.IsNull()) return std::optional<YAML::Node>();
-        if (!list.IsSequence()) return error(std::string(section) + " must be a list");
-        for (const YAML::Node& entry : list) {
+    // The inner map of the entry of `section` (clusters/users/contexts) named `name`; null
+    // when there is none (an entry without one: a null value).
+    Result<const json::Value*> named(const json::Value& root, const char* section,
+                                     const char* inner, const std::string& name) const {
+        static const json::Value kNone;
+        const json::Value* list = root.find(section);
+        if (!list || list->isNull()) return nullptr;
+        if (!list->isArray()) return error(std::string(section) + " must be a list");
+        for (const json::Value& entry : list->items()) {
             auto n = scalar(entry, "name", std::string(section) + " entry");
             if (!n) return n.error();
             if (!*n || **n != name) continue;
-            const YAML::Node body = entry[inner];
-            if (!body.IsDefined() || body.IsNull()) return std::optional<YAML::Node>(YAML::Node());
-            if (!body.IsMap())
+            const json::Value* body = entry.find(inner);
+            if (!body || body->isNull()) return &kNone;
+            if (!body->isObject())
                 return error(std::string(section) + " entry " + inQuotes(name) + ": " + inner +
                              " must be a mapping");
-            return std::optional<YAML::Node>(body);
+            return body;
         }
-        return std::optional<YAML::Node>();
+        return nullptr;
     }
 
     // base64 *-data field, decoded.
-    Result<std::string> data(const YAML::Node& map, const char* key,
+    Result<std::string> data(const json::Value& map, const char* key,
                              const std::string& where) const {
         auto s = scalar(map, key, where);
         if (!s) return s.error();
@@ -132,7 +136,7 @@ class Reader {
     }
 
     // A file path field, resolved against the kubeconfig's directory and checked readable.
-    Result<std::string> file(const YAML::Node& map, const char* key, const std::string& where,
+    Result<std::string> file(const json::Value& map, const char* key, const std::string& where,
                              bool mustExist = true) const {
         auto s = scalar(map, key, where);
         if (!s) return s.error();
@@ -155,7 +159,7 @@ class Reader {
 };
 
 // The cluster named by the context: server, certificate authority, insecure-skip-tls-verify.
-core::Result<void> readCluster(const Reader& rd, const YAML::Node& root,
+core::Result<void> readCluster(const Reader& rd, const json::Value& root,
                                const std::string& clusterName, const std::string& ctxWhere,
                                ClusterConfig& cfg) {
     auto cluster = rd.named(root, "clusters", "cluster", clusterName);
@@ -188,8 +192,8 @@ core::Result<void> readCluster(const Reader& rd, const YAML::Node& root,
 }
 
 // The user's certificate, key and token fields, each as written (files resolved and checked).
-core::Result<void> readUserFields(const Reader& rd, const YAML::Node& u, const std::string& usWhere,
-                                  ClusterConfig& cfg) {
+core::Result<void> readUserFields(const Reader& rd, const json::Value& u,
+                                  const std::string& usWhere, ClusterConfig& cfg) {
     auto certData = rd.data(u, "client-certificate-data", usWhere);
     if (!certData) return certData.error();
     cfg.clientCertData = std::move(*certData);
@@ -213,7 +217,7 @@ core::Result<void> readUserFields(const Reader& rd, const YAML::Node& u, const s
 
 // A certificate needs its key and the other way round; a user with neither a certificate nor a
 // token must not rely on a credential kind allot cannot use.
-core::Result<void> checkCredentials(const Reader& rd, const YAML::Node& u,
+core::Result<void> checkCredentials(const Reader& rd, const json::Value& u,
                                     const std::string& usWhere, const ClusterConfig& cfg) {
     const bool hasCert = !cfg.clientCertData.empty() || !cfg.clientCertFile.empty();
     const bool hasKey = !cfg.clientKeyData.empty() || !cfg.clientKeyFile.empty();
@@ -224,8 +228,8 @@ core::Result<void> checkCredentials(const Reader& rd, const YAML::Node& u,
     const bool hasToken = !cfg.token.empty() || !cfg.tokenFile.empty();
     if (!hasCert && !hasToken) {
         for (const char* unsupported : {"exec", "auth-provider", "username"}) {
-            const YAML::Node n = u[unsupported];
-            if (n.IsDefined() && !n.IsNull())
+            const json::Value* n = u.isObject() ? u.find(unsupported) : nullptr;
+            if (n && !n->isNull())
                 return rd.error(usWhere + ": " + unsupported +
                                 " credentials are not supported; use a token, tokenFile or "
                                 "client certificate");
@@ -235,7 +239,7 @@ core::Result<void> checkCredentials(const Reader& rd, const YAML::Node& u,
 }
 
 // The user named by the context.
-core::Result<void> readUser(const Reader& rd, const YAML::Node& root, const std::string& userName,
+core::Result<void> readUser(const Reader& rd, const json::Value& root, const std::string& userName,
                             const std::string& ctxWhere, ClusterConfig& cfg) {
     auto user = rd.named(root, "users", "user", userName);
     if (!user) return user.error();
@@ -243,14 +247,14 @@ core::Result<void> readUser(const Reader& rd, const YAML::Node& root, const std:
         return rd.error("user " + inQuotes(userName) + " (of " + ctxWhere +
                         ") not found under users");
     const std::string usWhere = "user " + inQuotes(userName);
-    const YAML::Node& u = **user;
+    const json::Value& u = **user;
     if (auto r = readUserFields(rd, u, usWhere, cfg); !r) return r.error();
     return checkCredentials(rd, u, usWhere, cfg);
 }
 
-Result<ClusterConfig> parseKubeconfig(const Reader& rd, const YAML::Node& root,
+Result<ClusterConfig> parseKubeconfig(const Reader& rd, const json::Value& root,
                                       const std::string& requestedContext) {
-    if (!root.IsMap()) return rd.error("not a kubeconfig (expected a YAML mapping)");
+    if (!root.isObject()) return rd.error("not a kubeconfig (expected a YAML mapping)");
     ClusterConfig cfg;
 
     std::string contextName = requestedContext;
@@ -309,42 +313,52 @@ Result<std::string> readSmallFile(const std::string& path, const std::string& wh
 
 namespace {
 
-// The tree YAML::Load would make of a JSON document. JSON is YAML, but yaml-cpp scans it a
-// character at a time: loading the node kubeconfig (a base64 CA and a token) took 3.8 of the
-// 5.0 million instructions of a whole plugin ADD through the relay (callgrind), so allot-gc
-// writes it as JSON and it is read with RapidJSON instead.
-YAML::Node yamlOf(const json::Value& v, int depth) {
-    if (depth > 64) throw std::runtime_error("nested deeper than 64");
-    switch (v.type()) {
-        case json::Value::Type::Object: {
-            YAML::Node n(YAML::NodeType::Map);
-            for (const auto& [key, member] : v.members()) n[key] = yamlOf(member, depth + 1);
-            return n;
-        }
-        case json::Value::Type::Array: {
-            YAML::Node n(YAML::NodeType::Sequence);
-            for (const auto& item : v.items()) n.push_back(yamlOf(item, depth + 1));
-            return n;
-        }
-        case json::Value::Type::Bool:
-            return YAML::Node(v.asBool() ? "true" : "false");
-        case json::Value::Type::String:
-        case json::Value::Type::Number:  // its text
-            return YAML::Node(v.asString());
-        case json::Value::Type::Null:
-            break;
-    }
-    return YAML::Node(YAML::NodeType::Null);
+bool plainNumber(const std::string& s) {
+    static const std::regex kNumber(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)");
+    return std::regex_match(s, kNumber);
 }
 
-// A JSON document's tree, or YAML::Load's: text that is not strict JSON (YAML flow style, a
-// comment, a syntax error) goes to yaml-cpp, which reads it or says where it is wrong.
-YAML::Node loadTree(const std::string& text) {
+json::Value jsonOf(const YAML::Node& n, int depth) {
+    using json::Value;
+    if (depth > 64) throw YAML::Exception(n.Mark(), "nested deeper than 64");
+    switch (n.Type()) {
+        case YAML::NodeType::Map: {
+            Value o = Value::object();
+            for (const auto& kv : n)
+                o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1));
+            return o;
+        }
+        case YAML::NodeType::Sequence: {
+            Value a = Value::array();
+            for (const auto& item : n) a.push(jsonOf(item, depth + 1));
+            return a;
+        }
+        case YAML::NodeType::Scalar: {
+            const std::string& s = n.Scalar();
+            if (n.Tag() == "!") return Value::string(s);  // quoted
+            if (s == "null" || s == "~" || s == "Null" || s == "NULL") return Value::null();
+            if (s == "true" || s == "True" || s == "TRUE") return Value::boolean(true);
+            if (s == "false" || s == "False" || s == "FALSE") return Value::boolean(false);
+            if (plainNumber(s)) return Value::numberText(s);
+            return Value::string(s);
+        }
+        default:
+            return Value::null();
+    }
+}
+
+// A JSON document's tree as RapidJSON reads it, or YAML::Load's turned into one: text that is
+// not strict JSON (YAML flow style, a comment, a syntax error) goes to yaml-cpp, which reads it
+// or says where it is wrong. yaml-cpp scans JSON a character at a time and builds a node tree
+// of shared pointers: the node kubeconfig (a base64 CA and a token), which allot-gc writes as
+// JSON, is read without it (callgrind: 0.56M of an empty-pool ADD's 1.65M instructions went to
+// reading it through a YAML tree).
+json::Value loadTree(const std::string& text) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && text[first] == '{') {
-        if (auto v = json::parse(text); v && v->isObject()) return yamlOf(*v, 0);
+        if (auto v = json::parse(text); v && v->isObject()) return std::move(*v);
     }
-    return YAML::Load(text);
+    return jsonOf(YAML::Load(text), 0);
 }
 
 }  // namespace
@@ -355,7 +369,7 @@ Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string&
     if (!text) return text.error();
     Reader rd(path);
     try {
-        const YAML::Node root = loadTree(*text);
+        const json::Value root = loadTree(*text);
         return parseKubeconfig(rd, root, context);
     } catch (const YAML::Exception& e) {
         // e.what() carries line/column and the parser's complaint, not the document's values.
@@ -399,44 +413,6 @@ Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir) {
     cfg.identity = "serviceaccount token from " + cfg.tokenFile;
     return cfg;
 }
-
-namespace {
-
-bool plainNumber(const std::string& s) {
-    static const std::regex kNumber(R"(-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?)");
-    return std::regex_match(s, kNumber);
-}
-
-json::Value jsonOf(const YAML::Node& n, int depth) {
-    using json::Value;
-    if (depth > 64) throw YAML::Exception(n.Mark(), "nested deeper than 64");
-    switch (n.Type()) {
-        case YAML::NodeType::Map: {
-            Value o = Value::object();
-            for (const auto& kv : n)
-                o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1));
-            return o;
-        }
-        case YAML::NodeType::Sequence: {
-            Value a = Value::array();
-            for (const auto& item : n) a.push(jsonOf(item, depth + 1));
-            return a;
-        }
-        case YAML::NodeType::Scalar: {
-            const std::string& s = n.Scalar();
-            if (n.Tag() == "!") return Value::string(s);  // quoted
-            if (s == "null" || s == "~" || s == "Null" || s == "NULL") return Value::null();
-            if (s == "true" || s == "True" || s == "TRUE") return Value::boolean(true);
-            if (s == "false" || s == "False" || s == "FALSE") return Value::boolean(false);
-            if (plainNumber(s)) return Value::numberText(s);
-            return Value::string(s);
-        }
-        default:
-            return Value::null();
-    }
-}
-
-}  // namespace
 
 Result<std::vector<json::Value>> yamlDocuments(std::string_view text, size_t maxBytes) {
     if (text.size() > maxBytes)
