@@ -452,7 +452,7 @@ class Bench:
         return {"exec_n": 500, "seq_n": 200, "warmup": 3, "bursts": [100, 500], "nodes": 4, "per_node": 100,
                 "fill_levels": [0, 1000, 4000, 8000], "fill_n": 30, "gc_pods": 500, "bytes_n": 100,
                 "slice_nodes": 16, "slice_per_node": 100, "slice_burst": 100, "fill_slice_nodes": 64,
-                "slice_pairs": 30, "fill_parallel": 32}
+                "slice_pairs": 30, "fill_parallel": 32, "slice_parts": 1}
 
     # ---- helpers
 
@@ -461,12 +461,19 @@ class Bench:
         return f"10.{self.range_k}.0.0/16"
 
     @staticmethod
-    def pool_name(rng, net="", node=""):
+    def names(*args):
         # The product's own naming (test/tools/names.cpp), never re-derived here.
         names = os.environ.get("ALLOT_NAMES") or os.path.join(
             os.path.dirname(os.path.abspath(__file__)), "..", "build", "test", "allot-names")
-        return subprocess.run([names, "pool", rng, net, node], check=True, capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run([names, *args], check=True, capture_output=True, text=True).stdout.strip()
+
+    @staticmethod
+    def pool_name(rng, net="", node=""):
+        return Bench.names("pool", rng, net, node)
+
+    def slice_part_pools(self, pool):
+        """The IPPools a node's slice is kept in: its own, then its parts (node_slice_parts)."""
+        return [pool] + [Bench.names("part", pool, str(k)) for k in range(1, self.p.get("slice_parts", 1))]
 
     def write_json(self, path, obj):
         with open(path, "w") as f:
@@ -540,6 +547,8 @@ class Bench:
             ipam = {"type": "host-local", "ranges": [[{"subnet": rng}]], "dataDir": data}
         if slices:
             ipam.update({"node_slice_size": f"/{slices[1]}", "network_name": slices[0]})
+            if tool == "allot" and self.p.get("slice_parts", 1) > 1:
+                ipam["node_slice_parts"] = self.p["slice_parts"]
         conf = {"cniVersion": "1.0.0", "name": name, "type": "macvlan", "ipam": ipam}
         return self.write_json(os.path.join(d, f"{tool}.json"), conf)
 
@@ -557,18 +566,19 @@ class Bench:
         return {n: str(cut[i]) for i, n in enumerate(nodes)}
 
     def slice_pools(self, net, slices):
-        """{node: (pool object or None, its bytes)} of each node's slice pool."""
+        """{(node, pool name): (pool object or None, its bytes)} of each node's slice pools (with
+        node_slice_parts, each part's)."""
         out = {}
         for node, sl in slices.items():
-            name = self.pool_name(sl, net, node)
-            st, raw = self.kube.req("GET", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/{name}")
-            out[node] = (json.loads(raw), len(raw)) if st == 200 else (None, 0)
+            for name in self.slice_part_pools(self.pool_name(sl, net, node)):
+                st, raw = self.kube.req("GET", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/{name}")
+                out[(node, name)] = (json.loads(raw), len(raw)) if st == 200 else (None, 0)
         return out
 
     def cleanup_slices(self, net, slices):
         for node, sl in slices.items():
-            self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/"
-                                    f"{self.pool_name(sl, net, node)}")
+            for name in self.slice_part_pools(self.pool_name(sl, net, node)):
+                self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/{name}")
         self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/nodeslicepools/{net}")
         self.kube.req("DELETE", f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/"
                                 "overlappingrangeipreservations")

@@ -98,8 +98,16 @@ json::Value slicePoolJson(const SlicePool& sp, const std::map<std::string, PoolR
         const PoolRow* p = slicePool(pools, sp, a);
         s.set("pool", str(p ? p->use.pool : ""));
         s.set("size", num(p ? p->use.size : 0));
-        s.set("used", num(p ? p->use.used : 0));
+        auto used = p ? p->use.used : 0;
         if (p) nodeOf[p->use.pool] = a.node;
+        // node_slice_parts: the slice's other IPPools count too.
+        for (int k = 1; p && k < core::kMaxSliceParts; ++k) {
+            auto part = pools.find(core::slicePartPoolName(p->use.pool, k));
+            if (part == pools.end()) continue;
+            used += part->second.use.used;
+            nodeOf[part->first] = a.node;
+        }
+        s.set("used", num(used));
         slices.push(std::move(s));
     }
     v.set("slices", std::move(slices));

@@ -228,8 +228,9 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
             }
             auto sc = core::Cidr::parse(slice->slice);
             if (!sc) continue;
-            out.push_back(
-                {ns2, core::poolName(*sc, cfg.raw.networkName, opts_.node), cfg.raw.networkName});
+            const std::string pool = core::poolName(*sc, cfg.raw.networkName, opts_.node);
+            for (int k = 0; k < cfg.sliceParts; ++k)  // node_slice_parts: each part's pool
+                out.push_back({ns2, core::slicePartPoolName(pool, k), cfg.raw.networkName});
         }
     }
     return out;

@@ -139,7 +139,8 @@ bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
                            *len,
                            i == 0 ? cfg.raw.nodeSliceSize : "/" + std::to_string(*len),
                            cfg.raw.networkName,
-                           {}};
+                           {},
+                           cfg.sliceParts};
             auto [it, fresh] = w.pools.emplace(Key{ns, d.name}, d);
             if (!fresh && (it->second.range != d.range || it->second.length != d.length)) {
                 warnOnce(where + " conflict " + d.name,
@@ -150,6 +151,7 @@ bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
                 continue;
             }
             it->second.nads.push_back({nad.ns, nad.name, nad.uid, ""});
+            it->second.parts = std::max(it->second.parts, cfg.sliceParts);
         }
     }
     return wants;
@@ -205,12 +207,20 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
         if (!c) return false;
         const std::string pool = core::poolName(*c, d.networkName, a.nodeName);
         // The token: the NodeSlicePool as read now, which the write that frees the slice is
-        // guarded by (the plugin's side: engine::TxTarget::unseal).
-        auto sealed = cluster_.sealSlicePool(d.ns, pool, *c, cur ? cur->resourceVersion : "new");
-        if (sealed) return !*sealed;
-        logging::logWarn("NodeSlicePool " + key + ": IPPool " + pool + " not sealed (" +
-                         sealed.error().message + "): its slice stays assigned");
-        return true;
+        // guarded by (the plugin's side: engine::TxTarget::unseal). With parts, every part in
+        // order; the first that holds an address keeps the slice (the parts sealed before it
+        // are skipped by the node's ADDs until the NodeSlicePool is written again).
+        for (int k = 0; k < d.parts; ++k) {
+            const std::string part = core::slicePartPoolName(pool, k);
+            auto sealed =
+                cluster_.sealSlicePool(d.ns, part, *c, cur ? cur->resourceVersion : "new");
+            if (sealed && !*sealed) return true;
+            if (sealed) continue;
+            logging::logWarn("NodeSlicePool " + key + ": IPPool " + part + " not sealed (" +
+                             sealed.error().message + "): its slice stays assigned");
+            return true;
+        }
+        return false;
     };
     auto plan = core::planSlices(in, busy);
     if (!plan) {

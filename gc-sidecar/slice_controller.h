@@ -105,6 +105,9 @@ struct SliceDesired {
     std::string sliceSize;        // spec.sliceSize as written in the NAD ("/24" or "24")
     std::string networkName;      // network_name: the prefix of the node pools' names
     std::vector<NadObject> nads;  // those that want it (config left empty), by namespace/name
+    // IPPools per node slice (node_slice_parts): the most any of its NADs asks for, so every
+    // part a plugin may write is sealed before a slice is taken.
+    int parts = 1;
 };
 
 struct SliceOptions {

@@ -132,10 +132,12 @@ Result<void> confirmSlice(EngineContext& ctx, const Target& t, const std::string
     auto s = ctx.store.nodeSlice(t.nodeSlicePool, ctx.node, true);
     if (!s && s.code() != Errc::NotFound) return s.error();
     const std::string what = "IPPool " + t.pool + " is sealed: allot-gc's slice controller ";
-    if (s && s->resourceVersion == token)
+    if (s && s->resourceVersion == token) {
+        ctx.partSealed = true;
         return makeError(Errc::Transient, what + "is taking slice " + t.range.cidr().str() +
                                               " from node " + ctx.node + " (NodeSlicePool " +
                                               t.nodeSlicePool + " not rewritten yet)");
+    }
     if (s)
         if (auto now = core::Cidr::parse(s->slice); now && *now == t.range.cidr()) return {};
     ctx.sliceMoved = true;
@@ -297,7 +299,7 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
     for (size_t i = 0; i < cfg.ranges.size(); ++i) {
         const auto& r = cfg.ranges[i];
         if (!cfg.sliceSize) {
-            out.push_back({r, core::poolName(r.cidr(), cfg.raw.networkName, ""), ""});
+            out.push_back({r, core::poolName(r.cidr(), cfg.raw.networkName, ""), "", i});
             continue;
         }
         const std::string netSlices = cfg.raw.networkName.empty() ? netName : cfg.raw.networkName;
@@ -322,25 +324,42 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
             return makeError(Errc::Invalid, "NodeSlicePool " + sliceName + " gives node " +
                                                 ctx.node + " slice " + slice->slice + " outside " +
                                                 r.cidr().str());
-        out.push_back({*sr, core::poolName(sr->cidr(), cfg.raw.networkName, ctx.node), sliceName});
+        const std::string pool = core::poolName(sr->cidr(), cfg.raw.networkName, ctx.node);
+        if (cfg.sliceParts == 1) {
+            out.push_back({*sr, pool, sliceName, i});
+            continue;
+        }
+        for (int k = 0; k < cfg.sliceParts; ++k) {
+            auto part = core::slicePartRange(sr->cidr(), cfg.sliceParts, k);
+            if (!part) return makeError(Errc::Invalid, part.error().message);
+            out.push_back({*part, core::slicePartPoolName(pool, k), sliceName, i});
+        }
     }
     return out;
 }
 
 namespace {
 
-Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
-                        const core::Owner& owner, const std::vector<core::IpAddress>& requested,
-                        bool fresh) {
-    auto targets = resolveTargets(ctx, cfg, net.name, fresh);
-    if (!targets) return targets.error();
+using Parts = std::vector<const Target*>;
 
-    // Each requested address must fall in exactly one range; one per range.
-    std::vector<std::optional<core::IpAddress>> want(targets->size());
+// The targets grouped by range, in order: each range's parts (one, unless node_slice_parts).
+std::vector<Parts> byRange(const std::vector<Target>& targets) {
+    std::vector<Parts> out;
+    for (const auto& t : targets) {
+        if (out.size() <= t.rangeIndex) out.resize(t.rangeIndex + 1);
+        out[t.rangeIndex].push_back(&t);
+    }
+    return out;
+}
+
+// Each requested address placed in its range; one per range.
+Result<std::vector<std::optional<core::IpAddress>>> placeRequested(
+    const std::vector<Parts>& ranges, const std::vector<core::IpAddress>& requested) {
+    std::vector<std::optional<core::IpAddress>> want(ranges.size());
     for (const auto& ip : requested) {
         bool placed = false;
-        for (size_t i = 0; i < targets->size() && !placed; ++i) {
-            if (!(*targets)[i].range.cidr().contains(ip)) continue;
+        for (size_t i = 0; i < ranges.size() && !placed; ++i) {
+            if (ranges[i].empty() || !ranges[i][0]->range.cidr().contains(ip)) continue;
             if (want[i])
                 return makeError(Errc::InvalidConfig, "requested IPs " + want[i]->str() + " and " +
                                                           ip.str() + " fall in the same range");
@@ -351,33 +370,116 @@ Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, co
             return makeError(Errc::InvalidConfig,
                              "requested IP " + ip.str() + " is in no configured range");
     }
+    return want;
+}
+
+// Whether `pool` holds an address for `owner`, or one it would take over or share.
+bool holdsFor(const store::Pool& pool, const core::Owner& owner) {
+    if (core::findHolder(pool.allocations, owner.containerId, owner.ifName)) return true;
+    return std::any_of(pool.allocations.begin(), pool.allocations.end(), [&](const auto& e) {
+        return core::sharesClaim(e.second, owner) ||
+               (!owner.podRef.empty() && core::mayTakeOver(e.second, owner));
+    });
+}
+
+// Of a slice's parts, the one this node's cached copies show (containerId, ifName)'s entry in;
+// null when none does (or the range has one pool).
+const Target* cachedHolder(EngineContext& ctx, const Parts& parts, const core::Owner& owner) {
+    if (parts.size() < 2 || !ctx.cache) return nullptr;
+    for (const Target* t : parts) {
+        auto copy = ctx.cache->load(ctx.poolNamespace, t->pool);
+        if (copy && core::findHolder(copy->allocations, owner.containerId, owner.ifName)) return t;
+    }
+    return nullptr;
+}
+
+// The order to try a slice's parts in: one that holds an address for the owner first (the
+// same ADD again, a new sandbox of the pod, a claim's migration target), then those this
+// node's cached copies show room in, in order, then the rest (a copy may be stale: the
+// transaction reads a part fresh before it calls it full). So the lowest free address is
+// found without reading a full part again.
+Parts partOrder(EngineContext& ctx, const core::ValidatedConfig& cfg, const Parts& parts,
+                const core::Owner& owner) {
+    Parts held, room, rest;
+    for (const Target* t : parts) {
+        std::optional<store::Pool> copy;
+        if (ctx.cache) copy = ctx.cache->load(ctx.poolNamespace, t->pool);
+        if (!copy)
+            room.push_back(t);
+        else if (holdsFor(*copy, owner))
+            held.push_back(t);
+        else if (core::freeCount(t->range, copy->allocations, gatewayFor(cfg, t->range)) > 0)
+            room.push_back(t);
+        else
+            rest.push_back(t);
+    }
+    held.insert(held.end(), room.begin(), room.end());
+    held.insert(held.end(), rest.begin(), rest.end());
+    return held;
+}
+
+// One address from one range: from its one pool, or from the parts of its slice (the part
+// holding a requested address; else partOrder's, going on past a full part or one the slice
+// controller has sealed).
+Result<std::pair<core::Pick, const Target*>> addToRange(
+    EngineContext& ctx, const core::ValidatedConfig& cfg, const Parts& parts,
+    const core::Owner& owner, const std::optional<core::IpAddress>& want,
+    const std::function<void(core::IpAddress)>& reserving) {
+    Parts order = parts;
+    if (parts.size() > 1 && want) {
+        order = {parts[0]};  // an address in no part: part 0 says what is wrong with it
+        for (const Target* t : parts)
+            if (!(*want < t->range.start()) && !(t->range.end() < *want)) order = {t};
+    } else if (parts.size() > 1) {
+        order = partOrder(ctx, cfg, parts, owner);
+    }
+    std::optional<core::Error> failed;
+    for (const Target* t : order) {
+        ctx.partSealed = false;
+        auto pick = addOne(ctx, cfg, *t, owner, want, reserving);
+        if (pick) return std::make_pair(std::move(*pick), t);
+        if (!failed || failed->code == Errc::Exhausted) failed = pick.error();
+        if (pick.code() != Errc::Exhausted && !ctx.partSealed) return pick.error();
+    }
+    return *failed;
+}
+
+Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
+                        const core::Owner& owner, const std::vector<core::IpAddress>& requested,
+                        bool fresh) {
+    auto targets = resolveTargets(ctx, cfg, net.name, fresh);
+    if (!targets) return targets.error();
+    const std::vector<Parts> ranges = byRange(*targets);
+    auto want = placeRequested(ranges, requested);
+    if (!want) return want.error();
 
     CniResult result;
-    std::vector<size_t> taken;  // ranges newly allocated by this call, for rollback
-    for (size_t i = 0; i < targets->size(); ++i) {
-        const Target& t = (*targets)[i];
+    std::vector<const Target*> taken;  // parts newly allocated by this call, for rollback
+    for (size_t i = 0; i < ranges.size(); ++i) {
+        const Target& t = *ranges[i][0];
         std::function<void(core::IpAddress)> reserving;
-        if (ctx.beforeReserve && i + 1 == targets->size())
+        if (ctx.beforeReserve && i + 1 == ranges.size())
             reserving = [&](core::IpAddress ip) {
                 auto ips = result.ips;
                 ips.push_back({ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
                 ctx.beforeReserve(ips);
             };
-        auto pick = addOne(ctx, cfg, t, owner, want[i], reserving);
+        auto pick = addToRange(ctx, cfg, ranges[i], owner, (*want)[i], reserving);
         if (!pick) {
             // Roll back what this call took; the deadline may have passed, so give it a moment.
             auto saved = ctx.deadline;
             ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
             ctx.store.setDeadline(ctx.deadline);
-            for (size_t j : taken) (void)releaseOne(ctx, cfg, (*targets)[j], owner);
+            for (const Target* j : taken) (void)releaseOne(ctx, cfg, *j, owner);
             ctx.deadline = saved;
             ctx.store.setDeadline(saved);
             return makeError(pick.code(),
                              "range " + t.range.cidr().str() + ": " + pick.error().message);
         }
-        if (pick->kind == core::PickKind::New || pick->kind == core::PickKind::HandedOver)
-            taken.push_back(i);
-        result.ips.push_back({pick->ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
+        const auto& [p, part] = *pick;
+        if (p.kind == core::PickKind::New || p.kind == core::PickKind::HandedOver)
+            taken.push_back(part);
+        result.ips.push_back({p.ip, t.range.cidr().length(), gatewayFor(cfg, part->range)});
     }
     for (const auto& [sip, gw] : cfg.staticAddresses)
         result.ips.push_back({sip.ip, sip.prefix, gw});
@@ -418,20 +520,28 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
     auto unfinished = [&](const core::Error& e) {
         if (!firstError) firstError = e;
     };
-    for (const auto& t : *targets) {
-        // The pool entry, through the node's claim queue (one write for every release and
-        // ADD waiting on this pool), then the reservation.
+    // The pool entry, through the node's claim queue (one write for every release and ADD
+    // waiting on this pool), then the reservation. False: the pool held nothing for the owner.
+    auto releaseIn = [&](const Target& t) {
         auto r = claim(ctx, cfg, t, ClaimRequest{owner, std::nullopt, {}, true});
         if (!r) {
-            if (r.code() == Errc::NotFound) continue;
+            if (r.code() == Errc::NotFound) return false;
             unfinished(r.error());
             pending.pools.push_back(t.pool);  // allot-gc drops the reservations of what it releases
-            continue;
+            return true;
         }
         if (auto d = dropReservations(ctx, cfg, {{r->ip, owner}}); !d) {
             unfinished(d.error());
             pending.reservations.push_back(core::reservationName(r->ip, cfg.raw.networkName));
         }
+        return true;
+    };
+    for (const Parts& parts : byRange(*targets)) {
+        // A slice in parts: the part this node's copy shows the entry in, else every part.
+        const Target* held = cachedHolder(ctx, parts, owner);
+        if (held && releaseIn(*held)) continue;
+        for (const Target* t : parts)
+            if (t != held) releaseIn(*t);
     }
     if (!pending.pools.empty() || !pending.reservations.empty()) return journalIt(*firstError);
     return false;
@@ -457,6 +567,55 @@ std::optional<core::u128> sharedEntry(const core::AllocationMap& allocs, const c
     return std::nullopt;
 }
 
+// CHECK of one range: the part holding (or sharing) the owner's entry, its address listed in
+// prevResult, its reservation the owner's (or the entry holder's, for a shared claim).
+Result<IpResult> checkRange(EngineContext& ctx, const core::ValidatedConfig& cfg,
+                            const Parts& parts, const core::Owner& owner,
+                            const std::vector<IpResult>& prev) {
+    std::optional<store::Pool> pool;
+    std::optional<core::u128> off;
+    const Target* t = parts[0];
+    for (size_t k = 0; k < parts.size() && !off; ++k) {
+        auto p = ctx.store.getPool(parts[k]->pool);
+        if (!p && (p.code() != Errc::NotFound || parts.size() == 1)) {
+            if (p.code() == Errc::NotFound)
+                return makeError(Errc::NotFound, "IPPool " + t->pool + " does not exist");
+            return p.error();
+        }
+        if (!p) continue;
+        off = core::findHolder(p->allocations, owner.containerId, owner.ifName);
+        if (!off) off = sharedEntry(p->allocations, owner);
+        if (off) pool = std::move(*p), t = parts[k];
+    }
+    if (!off)
+        return makeError(Errc::NotFound, "IPPool " + t->pool +
+                                             (parts.size() > 1 ? " (and its parts)" : "") +
+                                             " has no allocation for container " +
+                                             owner.containerId + " interface " + owner.ifName);
+    // A shared claim's reservation names the entry's holder, not this container.
+    const core::Owner& holder = pool->allocations.at(*off);
+    core::IpAddress ip = t->range.cidr().at(*off);
+    bool listed =
+        std::any_of(prev.begin(), prev.end(), [&](const IpResult& r) { return r.ip == ip; });
+    if (!listed)
+        return makeError(Errc::NotFound, "prevResult does not list " + ip.str() +
+                                             ", which IPPool " + t->pool +
+                                             " holds for this container");
+    if (cfg.raw.enableOverlappingRanges) {
+        auto r = ctx.store.getReservation(core::reservationName(ip, cfg.raw.networkName));
+        if (!r) {
+            if (r.code() == Errc::NotFound)
+                return makeError(Errc::NotFound,
+                                 "no OverlappingRangeIPReservation for " + ip.str());
+            return r.error();
+        }
+        if (!store::reservedFor(*r, owner) && !store::reservedFor(*r, holder))
+            return makeError(Errc::NotFound,
+                             "the reservation of " + ip.str() + " belongs to " + r->podRef);
+    }
+    return IpResult{ip, t->range.cidr().length(), gatewayFor(cfg, t->range)};
+}
+
 }  // namespace
 
 Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedConfig& cfg,
@@ -467,41 +626,10 @@ Result<std::vector<IpResult>> check(EngineContext& ctx, const core::ValidatedCon
     auto targets = resolveTargets(ctx, cfg, net.name);
     if (!targets) return targets.error();
     std::vector<IpResult> out;
-    for (const auto& t : *targets) {
-        auto pool = ctx.store.getPool(t.pool);
-        if (!pool) {
-            if (pool.code() == Errc::NotFound)
-                return makeError(Errc::NotFound, "IPPool " + t.pool + " does not exist");
-            return pool.error();
-        }
-        auto off = core::findHolder(pool->allocations, owner.containerId, owner.ifName);
-        if (!off) off = sharedEntry(pool->allocations, owner);
-        if (!off)
-            return makeError(Errc::NotFound, "IPPool " + t.pool +
-                                                 " has no allocation for container " +
-                                                 owner.containerId + " interface " + owner.ifName);
-        // A shared claim's reservation names the entry's holder, not this container.
-        const core::Owner& holder = pool->allocations.at(*off);
-        core::IpAddress ip = t.range.cidr().at(*off);
-        bool listed =
-            std::any_of(prev.begin(), prev.end(), [&](const IpResult& r) { return r.ip == ip; });
-        if (!listed)
-            return makeError(Errc::NotFound, "prevResult does not list " + ip.str() +
-                                                 ", which IPPool " + t.pool +
-                                                 " holds for this container");
-        if (cfg.raw.enableOverlappingRanges) {
-            auto r = ctx.store.getReservation(core::reservationName(ip, cfg.raw.networkName));
-            if (!r) {
-                if (r.code() == Errc::NotFound)
-                    return makeError(Errc::NotFound,
-                                     "no OverlappingRangeIPReservation for " + ip.str());
-                return r.error();
-            }
-            if (!store::reservedFor(*r, owner) && !store::reservedFor(*r, holder))
-                return makeError(Errc::NotFound,
-                                 "the reservation of " + ip.str() + " belongs to " + r->podRef);
-        }
-        out.push_back({ip, t.range.cidr().length(), gatewayFor(cfg, t.range)});
+    for (const Parts& parts : byRange(*targets)) {
+        auto r = checkRange(ctx, cfg, parts, owner, prev);
+        if (!r) return r.error();
+        out.push_back(*r);
     }
     return out;
 }
@@ -529,17 +657,22 @@ Result<size_t> gc(EngineContext& ctx, const core::ValidatedConfig& cfg, const st
 Result<void> status(EngineContext& ctx, const core::ValidatedConfig& cfg) {
     // One read per pool is the whole probe: it proves the store answers, that we may read it,
     // and whether the pool has room. A pool not created yet is empty, not an error.
+    // A slice kept in parts is exhausted when every part is.
     auto targets = resolveTargets(ctx, cfg, "");
     if (!targets) return targets.error();
-    for (const auto& t : *targets) {
-        auto pool = ctx.store.getPool(t.pool);
-        if (!pool) {
-            if (pool.code() == Errc::NotFound) continue;
-            return pool.error();
+    for (const Parts& parts : byRange(*targets)) {
+        bool room = false;
+        for (const Target* t : parts) {
+            auto pool = ctx.store.getPool(t->pool);
+            if (!pool && pool.code() != Errc::NotFound) return pool.error();
+            room = room || !pool ||
+                   core::freeCount(t->range, pool->allocations, gatewayFor(cfg, t->range)) > 0;
         }
-        if (core::freeCount(t.range, pool->allocations, gatewayFor(cfg, t.range)) == 0)
-            return makeError(Errc::Exhausted,
-                             "IPPool " + t.pool + " (" + t.range.cidr().str() + ") is exhausted");
+        const Target& t = *parts[0];
+        if (!room)
+            return makeError(Errc::Exhausted, "IPPool " + t.pool +
+                                                  (parts.size() > 1 ? " and its parts" : "") +
+                                                  " (" + t.range.cidr().str() + ") is exhausted");
     }
     return {};
 }

@@ -53,6 +53,9 @@ struct EngineContext {
     // A sealed slice pool's slice turned out to be another node's now: the cached slice was
     // stale, and the ADD resolves its targets again from a fresh read.
     bool sliceMoved = false;
+    // The last claim found its slice pool sealed by allot-gc's slice controller, which is
+    // taking the slice (or was, and left it): an ADD goes on to the slice's next part.
+    bool partSealed = false;
     std::set<std::string> warnings;  // what the pools read held that allot could not use
     // Called when an ADD's last range has its pool entry and its reservation is about to be
     // asked for, with every range's address so far: what may run alongside that reservation
@@ -97,9 +100,11 @@ struct Target {
     core::IpRange range;
     std::string pool;
     std::string nodeSlicePool;  // node-slice mode: the NodeSlicePool that gave `range`
+    size_t rangeIndex = 0;      // of cfg.ranges; several targets share one with slice parts
 };
-// In node-slice mode the node's slice comes from the node relay's watched copy unless `fresh`
-// (then from a read of the NodeSlicePool).
+// One per range, in order; in node-slice mode with node_slice_parts, one per part of each
+// range's slice (part 0 first). In node-slice mode the node's slice comes from the node
+// relay's watched copy unless `fresh` (then from a read of the NodeSlicePool).
 core::Result<std::vector<Target>> resolveTargets(EngineContext& ctx,
                                                  const core::ValidatedConfig& cfg,
                                                  const std::string& netName, bool fresh = false);

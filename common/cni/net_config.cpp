@@ -210,7 +210,7 @@ void decodeBool(const Value& ipam, const std::string& p, const char* key, bool& 
 }
 
 // enable_overlapping_ranges, sticky_statefulsets, kubernetes, deadline_ms,
-// released_ip_cooldown_s and the accepted-but-unused numbers.
+// released_ip_cooldown_s, node_slice_parts and the accepted-but-unused numbers.
 void decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c, Errors& errors) {
     decodeBool(ipam, p, "enable_overlapping_ranges", c.enableOverlappingRanges, errors);
     decodeBool(ipam, p, "sticky_statefulsets", c.stickyStatefulSets, errors);
@@ -235,6 +235,12 @@ void decodeOptions(const Value& ipam, const std::string& p, core::IpamConfig& c,
             errors.push_back(bad(p + "released_ip_cooldown_s",
                                  "must be a whole number of seconds between 0 and " +
                                      std::to_string(core::kMaxCooldownS)));
+    }
+    if (const Value* v = ipam.find("node_slice_parts"); v && !v->isNull()) {
+        auto n = v->asInt();
+        if (n && *n >= 1 && *n <= core::kMaxSliceParts) c.sliceParts = static_cast<int>(*n);
+        if (!n || *n < 1 || *n > core::kMaxSliceParts)
+            errors.push_back(bad(p + "node_slice_parts", "must be 1, 2, 4, 8 or 16"));
     }
     // Accepted for compatibility and unused: allot takes no global lock and never sleeps.
     for (const char* numeric : {"leader_lease_duration", "leader_renew_deadline",

@@ -112,8 +112,32 @@ void normalizeLogLevel(const IpamConfig& cfg, ValidatedConfig& out) {
     }
 }
 
+// The parts of a slice are kept apart from Whereabouts' plugin (which reads only the first)
+// and from each other's stale copies by the OverlappingRangeIPReservations alone.
+Result<void> validateSliceParts(const IpamConfig& cfg, ValidatedConfig& out) {
+    const int n = cfg.sliceParts;
+    if (n == 1) return success();
+    const std::string v = std::to_string(n);
+    if (n < 1 || n > kMaxSliceParts || (n & (n - 1)) != 0)
+        return bad("node_slice_parts", v, "must be 1, 2, 4, 8 or 16");
+    if (!cfg.enableOverlappingRanges)
+        return bad("node_slice_parts", v,
+                   "needs enable_overlapping_ranges: the reservations keep the parts apart");
+    const int hostBits = out.ranges[0].cidr().network().bits() - *out.sliceSize;
+    if (hostBits < 62 && (u128(1) << hostBits) < u128(4) * static_cast<unsigned>(n))
+        return bad("node_slice_parts", v,
+                   "leaves fewer than 4 addresses to a part of a /" +
+                       std::to_string(*out.sliceSize) + " slice");
+    out.sliceParts = n;
+    return success();
+}
+
 Result<void> validateSliceSize(const IpamConfig& cfg, ValidatedConfig& out) {
-    if (cfg.nodeSliceSize.empty()) return success();
+    if (cfg.nodeSliceSize.empty()) {
+        if (cfg.sliceParts != 1)
+            return bad("node_slice_parts", std::to_string(cfg.sliceParts), "needs node_slice_size");
+        return success();
+    }
     std::string s = cfg.nodeSliceSize;
     if (s[0] == '/') s = s.substr(1);
     int len = -1;
@@ -133,7 +157,7 @@ Result<void> validateSliceSize(const IpamConfig& cfg, ValidatedConfig& out) {
                            " can hold");
     }
     out.sliceSize = len;
-    return success();
+    return validateSliceParts(cfg, out);
 }
 
 // Every check, each problem appended to `errors` (in the order the plugin has always reported

@@ -33,7 +33,11 @@ struct IpamConfig {
     std::string networkName;  // network_name: pool name prefix
     bool enableOverlappingRanges = true;
     std::string nodeSliceSize;  // node_slice_size, e.g. "/28"; empty = off
-    std::string kubeconfig;     // kubernetes.kubeconfig
+    // node_slice_parts: a node's slice kept in this many IPPools (core/naming.h, slicePart*),
+    // each holding one block of its addresses, so a full slice's write stays small. 1 = one
+    // pool per slice, as Whereabouts (whose plugin reads only the first part).
+    int sliceParts = 1;
+    std::string kubeconfig;  // kubernetes.kubeconfig
     std::string logFile;
     std::string logLevel;  // debug, verbose, error, panic (Whereabouts' levels)
     std::string configurationPath;
@@ -57,6 +61,7 @@ struct ValidatedConfig {
     std::optional<IpAddress> gateway;
     std::vector<std::pair<StaticIp, std::optional<IpAddress>>> staticAddresses;  // with gateway
     std::optional<int> sliceSize;  // prefix length of node slices
+    int sliceParts = 1;            // IPPools per node slice (IpamConfig::sliceParts)
     // Values Whereabouts ignores or repairs, each saying what was done: the plugin logs them.
     std::vector<std::string> warnings;
     // What fails an ADD (not a DEL) with this config, as in Whereabouts: an unreadable exclude.
@@ -64,6 +69,7 @@ struct ValidatedConfig {
 };
 
 inline constexpr int kMaxRanges = 16;
+inline constexpr int kMaxSliceParts = 16;
 inline constexpr int kDefaultDeadlineMs = 60'000;  // well inside kubelet's 4-minute limit
 inline constexpr int kMaxDeadlineMs = 180'000;
 

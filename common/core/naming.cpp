@@ -42,4 +42,16 @@ std::string reservationName(const IpAddress& ip, const std::string& networkName)
     return networkName + "-" + s;
 }
 
+std::string slicePartPoolName(const std::string& slicePool, int part) {
+    return part == 0 ? slicePool : slicePool + "-part-" + std::to_string(part);
+}
+
+Result<IpRange> slicePartRange(const Cidr& slice, int parts, int part) {
+    const u128 block = (slice.hostMask() / static_cast<unsigned>(parts)) + 1;
+    const u128 first = block * static_cast<unsigned>(part);
+    return IpRange::fromSpec(
+        {slice.str(), slice.at(first).str(), slice.at(first + block - 1).str(), {}},
+        "node slice " + slice.str() + " part " + std::to_string(part));
+}
+
 }  // namespace allot::core

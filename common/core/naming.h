@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/ip.h"
+#include "core/ip_range.h"
 
 namespace allot::core {
 
@@ -15,6 +16,14 @@ std::string normalizeRange(const std::string& cidr);
 // node's slice) [network_name-]node-normalized range.
 std::string poolName(const Cidr& range, const std::string& networkName,
                      const std::string& nodeName);
+
+// Node slices kept in several IPPools (node_slice_parts): part 0 is the slice's own pool
+// (poolName, which Whereabouts' plugin reads), part k > 0 "<that name>-part-<k>". Every part's
+// spec.range is the whole slice; part k holds the k-th of `parts` equal blocks of its addresses.
+std::string slicePartPoolName(const std::string& slicePool, int part);
+// The addresses of part `part` (0-based) of `slice` cut in `parts` (a power of two, at most the
+// slice's address count).
+Result<IpRange> slicePartRange(const Cidr& slice, int parts, int part);
 
 // OverlappingRangeIPReservation name for an IP: IPv6 ':' -> '-', with the network_name prefix.
 std::string reservationName(const IpAddress& ip, const std::string& networkName);

@@ -316,6 +316,40 @@ t_repair() {
   note "released $leak (no pod) in $pa, $gone (no pod) and $live (Node gone) in $pe; $away (pod on $NC) kept and reported"
 }
 
+# node_slice_parts: a node's slice kept in several IPPools, part 0 the slice's own pool (the
+# one Whereabouts' plugin reads), each part one block of the slice's addresses with the whole
+# slice as its range. A removed Node's slice is freed only once every part is empty, every
+# part sealed first.
+NETP=$RUN-parts
+NP=$RUN-node-p
+IPAMP='{"range":"10.77.0.0/16","node_slice_size":"/27","node_slice_parts":4,"network_name":"'$NETP'"}'
+nth_of() { python3 -c 'import ipaddress, sys; print(ipaddress.ip_network(sys.argv[1])[int(sys.argv[2])])' "$1" "$2"; }
+sealed_by() { pool_json "$1" | jq -r '.metadata.annotations["allot.cni.cncf.io/slice-sealed"] // ""'; }
+t_parts() {
+  mk_node "$NP" && mk_nad_in "$POOLNS" parts "$IPAMP" || return 1
+  wait_for 10 has_slice "$NETP" "$NP" || { echo "no slice for $NP"; return 1; }
+  local slice pool p1 ip k part
+  slice=$(slice_of "$NETP" "$NP")
+  pool=$(pool_name "$slice" "$NETP" "$NP")
+  p1=$("$ALLOT_NAMES" part "$pool" 1)
+  for k in 1 2 3 4 5 6 7 8 9; do ip=$(slice_add "$NP" "pp$k" "$IPAMP") || return 1; done
+  expect_eq "the 9th address" "$ip" "$(nth_of "$slice" 9)" || return 1
+  expect_eq "allocations in part 0, $pool" "$(pool_count "$pool")" 7 || return 1
+  expect_eq "allocations in part 1, $p1" "$(pool_count "$p1")" 2 || return 1
+  expect_eq "spec.range of $p1" "$(pool_json "$p1" | jq -r .spec.range)" "$slice" || return 1
+  kubectl delete node "$NP" >/dev/null || return 1
+  for k in 1 2 3 4 5 6 7; do slice_del "$NP" "pp$k" "$IPAMP" || return 1; done
+  expect_eq "allocations in $pool" "$(pool_count "$pool")" 0 || return 1
+  never_for 3 not has_slice "$NETP" "$NP" || { echo "slice of $NP freed while $p1 holds addresses"; return 1; }
+  slice_del "$NP" pp8 "$IPAMP" && slice_del "$NP" pp9 "$IPAMP" || return 1
+  wait_for 10 not has_slice "$NETP" "$NP" || { echo "slice of $NP not freed after its parts emptied"; return 1; }
+  for k in 0 1 2 3; do
+    part=$("$ALLOT_NAMES" part "$pool" "$k")
+    [[ -n "$(sealed_by "$part")" ]] || { echo "part $k, $part, not sealed"; pool_json "$part" | jq .metadata; return 1; }
+  done
+  note "$NP's $slice: 7 addresses in $pool, 2 in $p1; freed once both emptied, its 4 parts sealed"
+}
+
 check "allot-gc leads" t_start
 check "a NAD with node_slice_size gets Whereabouts' NodeSlicePool, every Node a slice" t_assign
 check "the plugin allocates in slice mode from the controller's slice" t_plugin
@@ -327,6 +361,7 @@ check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_
 check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
 check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
 check "the fast path: ADDs through the relay read no NodeSlicePool; seals guard a stale slice" t_fastpath
+check "node_slice_parts: a slice in several IPPools, freed only once every part is empty" t_parts
 check "the NodeSlicePool goes with its last NAD" t_nad_removed
 check "repair: slice pool leaks, a gone Node's pool, an address outside its node's slice" t_repair
 suite_summary

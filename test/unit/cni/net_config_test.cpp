@@ -85,6 +85,16 @@ TEST_CASE("released_ip_cooldown_s takes whole seconds up to a day, default off")
                   .find("released_ip_cooldown_s") != std::string::npos);
 }
 
+TEST_CASE("node_slice_parts is a whole number, 1 (one pool per slice) unless set") {
+    const std::string head = R"({"ipam":{"type":"allot","range":"10.0.0.0/16",)"
+                             R"("node_slice_size":"/24","network_name":"n")";
+    CHECK(parseNetConf(head + "}}", {})->ipam.sliceParts == 1);
+    CHECK(parseNetConf(head + R"(,"node_slice_parts":4}})", {})->ipam.sliceParts == 4);
+    for (const char* bad : {"0", "17", "2.5", "\"4\""})
+        CHECK(err(head + R"(,"node_slice_parts":)" + bad + "}}").find("node_slice_parts") !=
+              std::string::npos);
+}
+
 TEST_CASE("sticky_statefulsets is off by default, takes true or false and nothing else") {
     CHECK_FALSE(parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {})
                     ->ipam.stickyStatefulSets);

@@ -128,6 +128,29 @@ TEST_CASE("node_slice_size must be a prefix longer than the range") {
     CHECK(err(c).find("big") != std::string::npos);
 }
 
+TEST_CASE("node_slice_parts: a power of two up to 16, with node slices and reservations") {
+    auto c = base();
+    c.ranges[0].range = "10.0.0.0/16";
+    c.nodeSliceSize = "/24";
+    c.sliceParts = 4;
+    CHECK(validate(c)->sliceParts == 4);
+    c.sliceParts = 3;
+    CHECK(err(c).find("node_slice_parts") != std::string::npos);
+    c.sliceParts = 32;
+    CHECK(err(c).find("1, 2, 4, 8 or 16") != std::string::npos);
+    c.sliceParts = 4;
+    c.enableOverlappingRanges = false;
+    CHECK(err(c).find("enable_overlapping_ranges") != std::string::npos);
+    c.enableOverlappingRanges = true;
+    c.nodeSliceSize = "/29";
+    CHECK(err(c).find("fewer than 4 addresses") != std::string::npos);
+    c.nodeSliceSize = "";
+    c.sliceParts = 2;
+    CHECK(err(c).find("needs node_slice_size") != std::string::npos);
+    c.sliceParts = 1;
+    CHECK(validate(c)->sliceParts == 1);
+}
+
 TEST_CASE("static addresses keep their host part") {
     auto c = base();
     c.addresses.push_back({"10.9.0.5/24", "10.9.0.1"});

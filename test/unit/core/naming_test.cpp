@@ -33,3 +33,22 @@ TEST_CASE("reservation names match Whereabouts") {
     CHECK(reservationName(*IpAddress::parse("::ffff:10.0.0.1"), "") == "10.0.0.1");
     CHECK(reservationName(*IpAddress::parse("fd00::a"), "net1") == "net1-fd00--a");
 }
+
+TEST_CASE("a slice's parts: part 0 is the slice's own pool, each part one block of addresses") {
+    CHECK(slicePartPoolName("blue-node-a-10.5.1.0-24", 0) == "blue-node-a-10.5.1.0-24");
+    CHECK(slicePartPoolName("blue-node-a-10.5.1.0-24", 3) == "blue-node-a-10.5.1.0-24-part-3");
+    auto s = *Cidr::parse("10.5.1.0/24");
+    auto p0 = slicePartRange(s, 4, 0);
+    REQUIRE(p0.ok());
+    CHECK(p0->cidr() == s);
+    CHECK(p0->start().str() == "10.5.1.1");  // the network address is never handed out
+    CHECK(p0->end().str() == "10.5.1.63");
+    auto p3 = slicePartRange(s, 4, 3);
+    REQUIRE(p3.ok());
+    CHECK(p3->start().str() == "10.5.1.192");
+    CHECK(p3->end().str() == "10.5.1.254");  // nor the broadcast address
+    auto v6 = slicePartRange(*Cidr::parse("fd00::/64"), 2, 1);
+    REQUIRE(v6.ok());
+    CHECK(v6->start().str() == "fd00::8000:0:0:0");
+    CHECK(v6->end().str() == "fd00::ffff:ffff:ffff:ffff");
+}

@@ -1188,3 +1188,82 @@ TEST_CASE(
     CHECK(firstAddress(c) == "10.0.0.1/30");  // the only one left: the cooldown yields
     CHECK(h.mem->getPool("10.0.0.0-30")->released.at.empty());
 }
+
+namespace {
+
+// node_slice_parts 2 of a /28 slice: part 0 holds .1-.7 (the slice's own pool), part 1 .8-.14.
+const std::string kParts = kBlue + R"(,"node_slice_parts":2)";
+const std::string kPart0 = "blue-node-a-10.5.1.0-28";
+const std::string kPart1 = "blue-node-a-10.5.1.0-28-part-1";
+
+std::string podArgs(int i) {
+    return "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p" + std::to_string(i);
+}
+
+// The parts' tests with this node's files: lock, claim queue and the pool cache the ADD's
+// choice of a part reads.
+void useNodeCache(Harness& h, const std::string& dir) {
+    useNodeFiles(h, dir);
+    h.deps.makeCache = [dir](const core::ValidatedConfig&) { return makeFileCache(dir); };
+}
+
+}  // namespace
+
+TEST_CASE("node_slice_parts: a slice fills its parts in address order, each part one pool") {
+    Harness h;
+    ScratchDir dir;
+    useNodeCache(h, dir.path);
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    for (int i = 1; i <= 7; ++i)
+        REQUIRE(firstAddress(h.call("ADD", conf(kParts), "c" + std::to_string(i), "net1",
+                                    podArgs(i))) == "10.5.1." + std::to_string(i) + "/28");
+    CHECK(h.mem->getPool(kPart0)->allocations.size() == 7);
+    CHECK(h.mem->getPool(kPart1).code() == core::Errc::NotFound);
+    // Part 0 is full: the next address is part 1's first, in part 1's pool (whose range is the
+    // whole slice, so offsets mean the same in every part).
+    CHECK(firstAddress(h.call("ADD", conf(kParts), "c8", "net1", podArgs(8))) == "10.5.1.8/28");
+    auto p1 = h.mem->getPool(kPart1);
+    REQUIRE(p1.ok());
+    CHECK(p1->range == "10.5.1.0/28");
+    CHECK(p1->allocations.count(8) == 1);
+    // The same ADD again finds its address in part 1 and writes nothing.
+    CHECK(firstAddress(h.call("ADD", conf(kParts), "c8", "net1", podArgs(8))) == "10.5.1.8/28");
+    CHECK(h.mem->getPool(kPart1)->allocations.size() == 1);
+    // CHECK finds it in its part; DEL frees it there; the lowest free address comes back first.
+    const std::string prev =
+        R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":"10.5.1.8/28"}]},)";
+    CHECK(h.call("CHECK", conf(kParts, "1.1.0", prev), "c8", "net1", podArgs(8)).exitCode == 0);
+    CHECK(h.call("DEL", conf(kParts), "c8", "net1", podArgs(8)).exitCode == 0);
+    CHECK(h.mem->getPool(kPart1)->allocations.empty());
+    CHECK(h.call("DEL", conf(kParts), "c3", "net1", podArgs(3)).exitCode == 0);
+    CHECK(firstAddress(h.call("ADD", conf(kParts), "c9", "net1", podArgs(9))) == "10.5.1.3/28");
+}
+
+TEST_CASE("node_slice_parts: a requested address is taken in its part; the slice exhausts whole") {
+    Harness h;
+    ScratchDir dir;
+    useNodeCache(h, dir.path);
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    const std::string want = R"("runtimeConfig":{"ips":["10.5.1.12/28"]},)";
+    CHECK(firstAddress(h.call("ADD", conf(kParts, "1.1.0", want), "r1")) == "10.5.1.12/28");
+    CHECK(h.mem->getPool(kPart1)->allocations.count(12) == 1);
+    CHECK(h.call("STATUS", conf(kParts)).exitCode == 0);
+    for (int i = 1; i <= 13; ++i)
+        REQUIRE(h.call("ADD", conf(kParts), "f" + std::to_string(i), "net1", podArgs(i)).exitCode ==
+                0);
+    auto full = h.call("ADD", conf(kParts), "f14", "net1", podArgs(14));
+    CHECK(errorCode(full) == 100);
+    CHECK(errorCode(h.call("STATUS", conf(kParts))) == 50);
+}
+
+TEST_CASE("node_slice_parts: an ADD goes past a part the slice controller sealed") {
+    Harness h;
+    ScratchDir dir;
+    useNodeCache(h, dir.path);
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    REQUIRE(firstAddress(h.call("ADD", conf(kParts), "c1")) == "10.5.1.1/28");
+    REQUIRE(h.call("DEL", conf(kParts), "c1").exitCode == 0);
+    seal(*h.mem, kPart0, "1");  // the NodeSlicePool not rewritten since
+    CHECK(firstAddress(h.call("ADD", conf(kParts), "c2")) == "10.5.1.8/28");
+    CHECK(h.mem->getPool(kPart0)->allocations.empty());
+}
