@@ -200,6 +200,26 @@ t_whereabouts() {
   note "$out"
 }
 
+# The same with allot's slices in parts (node_slice_parts 4 of a /27: 7 addresses a part, 20
+# ADDs a node), so allot's addresses spread past part 0, the only pool Whereabouts reads: the
+# reservations keep the two apart.
+NETWP=$RUN-mixedp
+IPAMWP='{"type":"whereabouts","range":"10.78.0.0/16","node_slice_size":"/27","network_name":"'$NETWP'"}'
+t_whereabouts_parts() {
+  local wa
+  wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
+  mk_nad_in "$POOLNS" mixedp "$IPAMWP" || return 1
+  wait_for 10 has_slice "$NETWP" "$NA" && wait_for 10 has_slice "$NETWP" "$NC" || { echo "no slices"; return 1; }
+  wa_setup || return 1
+  local out
+  out=$(WA=$wa NETW=$NETWP IPAMW=$IPAMWP PLUGIN=$PLUGIN SLICE_N=10 SLICE_PARTS=4 ALLOT_NAMES=$ALLOT_NAMES \
+        both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
+  local p1
+  p1=$("$ALLOT_NAMES" part "$(pool_name "$(slice_of "$NETWP" "$NA")" "$NETWP" "$NA")" 1)
+  (( $(pool_count "$p1") > 0 )) || { echo "allot's addresses never reached part 1 ($p1)"; return 1; }
+  note "$out; $(pool_count "$p1") of allot's in $p1"
+}
+
 # The fast path (issue 17, item 3): a node's allot-gc serves its slices through the node relay
 # from a watch of the NodeSlicePools, so an ADD reads no NodeSlicePool; without the relay every
 # ADD reads it. A slice pool the controller seals (before it takes the slice away) takes no
@@ -360,6 +380,7 @@ check "IPv6 slices" t_ipv6
 check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_stack
 check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
 check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
+check "Whereabouts' plugin and allot's with its slices in parts: no duplicate" t_whereabouts_parts
 check "the fast path: ADDs through the relay read no NodeSlicePool; seals guard a stale slice" t_fastpath
 check "node_slice_parts: a slice in several IPPools, freed only once every part is empty" t_parts
 check "the NodeSlicePool goes with its last NAD" t_nad_removed
