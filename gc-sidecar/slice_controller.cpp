@@ -196,6 +196,15 @@ SliceReport SliceController::pass() {
     return rep;
 }
 
+// Parts 1..parts-1 of a node's slice pool: whether one holds an address (an error: yes).
+bool SliceController::anyPartHolds(const std::string& ns, const std::string& pool, int parts) {
+    for (int k = 1; k < parts; ++k) {
+        auto holds = cluster_.slicePoolHolds(ns, core::slicePartPoolName(pool, k));
+        if (!holds || *holds) return true;
+    }
+    return false;
+}
+
 void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
                                 const std::vector<std::string>& nodes, SliceReport& rep,
                                 std::vector<SliceGauge>& gauges) {
@@ -207,9 +216,11 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
         if (!c) return false;
         const std::string pool = core::poolName(*c, d.networkName, a.nodeName);
         // The token: the NodeSlicePool as read now, which the write that frees the slice is
-        // guarded by (the plugin's side: engine::TxTarget::unseal). With parts, every part in
-        // order; the first that holds an address keeps the slice (the parts sealed before it
-        // are skipped by the node's ADDs until the NodeSlicePool is written again).
+        // guarded by (the plugin's side: engine::TxTarget::unseal). With parts, none is sealed
+        // while any part holds an address (a part left sealed under a slice that stays would
+        // refuse the node's ADDs until the NodeSlicePool is written again); every part up to
+        // the most a config may name is looked at, in case a NAD asked for fewer parts since.
+        if (anyPartHolds(d.ns, pool, d.parts > 1 ? core::kMaxSliceParts : 1)) return true;
         for (int k = 0; k < d.parts; ++k) {
             const std::string part = core::slicePartPoolName(pool, k);
             auto sealed =

@@ -92,6 +92,9 @@ class SliceCluster {
     // holds addresses. An error (a lost race included) keeps the slice where it is.
     virtual Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
                                        const core::Cidr& slice, const std::string& token) = 0;
+    // Whether IPPool `pool` in `ns` holds an address (false when missing): a slice in parts is
+    // sealed only once none of them does, so no part stays sealed under a slice that stays.
+    virtual Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) = 0;
 };
 
 // Over the API server, on one K8sCluster's client (one request at a time).
@@ -147,6 +150,7 @@ class SliceController {
     Wanted wanted(const std::vector<NadObject>& nads);
     // Adds what `nad` wants; true when it wants a NodeSlicePool or cannot be read.
     bool addWanted(Wanted& w, const NadObject& nad);
+    bool anyPartHolds(const std::string& ns, const std::string& pool, int parts);
     void reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
                    const std::vector<std::string>& nodes, SliceReport& rep,
                    std::vector<SliceGauge>& gauges);

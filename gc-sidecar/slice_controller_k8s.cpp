@@ -179,6 +179,13 @@ class K8sSliceCluster : public SliceCluster {
         return r->sealed;
     }
 
+    Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) override {
+        auto p = c_.pools(ns).getPool(pool);
+        if (!p && p.code() == Errc::NotFound) return false;
+        if (!p) return p.error();
+        return !p->allocations.empty() || !p->undecoded.empty();
+    }
+
   private:
     K8sCluster& c_;
 };

@@ -97,12 +97,16 @@ class K8sClaimApi : public ClaimApi {
             side_.emplace(std::move(*c));
         }
         pendingKey_ = it->first;
-        pending_ = std::async(
-            std::launch::async,
-            [this, path = k8s::objectPath(k8s::kIPAMClaim, ns, name) + "/status",
-             body = k8s::withClaimStatus(it->second, st, std::chrono::system_clock::now())] {
-                return side_->replace(path, body);
-            });
+        try {
+            pending_ = std::async(
+                std::launch::async,
+                [this, path = k8s::objectPath(k8s::kIPAMClaim, ns, name) + "/status",
+                 body = k8s::withClaimStatus(it->second, st, std::chrono::system_clock::now())] {
+                    return side_->replace(path, body);
+                });
+        } catch (const std::system_error&) {
+            return false;  // no thread to be had: written after the ADD instead
+        }
         return true;
     }
 
@@ -117,16 +121,25 @@ class K8sClaimApi : public ClaimApi {
         return {};
     }
 
-    // One write, from the object this process last wrote: its resourceVersion is the guard.
-    Result<void> restoreStatus(const std::string& ns, const std::string& name) override {
-        auto it = read_.find(ns + "/" + name);
-        auto was = readStatus_.find(ns + "/" + name);
-        if (it == read_.end() || was == readStatus_.end())
-            return makeError(Errc::Conflict, "IPAMClaim " + ns + "/" + name +
-                                                 ": not written by this call, not restored");
+    // One write, from the object this process last wrote (read again when that write's answer
+    // was lost): its resourceVersion is the guard.
+    Result<void> restoreStatus(const std::string& ns, const std::string& name,
+                               const std::vector<std::string>& ips) override {
+        const std::string key = ns + "/" + name, path = k8s::objectPath(k8s::kIPAMClaim, ns, name);
+        auto was = readStatus_.find(key);
+        if (was == readStatus_.end())
+            return makeError(Errc::Conflict, "IPAMClaim " + key + ": not read by this call");
+        auto it = read_.find(key);
+        if (it == read_.end()) {
+            auto fresh = client_.get(path);
+            if (!fresh) return fresh.error();
+            it = read_.insert_or_assign(key, std::move(*fresh)).first;
+        }
+        auto view = k8s::ipamClaimView(it->second);
+        if (!view || view->ips != ips) return {};  // not the status this call wrote
         json::Value body = it->second;
         body.set("status", was->second);
-        auto w = client_.replace(k8s::objectPath(k8s::kIPAMClaim, ns, name) + "/status", body);
+        auto w = client_.replace(path + "/status", body);
         if (!w) return w.error();
         it->second = std::move(*w);
         return {};

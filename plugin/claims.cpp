@@ -93,14 +93,20 @@ class EarlyStatus {
         written_ = static_cast<bool>(api_.awaitStatus());
         return written_ && ips_ == want;
     }
-    // The ADD failed: the status this call wrote is put back as it was read.
+    // The ADD failed: the status this call wrote (or may have: an answer lost) is put back as
+    // it was read, with a moment past the deadline the ADD may have failed at.
     void undo() {
-        wrote({});
-        if (!written_) return;
-        if (auto r = api_.restoreStatus(call_.podNamespace, name_); !r && call_.log)
+        if (!started_) return;
+        (void)wrote({});
+        const auto saved = ctx_.deadline;
+        ctx_.deadline = std::max(saved, Clock::now() + std::chrono::seconds(3));
+        ctx_.store.setDeadline(ctx_.deadline);
+        if (auto r = api_.restoreStatus(call_.podNamespace, name_, ips_); !r && call_.log)
             call_.log->error(
                 "IPAMClaim " + call_.podNamespace + "/" + name_ +
                 ": the status written before the ADD failed is left: " + r.error().message);
+        ctx_.deadline = saved;
+        ctx_.store.setDeadline(saved);
     }
 
   private:
@@ -108,7 +114,7 @@ class EarlyStatus {
     ClaimApi& api_;
     const ClaimCall& call_;
     std::string name_;
-    bool started_ = false, written_ = false;
+    bool started_ = false, written_ = false;  // written_: the write's answer was a success
     std::vector<std::string> ips_;
 };
 

@@ -53,9 +53,12 @@ class ClaimApi {
     // The started write's result. A Conflict is not re-read here: setStatus does that. After
     // a success, setStatus and restoreStatus start from what it wrote.
     virtual core::Result<void> awaitStatus() = 0;
-    // Writes back the status claim() read, over the one this object wrote (an ADD that wrote
-    // it early, then failed). Conflict when someone else wrote it meanwhile: theirs is kept.
-    virtual core::Result<void> restoreStatus(const std::string& ns, const std::string& name) = 0;
+    // Writes back the status claim() read over one that startStatus wrote with `ips` (an ADD
+    // that wrote it early, then failed; its answer may have been lost: the claim is then read
+    // again). A status that no longer holds `ips` is left alone, as is one written meanwhile
+    // by someone else (Conflict).
+    virtual core::Result<void> restoreStatus(const std::string& ns, const std::string& name,
+                                             const std::vector<std::string>& ips) = 0;
 };
 
 // Over the plugin's client (through allot-gc's node relay when it is up). `client` must

@@ -382,31 +382,46 @@ bool holdsFor(const store::Pool& pool, const core::Owner& owner) {
     });
 }
 
-// Of a slice's parts, the one this node's cached copies show (containerId, ifName)'s entry in;
-// null when none does (or the range has one pool).
-const Target* cachedHolder(EngineContext& ctx, const Parts& parts, const core::Owner& owner) {
-    if (parts.size() < 2 || !ctx.cache) return nullptr;
+// The parts a DEL releases in: each one this node's copy shows the owner's entry in, or has no
+// copy of. Every write this node makes updates its copy (or drops it when it cannot), and no
+// other writer adds this node's containers, so a copy without the entry is trusted.
+Parts delParts(EngineContext& ctx, const Parts& parts, const core::Owner& owner) {
+    if (parts.size() < 2 || !ctx.cache) return parts;
+    Parts out;
     for (const Target* t : parts) {
         auto copy = ctx.cache->load(ctx.poolNamespace, t->pool);
-        if (copy && core::findHolder(copy->allocations, owner.containerId, owner.ifName)) return t;
+        if (!copy || core::findHolder(copy->allocations, owner.containerId, owner.ifName))
+            out.push_back(t);
     }
-    return nullptr;
+    return out;
+}
+
+// This node's copy of a part, read (and kept) when it has none, since a part not seen might hold
+// the owner's address; a part not created yet is created empty, so later ADDs find it cached.
+Result<store::Pool> partCopy(EngineContext& ctx, const Target& t) {
+    if (ctx.cache)
+        if (auto c = ctx.cache->load(ctx.poolNamespace, t.pool)) return std::move(*c);
+    auto p = ctx.store.getPool(t.pool);
+    if (!p && p.code() == Errc::NotFound) {
+        p = ctx.store.createPool(store::Pool{t.pool, t.range.cidr().str(), {}, {}});
+        if (!p && p.code() == Errc::AlreadyExists) p = ctx.store.getPool(t.pool);
+    }
+    if (p && ctx.cache) ctx.cache->save(ctx.poolNamespace, *p);
+    return p;
 }
 
 // The order to try a slice's parts in: one that holds an address for the owner first (the
-// same ADD again, a new sandbox of the pod, a claim's migration target), then those this
-// node's cached copies show room in, in order, then the rest (a copy may be stale: the
-// transaction reads a part fresh before it calls it full). So the lowest free address is
-// found without reading a full part again.
-Parts partOrder(EngineContext& ctx, const core::ValidatedConfig& cfg, const Parts& parts,
-                const core::Owner& owner) {
+// same ADD again, a new sandbox of the pod, a claim's migration target), then those with room
+// in this node's copies, in order, then the rest (a copy may be stale: the transaction reads a
+// part fresh before it calls it full). So the lowest free address is found without reading a
+// full part again. An error: a part that could not be read.
+Result<Parts> partOrder(EngineContext& ctx, const core::ValidatedConfig& cfg, const Parts& parts,
+                        const core::Owner& owner) {
     Parts held, room, rest;
     for (const Target* t : parts) {
-        std::optional<store::Pool> copy;
-        if (ctx.cache) copy = ctx.cache->load(ctx.poolNamespace, t->pool);
-        if (!copy)
-            room.push_back(t);
-        else if (holdsFor(*copy, owner))
+        auto copy = partCopy(ctx, *t);
+        if (!copy) return makeError(copy.code(), "IPPool " + t->pool + ": " + copy.error().message);
+        if (holdsFor(*copy, owner))
             held.push_back(t);
         else if (core::freeCount(t->range, copy->allocations, gatewayFor(cfg, t->range)) > 0)
             room.push_back(t);
@@ -431,7 +446,9 @@ Result<std::pair<core::Pick, const Target*>> addToRange(
         for (const Target* t : parts)
             if (!(*want < t->range.start()) && !(t->range.end() < *want)) order = {t};
     } else if (parts.size() > 1) {
-        order = partOrder(ctx, cfg, parts, owner);
+        auto ordered = partOrder(ctx, cfg, parts, owner);
+        if (!ordered) return ordered.error();
+        order = std::move(*ordered);
     }
     std::optional<core::Error> failed;
     for (const Target* t : order) {
@@ -536,13 +553,8 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
         }
         return true;
     };
-    for (const Parts& parts : byRange(*targets)) {
-        // A slice in parts: the part this node's copy shows the entry in, else every part.
-        const Target* held = cachedHolder(ctx, parts, owner);
-        if (held && releaseIn(*held)) continue;
-        for (const Target* t : parts)
-            if (t != held) releaseIn(*t);
-    }
+    for (const Parts& parts : byRange(*targets))
+        for (const Target* t : delParts(ctx, parts, owner)) releaseIn(*t);
     if (!pending.pools.empty() || !pending.reservations.empty()) return journalIt(*firstError);
     return false;
 }

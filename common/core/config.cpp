@@ -123,11 +123,19 @@ Result<void> validateSliceParts(const IpamConfig& cfg, ValidatedConfig& out) {
     if (!cfg.enableOverlappingRanges)
         return bad("node_slice_parts", v,
                    "needs enable_overlapping_ranges: the reservations keep the parts apart");
-    const int hostBits = out.ranges[0].cidr().network().bits() - *out.sliceSize;
-    if (hostBits < 62 && (u128(1) << hostBits) < u128(4) * static_cast<unsigned>(n))
-        return bad("node_slice_parts", v,
-                   "leaves fewer than 4 addresses to a part of a /" +
-                       std::to_string(*out.sliceSize) + " slice");
+    // Every range's slices (a dual-stack range is cut into as many as the first) must leave
+    // each part 4 addresses or more.
+    for (size_t i = 0; i < out.ranges.size(); ++i) {
+        const Cidr& r = out.ranges[i].cidr();
+        auto len = i == 0 ? Result<int>(*out.sliceSize)
+                          : sliceLengthFor(out.ranges[0].cidr(), *out.sliceSize, r);
+        if (!len) return success();  // validateSliceSize refused it
+        const int hostBits = r.network().bits() - *len;
+        if (hostBits < 62 && (u128(1) << hostBits) < u128(4) * static_cast<unsigned>(n))
+            return bad("node_slice_parts", v,
+                       "leaves fewer than 4 addresses to a part of a /" + std::to_string(*len) +
+                           " slice of " + r.str());
+    }
     out.sliceParts = n;
     return success();
 }

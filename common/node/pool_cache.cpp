@@ -54,7 +54,9 @@ class FileCache : public PoolCache {
         std::string text = std::string(kHeader) + pool.resourceVersion + " " +
                            std::to_string(pool.stored.overhead) + "\n";
         text += pool.written.empty() ? store::encodePool(pool, "").dump() : pool.written;
-        (void)writeAtomic(path(ns, pool.name), text);
+        // A copy left older than this node's own last write would hide that write's entries
+        // from whoever trusts the copy (an ADD or DEL choosing a slice's part): none, then.
+        if (!writeAtomic(path(ns, pool.name), text)) ::unlink(path(ns, pool.name).c_str());
     }
     void drop(const std::string& ns, const std::string& pool) override {
         ::unlink(path(ns, pool).c_str());

@@ -144,6 +144,17 @@ TEST_CASE("node_slice_parts: a power of two up to 16, with node slices and reser
     c.enableOverlappingRanges = true;
     c.nodeSliceSize = "/29";
     CHECK(err(c).find("fewer than 4 addresses") != std::string::npos);
+    // Dual-stack: the second range's slices are cut as many times as the first's.
+    c.nodeSliceSize = "/24";
+    c.ranges.push_back({"fd00::/120", "", "", {}});
+    CHECK(err(c).find("slice of fd00::/120") != std::string::npos);
+    c.ranges.pop_back();
+    // No usable range at all: an error about the range, never a crash.
+    c.ranges[0].range = "10.0.0.0/33";
+    CHECK_FALSE(validate(c).ok());
+    c.ranges.clear();
+    c.addresses.push_back({"10.9.0.5/24", ""});
+    (void)validate(c);
     c.nodeSliceSize = "";
     c.sliceParts = 2;
     CHECK(err(c).find("needs node_slice_size") != std::string::npos);

@@ -50,6 +50,9 @@ class FakeSlices : public gc::SliceCluster {
         seals[ns + "/" + pool] = token;
         return true;
     }
+    core::Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) override {
+        return busyPools[ns + "/" + pool];
+    }
     const NodeSlicePoolObject& get(const std::string& k) { return stored.at(k); }
 
   private:
@@ -148,6 +151,24 @@ TEST_CASE("slice controller: a gone node's slice is freed once its node pool is 
     // Sealed before the slice went, with the NodeSlicePool's resourceVersion the freeing write
     // was guarded by.
     CHECK(f.api.seals["kube-system/n1-10.1.0.0-24"] == before);
+}
+
+TEST_CASE("slice controller: a slice in parts is sealed whole, and only once every part is empty") {
+    Fixture f;
+    f.api.nadList = {nad("kube-system", "blue",
+                         R"("range":"10.1.0.0/23","node_slice_size":"/24","node_slice_parts":4)")};
+    f.api.nodeList = {"n1", "n2"};
+    REQUIRE(f.ctl.pass().ok);
+    f.api.nodeList = {"n2"};
+    f.api.busyPools["kube-system/n1-10.1.0.0-24-part-2"] = true;
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
+    CHECK(f.api.seals.empty());  // not part 0 either: no part stays sealed under a kept slice
+    f.api.busyPools["kube-system/n1-10.1.0.0-24-part-2"] = false;
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "");
+    CHECK(f.api.seals.size() == 4);
+    CHECK(f.api.seals.count("kube-system/n1-10.1.0.0-24-part-3") == 1);
 }
 
 TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each on Node and pool") {

@@ -69,7 +69,9 @@ class FakeClaimApi : public ClaimApi {
         return true;
     }
     core::Result<void> awaitStatus() override { return {}; }
-    core::Result<void> restoreStatus(const std::string& ns, const std::string& name) override {
+    core::Result<void> restoreStatus(const std::string& ns, const std::string& name,
+                                     const std::vector<std::string>& ips) override {
+        if (f_.claims[ns + "/" + name].ips != ips) return {};
         f_.claims[ns + "/" + name] = f_.asRead.at(ns + "/" + name);
         f_.written.erase(ns + "/" + name);
         f_.writes.push_back("restore " + join(f_.claims[ns + "/" + name].ips));
