@@ -1207,13 +1207,19 @@ void useNodeCache(Harness& h, const std::string& dir) {
     h.deps.makeCache = [dir](const core::ValidatedConfig&) { return makeFileCache(dir); };
 }
 
+// node-a with slice 10.5.1.0/28 of network blue, and this node's files.
+struct PartsHarness : Harness {
+    ScratchDir dir;
+    PartsHarness() {
+        useNodeCache(*this, dir.path);
+        mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    }
+};
+
 }  // namespace
 
 TEST_CASE("node_slice_parts: a slice fills its parts in address order, each part one pool") {
-    Harness h;
-    ScratchDir dir;
-    useNodeCache(h, dir.path);
-    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    PartsHarness h;
     for (int i = 1; i <= 7; ++i)
         REQUIRE(firstAddress(h.call("ADD", conf(kParts), "c" + std::to_string(i), "net1",
                                     podArgs(i))) == "10.5.1." + std::to_string(i) + "/28");
@@ -1240,10 +1246,7 @@ TEST_CASE("node_slice_parts: a slice fills its parts in address order, each part
 }
 
 TEST_CASE("node_slice_parts: a requested address is taken in its part; the slice exhausts whole") {
-    Harness h;
-    ScratchDir dir;
-    useNodeCache(h, dir.path);
-    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    PartsHarness h;
     const std::string want = R"("runtimeConfig":{"ips":["10.5.1.12/28"]},)";
     CHECK(firstAddress(h.call("ADD", conf(kParts, "1.1.0", want), "r1")) == "10.5.1.12/28");
     CHECK(h.mem->getPool(kPart1)->allocations.count(12) == 1);
@@ -1257,15 +1260,12 @@ TEST_CASE("node_slice_parts: a requested address is taken in its part; the slice
 }
 
 TEST_CASE("node_slice_parts: an ADD again finds its address in a part this node has no copy of") {
-    Harness h;
-    ScratchDir dir;
-    useNodeCache(h, dir.path);
-    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    PartsHarness h;
     for (int i = 1; i <= 8; ++i)
         REQUIRE(h.call("ADD", conf(kParts), "c" + std::to_string(i), "net1", podArgs(i)).exitCode ==
                 0);
     // Part 1's copy gone (a write to it failed), and an address freed in part 0 meanwhile.
-    for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    for (const auto& e : std::filesystem::directory_iterator(h.dir.path))
         if (e.path().string().find("part-1") != std::string::npos)
             std::filesystem::remove(e.path());
     REQUIRE(h.call("DEL", conf(kParts), "c3", "net1", podArgs(3)).exitCode == 0);
@@ -1274,10 +1274,7 @@ TEST_CASE("node_slice_parts: an ADD again finds its address in a part this node 
 }
 
 TEST_CASE("node_slice_parts: an ADD goes past a part the slice controller sealed") {
-    Harness h;
-    ScratchDir dir;
-    useNodeCache(h, dir.path);
-    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    PartsHarness h;
     REQUIRE(firstAddress(h.call("ADD", conf(kParts), "c1")) == "10.5.1.1/28");
     REQUIRE(h.call("DEL", conf(kParts), "c1").exitCode == 0);
     seal(*h.mem, kPart0, "1");  // the NodeSlicePool not rewritten since
