@@ -396,32 +396,23 @@ Parts delParts(EngineContext& ctx, const Parts& parts, const core::Owner& owner)
     return out;
 }
 
-// This node's copy of a part, read (and kept) when it has none, since a part not seen might hold
-// the owner's address; a part not created yet is created empty, so later ADDs find it cached.
-Result<store::Pool> partCopy(EngineContext& ctx, const Target& t) {
-    if (ctx.cache)
-        if (auto c = ctx.cache->load(ctx.poolNamespace, t.pool)) return std::move(*c);
-    auto p = ctx.store.getPool(t.pool);
-    if (!p && p.code() == Errc::NotFound) {
-        p = ctx.store.createPool(store::Pool{t.pool, t.range.cidr().str(), {}, {}});
-        if (!p && p.code() == Errc::AlreadyExists) p = ctx.store.getPool(t.pool);
-    }
-    if (p && ctx.cache) ctx.cache->save(ctx.poolNamespace, *p);
-    return p;
-}
-
-// The order to try a slice's parts in: one that holds an address for the owner first (the
-// same ADD again, a new sandbox of the pod, a claim's migration target), then those with room
-// in this node's copies, in order, then the rest (a copy may be stale: the transaction reads a
-// part fresh before it calls it full). So the lowest free address is found without reading a
-// full part again. An error: a part that could not be read.
-Result<Parts> partOrder(EngineContext& ctx, const core::ValidatedConfig& cfg, const Parts& parts,
-                        const core::Owner& owner) {
+// The order to try a slice's parts in: one whose copy on this node holds an address for the
+// owner first (the same ADD again, a new sandbox of the pod, a claim's migration target), then,
+// in address order, those with room in their copy and those this node has no copy of (not
+// created yet, or its last write here failed), then the full ones (a copy may be stale: the
+// transaction reads a part fresh before it calls it full). So the lowest free address is found
+// without reading a full part again, and without a read per part on every ADD of a burst. A
+// part without a copy is not searched for the owner: an ADD again whose first write's answer
+// was lost can get a second address in an earlier part; the pod's DEL frees both.
+Parts partOrder(EngineContext& ctx, const core::ValidatedConfig& cfg, const Parts& parts,
+                const core::Owner& owner) {
     Parts held, room, rest;
     for (const Target* t : parts) {
-        auto copy = partCopy(ctx, *t);
-        if (!copy) return makeError(copy.code(), "IPPool " + t->pool + ": " + copy.error().message);
-        if (holdsFor(*copy, owner))
+        std::optional<store::Pool> copy;
+        if (ctx.cache) copy = ctx.cache->load(ctx.poolNamespace, t->pool);
+        if (!copy)
+            room.push_back(t);
+        else if (holdsFor(*copy, owner))
             held.push_back(t);
         else if (core::freeCount(t->range, copy->allocations, gatewayFor(cfg, t->range)) > 0)
             room.push_back(t);
@@ -446,9 +437,7 @@ Result<std::pair<core::Pick, const Target*>> addToRange(
         for (const Target* t : parts)
             if (!(*want < t->range.start()) && !(t->range.end() < *want)) order = {t};
     } else if (parts.size() > 1) {
-        auto ordered = partOrder(ctx, cfg, parts, owner);
-        if (!ordered) return ordered.error();
-        order = std::move(*ordered);
+        order = partOrder(ctx, cfg, parts, owner);
     }
     std::optional<core::Error> failed;
     for (const Target* t : order) {
