@@ -1253,16 +1253,34 @@ current-context: {WB_SA}
             self.runner.run([self.undo(a)])
         return lat
 
+    def interleaved_pairs(self, a, b, pairs):
+        """ADD latencies of `pairs` ADD + DEL pairs on each of two (conf, node), alternating pair
+        by pair (after two warm-up pairs each), so both see the same machine and API server."""
+        lat = ([], [])
+        for i in range(pairs + 2):
+            for (conf, node), into in ((a, lat[0]), (b, lat[1])):
+                c = self.call("allot", "ADD", conf, self.cid(), f"pair-{node}-{i}", node=node)
+                self.runner.run([c])
+                if not c.ok():
+                    raise RuntimeError(f"ADD failed: {(c.out or c.err)[:200]}")
+                if i >= 2:
+                    into.append(c.latency)
+                self.runner.run([self.undo(c)])
+        return lat
+
     def slice_fill(self, nodes_n, pairs):
         """A /16 in /24 slices; every node fills its slice through real ADDs (`fill_parallel` at
-        a time overall); ADD p50 on node-1's slice empty and with one address left."""
+        a time overall); then ADD p50 on node-1's slice with one address left against a slice
+        left empty (one more node's), pair by pair. The empty slice before the fill is kept
+        for reference: the fill leaves the machine and the API server busier than they were."""
         rng = self.new_range()
         net = f"slices-{self.range_k}"
         nodes = [f"node-{k + 1}" for k in range(nodes_n)]
-        slices = self.make_node_slices(net, rng, 24, nodes)
-        confs = {n: self.config("allot", rng, "S-b-fill", node=n, slices=(net, 24)) for n in nodes}
+        spare = f"node-{nodes_n + 1}"
+        slices = self.make_node_slices(net, rng, 24, nodes + [spare])
+        confs = {n: self.config("allot", rng, "S-b-fill", node=n, slices=(net, 24)) for n in nodes + [spare]}
         res = {"range": rng, "nodes": nodes_n}
-        res["add_empty"] = summary_ms(self.add_del_pairs(confs["node-1"], "node-1", pairs))
+        res["add_empty_before_fill"] = summary_ms(self.add_del_pairs(confs["node-1"], "node-1", pairs))
         calls = [self.call("allot", "ADD", confs[n], self.cid(), f"f{k}-{i}", node=n)
                  for i in range(254) for k, n in enumerate(nodes)]
         log(f"S-b fill · allot: {len(calls)} ADDs, {nodes_n} nodes, {self.p['fill_parallel']} at a time")
@@ -1283,7 +1301,8 @@ current-context: {WB_SA}
         # One address left on node-1's slice: ADD + DEL pairs take it and give it back.
         last = next(c for c in reversed(calls) if c.key[2] == "node-1" and c.ok())
         self.runner.run([self.undo(last)])
-        res["add_full"] = summary_ms(self.add_del_pairs(confs["node-1"], "node-1", pairs))
+        full, empty = self.interleaved_pairs((confs["node-1"], "node-1"), (confs[spare], spare), pairs)
+        res["add_full"], res["add_empty"] = summary_ms(full), summary_ms(empty)
         res["full_over_empty_p50"] = res["add_full"]["p50"] / res["add_empty"]["p50"]
         log(f"S-b fill · allot: {len(ok)}/{len(calls)} ok in {wall:.1f}s, max pool {res['max_pool_bytes']} B, "
             f"ADD p50 empty {res['add_empty']['p50']} ms, full {res['add_full']['p50']} ms")
