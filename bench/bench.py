@@ -1242,23 +1242,14 @@ current-context: {WB_SA}
 
     def add_del_pairs(self, conf, node, k):
         """ADD latencies of `k` sequential ADD + DEL pairs (after two warm-up pairs)."""
-        lat = []
-        for i in range(k + 2):
-            a = self.call("allot", "ADD", conf, self.cid(), f"pair-{i}", node=node)
-            self.runner.run([a])
-            if not a.ok():
-                raise RuntimeError(f"ADD failed: {(a.out or a.err)[:200]}")
-            if i >= 2:
-                lat.append(a.latency)
-            self.runner.run([self.undo(a)])
-        return lat
+        return self.interleaved_pairs([(conf, node)], k)[0]
 
-    def interleaved_pairs(self, a, b, pairs):
-        """ADD latencies of `pairs` ADD + DEL pairs on each of two (conf, node), alternating pair
-        by pair (after two warm-up pairs each), so both see the same machine and API server."""
-        lat = ([], [])
+    def interleaved_pairs(self, targets, pairs):
+        """ADD latencies of `pairs` ADD + DEL pairs on each (conf, node) of `targets`, alternating
+        pair by pair (after two warm-up pairs each), so all see the same machine and API server."""
+        lat = [[] for _ in targets]
         for i in range(pairs + 2):
-            for (conf, node), into in ((a, lat[0]), (b, lat[1])):
+            for (conf, node), into in zip(targets, lat):
                 c = self.call("allot", "ADD", conf, self.cid(), f"pair-{node}-{i}", node=node)
                 self.runner.run([c])
                 if not c.ok():
@@ -1301,7 +1292,7 @@ current-context: {WB_SA}
         # One address left on node-1's slice: ADD + DEL pairs take it and give it back.
         last = next(c for c in reversed(calls) if c.key[2] == "node-1" and c.ok())
         self.runner.run([self.undo(last)])
-        full, empty = self.interleaved_pairs((confs["node-1"], "node-1"), (confs[spare], spare), pairs)
+        full, empty = self.interleaved_pairs([(confs["node-1"], "node-1"), (confs[spare], spare)], pairs)
         res["add_full"], res["add_empty"] = summary_ms(full), summary_ms(empty)
         res["full_over_empty_p50"] = res["add_full"]["p50"] / res["add_empty"]["p50"]
         log(f"S-b fill · allot: {len(ok)}/{len(calls)} ok in {wall:.1f}s, max pool {res['max_pool_bytes']} B, "

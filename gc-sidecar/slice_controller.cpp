@@ -107,6 +107,30 @@ bool SliceController::warnOnce(const std::string& key, const std::string& messag
     return true;
 }
 
+// Every NAD of a network should ask for the same node_slice_parts: a slice's parts are kept
+// apart from a config that reads only part 0 (another NAD's with fewer parts, Whereabouts')
+// by the reservations alone, so one without them could hand out an address a part holds. A
+// Warning Event on the NAD says so, once.
+void SliceController::warnParts(const NadObject& nad, SliceDesired& d,
+                                const core::ValidatedConfig& cfg) {
+    const std::string where = "NetworkAttachmentDefinition " + nad.ns + "/" + nad.name;
+    std::string msg;
+    if (d.nads.size() > 1 && d.parts != cfg.sliceParts)
+        msg = where + " asks for node_slice_parts " + std::to_string(cfg.sliceParts) +
+              " on NodeSlicePool " + d.ns + "/" + d.name + ", another NAD for " +
+              std::to_string(d.parts) + ": give every NAD of a network the same";
+    d.parts = std::max(d.parts, cfg.sliceParts);
+    d.noReservations = d.noReservations || !cfg.raw.enableOverlappingRanges;
+    if (msg.empty() && d.parts > 1 && d.noReservations)
+        msg = "NodeSlicePool " + d.ns + "/" + d.name +
+              ": a NAD keeps its slices in parts and another sets enable_overlapping_ranges "
+              "false, which can hand out addresses the parts hold (" +
+              where + ")";
+    if (!msg.empty() && warnOnce(where + " parts " + d.name, msg))
+        events_.emit({true, "NodeSlicePartsMismatch", msg,
+                      ObjectRef{kNadKind, kNadApiVersion, nad.ns, nad.name, nad.uid}});
+}
+
 bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
     const std::string where = "NetworkAttachmentDefinition " + nad.ns + "/" + nad.name;
     auto nets = parseNadConfig(nad.config, opts_.ipamTypes, opts_.flatFiles);
@@ -151,7 +175,7 @@ bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
                 continue;
             }
             it->second.nads.push_back({nad.ns, nad.name, nad.uid, ""});
-            it->second.parts = std::max(it->second.parts, cfg.sliceParts);
+            warnParts(nad, it->second, cfg);
         }
     }
     return wants;

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/node_slices.h"
 #include "core/result.h"
 #include "gc-sidecar/events.h"
@@ -111,6 +112,7 @@ struct SliceDesired {
     // IPPools per node slice (node_slice_parts): the most any of its NADs asks for, so every
     // part a plugin may write is sealed before a slice is taken.
     int parts = 1;
+    bool noReservations = false;  // a NAD of it sets enable_overlapping_ranges false
 };
 
 struct SliceOptions {
@@ -150,6 +152,7 @@ class SliceController {
     Wanted wanted(const std::vector<NadObject>& nads);
     // Adds what `nad` wants; true when it wants a NodeSlicePool or cannot be read.
     bool addWanted(Wanted& w, const NadObject& nad);
+    void warnParts(const NadObject& nad, SliceDesired& d, const core::ValidatedConfig& cfg);
     bool anyPartHolds(const std::string& ns, const std::string& pool, int parts);
     void reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
                    const std::vector<std::string>& nodes, SliceReport& rep,

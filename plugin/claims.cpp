@@ -98,15 +98,11 @@ class EarlyStatus {
     void undo() {
         if (!started_) return;
         (void)wrote({});
-        const auto saved = ctx_.deadline;
-        ctx_.deadline = std::max(saved, Clock::now() + std::chrono::seconds(3));
-        ctx_.store.setDeadline(ctx_.deadline);
+        CleanupGrace grace(ctx_);
         if (auto r = api_.restoreStatus(call_.podNamespace, name_, ips_); !r && call_.log)
             call_.log->error(
                 "IPAMClaim " + call_.podNamespace + "/" + name_ +
                 ": the status written before the ADD failed is left: " + r.error().message);
-        ctx_.deadline = saved;
-        ctx_.store.setDeadline(saved);
     }
 
   private:

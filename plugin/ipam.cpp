@@ -47,6 +47,20 @@ void allowCleanup(EngineContext& ctx) {
     ctx.store.setDeadline(std::max(ctx.deadline, Clock::now() + kCleanupGrace));
 }
 
+}  // namespace
+
+CleanupGrace::CleanupGrace(EngineContext& ctx) : ctx_(ctx), saved_(ctx.deadline) {
+    ctx_.deadline = std::max(saved_, Clock::now() + kCleanupGrace);
+    ctx_.store.setDeadline(ctx_.deadline);
+}
+
+CleanupGrace::~CleanupGrace() {
+    ctx_.deadline = saved_;
+    ctx_.store.setDeadline(saved_);
+}
+
+namespace {
+
 // Deletes reservations whose create answer was lost, if they turn out to be ours: a create the
 // client stopped waiting for may still land, so a name not found yet is looked at again, three
 // times a quarter second apart, within the cleanup grace.
@@ -254,13 +268,9 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
     // Every way out without an address takes back what this call wrote.
     auto fail = [&](core::Error e) -> Result<core::Pick> {
         if (!wrote && uncertain.empty()) return e;
-        auto saved = ctx.deadline;
-        ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
+        CleanupGrace grace(ctx);
         if (!uncertain.empty()) forgetUncertain(ctx, {uncertain}, owner);
-        allowCleanup(ctx);
         if (wrote) (void)releaseOne(ctx, cfg, t, owner);
-        ctx.deadline = saved;
-        ctx.store.setDeadline(saved);
         return e;
     };
 
@@ -473,12 +483,10 @@ Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, co
         auto pick = addToRange(ctx, cfg, ranges[i], owner, (*want)[i], reserving);
         if (!pick) {
             // Roll back what this call took; the deadline may have passed, so give it a moment.
-            auto saved = ctx.deadline;
-            ctx.deadline = std::max(ctx.deadline, Clock::now() + kCleanupGrace);
-            ctx.store.setDeadline(ctx.deadline);
-            for (const Target* j : taken) (void)releaseOne(ctx, cfg, *j, owner);
-            ctx.deadline = saved;
-            ctx.store.setDeadline(saved);
+            {
+                CleanupGrace grace(ctx);
+                for (const Target* j : taken) (void)releaseOne(ctx, cfg, *j, owner);
+            }
             return makeError(pick.code(),
                              "range " + t.range.cidr().str() + ": " + pick.error().message);
         }

@@ -64,6 +64,20 @@ struct EngineContext {
     std::function<void(const std::vector<IpResult>&)> beforeReserve;
 };
 
+// Cleanup after a failed or finished attempt must still reach the store when the call's own
+// deadline is spent: while one lives, the call (its deadline and its store's) has a short grace.
+class CleanupGrace {
+  public:
+    explicit CleanupGrace(EngineContext& ctx);
+    ~CleanupGrace();
+    CleanupGrace(const CleanupGrace&) = delete;
+    CleanupGrace& operator=(const CleanupGrace&) = delete;
+
+  private:
+    EngineContext& ctx_;
+    Clock::time_point saved_;
+};
+
 // ADD: one address per range, in order; a later failure releases the ranges taken earlier.
 core::Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg,
                             const NetConf& net, const core::Owner& owner,

@@ -318,19 +318,26 @@ bool plainNumber(const std::string& s) {
     return std::regex_match(s, kNumber);
 }
 
-json::Value jsonOf(const YAML::Node& n, int depth) {
+// A document's values, at most kMaxYamlValues of them: YAML aliases repeat a node wherever they
+// name it, so a small document can stand for an exponential number of values.
+constexpr size_t kMaxYamlValues = 1'000'000;
+
+json::Value jsonOf(const YAML::Node& n, int depth, size_t& left) {
     using json::Value;
     if (depth > 64) throw YAML::Exception(n.Mark(), "nested deeper than 64");
+    if (left-- == 0)
+        throw YAML::Exception(
+            n.Mark(), "more than " + std::to_string(kMaxYamlValues) + " values (aliases included)");
     switch (n.Type()) {
         case YAML::NodeType::Map: {
             Value o = Value::object();
             for (const auto& kv : n)
-                o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1));
+                o.set(kv.first.as<std::string>(), jsonOf(kv.second, depth + 1, left));
             return o;
         }
         case YAML::NodeType::Sequence: {
             Value a = Value::array();
-            for (const auto& item : n) a.push(jsonOf(item, depth + 1));
+            for (const auto& item : n) a.push(jsonOf(item, depth + 1, left));
             return a;
         }
         case YAML::NodeType::Scalar: {
@@ -358,7 +365,8 @@ json::Value loadTree(const std::string& text) {
     if (first != std::string::npos && text[first] == '{') {
         if (auto v = json::parse(text); v && v->isObject()) return std::move(*v);
     }
-    return jsonOf(YAML::Load(text), 0);
+    size_t left = kMaxYamlValues;
+    return jsonOf(YAML::Load(text), 0, left);
 }
 
 }  // namespace
@@ -421,7 +429,8 @@ Result<std::vector<json::Value>> yamlDocuments(std::string_view text, size_t max
     try {
         std::vector<json::Value> out;
         for (const YAML::Node& doc : YAML::LoadAll(std::string(text)))
-            if (doc.IsDefined() && !doc.IsNull()) out.push_back(jsonOf(doc, 0));
+            if (size_t left = kMaxYamlValues; doc.IsDefined() && !doc.IsNull())
+                out.push_back(jsonOf(doc, 0, left));
         return out;
     } catch (const YAML::Exception& e) {
         return makeError(Errc::Decode, "line " + std::to_string(e.mark.line + 1) + ": " + e.msg);

@@ -185,18 +185,27 @@ t_nad_removed() {
   wait_for 10 not nsp_json "$NET1" || { echo "NodeSlicePool $NET1 left after its last NAD went"; return 1; }
 }
 
-# Whereabouts v0.9.4's plugin and allot's, at once, on the slices allot's controller assigned
-# (a NAD of type whereabouts): every ADD succeeds, no address twice, each in its node's slice.
+# mixed NAD NET IPAM [ENV...]: Whereabouts v0.9.4's plugin and allot's at once on nodes a and c,
+# on the slices allot's controller assigned for NAD (of type whereabouts) NET; both_plugins
+# checks, with ENV added to its environment.
+mixed() {
+  local nad=$1 net=$2 ipam=$3 wa out
+  shift 3
+  wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
+  mk_nad_in "$POOLNS" "$nad" "$ipam" || return 1
+  wait_for 10 has_slice "$net" "$NA" && wait_for 10 has_slice "$net" "$NC" || { echo "no slices"; return 1; }
+  wa_setup || return 1
+  out=$(export "$@" WA="$wa" NETW="$net" IPAMW="$ipam" PLUGIN="$PLUGIN" ALLOT_NAMES="$ALLOT_NAMES"
+        both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
+  echo "$out"
+}
+
+# Every ADD succeeds, no address twice, each in its node's slice.
 NETW=$RUN-mixed
 IPAMW='{"type":"whereabouts","range":"10.74.0.0/16","node_slice_size":"/24","network_name":"'$NETW'"}'
 t_whereabouts() {
-  local wa
-  wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
-  mk_nad_in "$POOLNS" mixed "$IPAMW" || return 1
-  wait_for 10 has_slice "$NETW" "$NA" && wait_for 10 has_slice "$NETW" "$NC" || { echo "no slices"; return 1; }
-  wa_setup || return 1
   local out
-  out=$(WA=$wa NETW=$NETW IPAMW=$IPAMW PLUGIN=$PLUGIN both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
+  out=$(mixed mixed "$NETW" "$IPAMW") || { echo "$out"; return 1; }
   note "$out"
 }
 
@@ -206,15 +215,8 @@ t_whereabouts() {
 NETWP=$RUN-mixedp
 IPAMWP='{"type":"whereabouts","range":"10.78.0.0/16","node_slice_size":"/27","network_name":"'$NETWP'"}'
 t_whereabouts_parts() {
-  local wa
-  wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
-  mk_nad_in "$POOLNS" mixedp "$IPAMWP" || return 1
-  wait_for 10 has_slice "$NETWP" "$NA" && wait_for 10 has_slice "$NETWP" "$NC" || { echo "no slices"; return 1; }
-  wa_setup || return 1
-  local out
-  out=$(WA=$wa NETW=$NETWP IPAMW=$IPAMWP PLUGIN=$PLUGIN SLICE_N=10 SLICE_PARTS=4 ALLOT_NAMES=$ALLOT_NAMES \
-        both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
-  local p1
+  local out p1
+  out=$(mixed mixedp "$NETWP" "$IPAMWP" SLICE_N=10 SLICE_PARTS=4) || { echo "$out"; return 1; }
   p1=$("$ALLOT_NAMES" part "$(pool_name "$(slice_of "$NETWP" "$NA")" "$NETWP" "$NA")" 1)
   (( $(pool_count "$p1") > 0 )) || { echo "allot's addresses never reached part 1 ($p1)"; return 1; }
   note "$out; $(pool_count "$p1") of allot's in $p1"

@@ -171,6 +171,25 @@ TEST_CASE("slice controller: a slice in parts is sealed whole, and only once eve
     CHECK(f.api.seals.count("kube-system/n1-10.1.0.0-24-part-3") == 1);
 }
 
+TEST_CASE("slice controller: NADs of one network that disagree on node_slice_parts are evented") {
+    Fixture f;
+    const std::string ipam =
+        R"("range":"10.1.0.0/22","node_slice_size":"/24","network_name":"net")";
+    f.api.nadList = {nad("kube-system", "a", ipam + R"(,"node_slice_parts":4)"),
+                     nad("kube-system", "b", ipam + R"(,"enable_overlapping_ranges":false)")};
+    f.api.nodeList = {"n1"};
+    REQUIRE(f.ctl.pass().ok);
+    auto evs = f.events.all();
+    REQUIRE(f.events.count("NodeSlicePartsMismatch") == 1);
+    auto ev = *std::find_if(evs.begin(), evs.end(),
+                            [](const auto& e) { return e.reason == "NodeSlicePartsMismatch"; });
+    CHECK(ev.warning);
+    CHECK(ev.object.name == "b");
+    CHECK(ev.message.find("node_slice_parts 1") != std::string::npos);
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.events.count("NodeSlicePartsMismatch") == 1);  // once
+}
+
 TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each on Node and pool") {
     Fixture f;
     f.api.nadList = {

@@ -285,6 +285,22 @@ TEST_CASE("garbage instead of YAML is an InvalidConfig error, not a crash") {
     }
 }
 
+TEST_CASE("a YAML kubeconfig whose aliases expand past a million values is refused") {
+    TempDir dir;
+    // Each level names the one before ten times: 10^7 values from a few hundred bytes.
+    std::string text = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i <= 7; ++i) {
+        const std::string prev = "*l" + std::to_string(i - 1);
+        text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+        for (int k = 0; k < 10; ++k) text += (k ? ", " : "") + prev;
+        text += "]\n";
+    }
+    auto cfg = loadKubeconfig(dir.write("config", text));
+    REQUIRE_FALSE(cfg.ok());
+    CHECK(cfg.code() == Errc::InvalidConfig);
+    CHECK(cfg.error().message.find("aliases included") != std::string::npos);
+}
+
 TEST_CASE("an unreadable kubeconfig path is an error naming the path") {
     auto cfg = loadKubeconfig("/nonexistent/allot/kubeconfig");
     REQUIRE_FALSE(cfg.ok());
