@@ -71,8 +71,11 @@ Exits 4 when it holds none.
 
 Runs allot-gc's repair analysis once, changing nothing, and lists each finding:
   leaked                           an entry whose pod is gone (no_pod), re-created with
-                                   another UID (other_uid), terminated (terminal), or on a
-                                   Node NotReady longer than --leak-grace (node_lost; 5m)
+                                   another UID (other_uid), terminated (terminal), on a
+                                   deleted Node (node_gone), or on a Node NotReady longer
+                                   than --leak-grace (node_not_ready; 5m). Only a deleted
+                                   Node's entries are freed by allot-gc's leader; the rest
+                                   wait for their node's allot-gc to prove them unused
   duplicate_ip                     one address held in two overlapping pools
   out_of_range                     an entry outside its pool's range
   allocation_without_reservation   an entry with no OverlappingRangeIPReservation

@@ -26,21 +26,8 @@ json::Value finding(const std::string& kind, const std::string& reason, const st
 }
 
 std::string leakMessage(const core::LeakCandidate& c, const std::string& ns) {
-    std::string why;
-    switch (c.reason) {
-        case core::LeakReason::OtherUid:
-            why = "its pod was re-created with another UID";
-            break;
-        case core::LeakReason::Terminal:
-            why = "its pod has terminated";
-            break;
-        case core::LeakReason::NodeLost:
-            why = "its pod's node is gone or NotReady past the grace period";
-            break;
-        default:
-            why = "its pod no longer exists";
-    }
-    return "IPPool " + ns + "/" + c.pool + " entry held by " + core::whoHolds(c.owner) + ": " + why;
+    return "IPPool " + ns + "/" + c.pool + " entry held by " + core::whoHolds(c.owner) + ": " +
+           std::string(core::describe(c.reason));
 }
 
 void addLeaks(const core::Findings& f, const std::map<std::string, std::string>& ranges,

@@ -42,7 +42,7 @@ Result<std::string> podState(cluster::Cluster& c, const core::Owner& owner,
     if (podOut) *podOut = *pod;
     if (!*pod) return std::string("gone");
     const auto& p = **pod;
-    const core::PodState state{p.uid, p.mirrorOf, p.terminal(), false};
+    const core::PodState state{p.uid, p.mirrorOf, p.terminal()};
     if (core::classifyLeak(owner, &state) == core::LeakReason::OtherUid)
         return std::string("replaced");
     if (p.terminal()) return std::string("terminal");

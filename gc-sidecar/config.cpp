@@ -174,8 +174,16 @@ std::vector<Flag> whoseFlags() {
          "before freeing the address of a pod whose deletion did not show its containers "
          "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
          "namespace) and free it only when none holds it (default true; false: such addresses "
-         "wait for the kubelet's DEL or the repair loop)",
+         "stay held until the kubelet's DEL, the Node's deletion or kubectl allot release "
+         "--force)",
          boolSetter(&Config::sandboxProbe)},
+        {"node-sweep-interval", "ALLOT_GC_NODE_SWEEP_INTERVAL", "DURATION",
+         "time between sweeps of this node's own entries: an entry whose pod is gone is freed "
+         "once the namespace probe shows no namespace here holds its address; each sweep also "
+         "reports the probe's findings to the leader (a Lease allot-node-<node> in the Lease "
+         "namespace). 0 turns both off (default 60s)",
+         durationSetter(&Config::nodeSweepInterval, std::chrono::milliseconds(0),
+                        std::chrono::hours(24))},
     };
 }
 

@@ -20,6 +20,7 @@ struct Config {
     std::string identity;  // Lease holder identity; default the node name (+ a unique suffix)
     bool identityDefaulted = false;
     bool sandboxProbe = true;  // read the node's namespaces before an unproven release
+    Millis nodeSweepInterval{std::chrono::seconds(60)};  // 0: no node sweep, no report
     std::string poolNamespace = "kube-system";
     std::string kubeconfig;  // empty: in-cluster ServiceAccount
     std::vector<std::string> ipamTypes{"allot", "whereabouts"};

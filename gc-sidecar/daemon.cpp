@@ -256,6 +256,9 @@ bool Daemon::startReclaimer() {
             if (!r) return r.error();
             return std::move(r->addresses);
         };
+    ropts.sweepInterval = cfg_.nodeSweepInterval;
+    ropts.livePods = [this] { return watch_->live(); };
+    if (cfg_.nodeSweepInterval.count() > 0) ropts.reportNamespace = cfg_.leaseNamespace;
     reclaimer_ = std::make_unique<Reclaimer>(ropts, *reclaimClusters, *recorder_, metrics_, stop_);
     PodWatchOptions wopts;
     wopts.node = cfg_.nodeName;
@@ -285,6 +288,7 @@ bool Daemon::startRepair() {
     popts.scanLock = &scanLock_;
     if (!startClaims(popts)) return false;
     popts.poolNamespaces = poolNamespaces_;
+    popts.reportNamespace = cfg_.leaseNamespace;
     repair_ = std::make_unique<RepairLoop>(popts, *repairClusters, *recorder_, metrics_, stop_);
     if (!startSlices()) return false;
     LeaseOptions lopts{cfg_.leaseName, cfg_.leaseNamespace, cfg_.identity, cfg_.leaseDuration,

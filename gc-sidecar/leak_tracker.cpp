@@ -32,4 +32,10 @@ int LeakTracker::streak(const std::string& key) const {
     return it == state_.end() ? 0 : it->second.streak;
 }
 
+LeakTracker::Clock::time_point LeakTracker::firstSeen(const std::string& key,
+                                                      Clock::time_point now) const {
+    auto it = state_.find(key);
+    return it == state_.end() ? now : it->second.firstSeen;
+}
+
 }  // namespace allot::gc

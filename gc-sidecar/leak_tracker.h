@@ -26,6 +26,8 @@ class LeakTracker {
     size_t size() const { return state_.size(); }
     // Consecutive passes `key` has been seen in (0 when not a candidate).
     int streak(const std::string& key) const;
+    // When its current streak began (now when not a candidate).
+    Clock::time_point firstSeen(const std::string& key, Clock::time_point now) const;
 
   private:
     struct State {

@@ -30,7 +30,8 @@ const char* leakReasonName(LeakReason r) {
 
 LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
     if (!pod) return core::classifyLeak(e, nullptr);
-    const core::PodState state{pod->uid, pod->mirrorOf, pod->terminal(), pod->nodeLost};
+    const core::PodState state{pod->uid,      pod->mirrorOf,     pod->terminal(),
+                               pod->nodeGone, pod->nodeNotReady, pod->nodeName};
     return core::classifyLeak(e, &state);
 }
 

@@ -7,9 +7,9 @@
 //   kubernetes.io/config.mirror names it: a static pod) and to nothing else;
 // - an entry without one (written by Whereabouts, or by a runtime that passed no
 //   K8S_POD_UID) is matched by podref, and only when it is not provably another node's;
-// - whatever the match, an entry is released only when no pod of that namespace/name
-//   exists at all: a pod re-created under the same name (StatefulSet) keeps the address,
-//   which its ADD hands over to the new sandbox.
+// - an entry matched by podref only is released only when no pod of that namespace/name
+//   exists at all; under a pod re-created with another UID, only the old UID's entries go
+//   (its ADD never takes them over: core::mayTakeOver).
 // The IPs a network-status annotation lists are never used to pick entries, so a forged
 // annotation cannot free another pod's address.
 

@@ -48,7 +48,9 @@ void line(std::string& s, const std::string& name, const std::string& labels, do
 
 Metrics::Metrics() : lastWatch_(Clock::now()) {
     // Always present, so that a rate() over them starts at zero.
-    for (const char* r : {"pod_deleted", "catch_up", "journal", "leak"}) releases_[r] = 0;
+    for (const char* r : {"pod_deleted", "catch_up", "node_sweep", "journal", "leak"})
+        releases_[r] = 0;
+    for (const char* r : {"no_pod", "other_uid", "terminal", "node_not_ready"}) held_[r] = {0, 0};
     for (const char* k : {"duplicate_ip", "out_of_range", "reservation_without_allocation",
                           "allocation_without_reservation", "malformed_network_status",
                           "undecodable_pool", "pool_object_full"})
@@ -72,6 +74,11 @@ void Metrics::setAnomalies(const std::map<std::string, uint64_t>& current) {
 }
 void Metrics::setLeakCandidates(uint64_t n) {
     leakCandidates_ = n;
+}
+void Metrics::setHeld(const std::map<std::string, std::pair<uint64_t, double>>& byReason) {
+    std::lock_guard l(m_);
+    for (auto& [reason, h] : held_) h = {0, 0};
+    for (const auto& [reason, h] : byReason) held_[reason] = h;
 }
 void Metrics::repairPassDone(double seconds) {
     std::lock_guard l(m_);
@@ -195,6 +202,16 @@ std::string Metrics::render() const {
     header(s, "allot_leak_candidates", "gauge",
            "Allocations seen leaked by the last repair pass, not yet released.");
     line(s, "allot_leak_candidates", "", static_cast<double>(leakCandidates_.load()));
+    header(s, "allot_held_addresses", "gauge",
+           "Addresses whose pod looks gone or whose Node is NotReady, kept because only their "
+           "node may prove them unused (AddressHeld Events), by reason.");
+    for (const auto& [r, h] : held_)
+        line(s, "allot_held_addresses", "reason=\"" + escapeLabel(r) + "\"",
+             static_cast<double>(h.first));
+    header(s, "allot_held_address_oldest_seconds", "gauge",
+           "Age of the oldest held address (allot_held_addresses), by reason.");
+    for (const auto& [r, h] : held_)
+        line(s, "allot_held_address_oldest_seconds", "reason=\"" + escapeLabel(r) + "\"", h.second);
     header(s, "allot_anomalies_total", "counter",
            "Pool anomalies found (each counted once, when first seen), by kind.");
     for (const auto& [k, n] : anomaliesTotal_)

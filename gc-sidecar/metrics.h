@@ -33,6 +33,9 @@ class Metrics {
     void addAnomalyFound(const std::string& kind);  // first sighting of one anomaly
     void setAnomalies(const std::map<std::string, uint64_t>& current);  // as of the last pass
     void setLeakCandidates(uint64_t n);
+    // Leak candidates the leader may not free (core/release_rule.h), by reason: how many, and
+    // the age in seconds of the oldest. Every reason is shown, 0 when none.
+    void setHeld(const std::map<std::string, std::pair<uint64_t, double>>& byReason);
     void repairPassDone(double seconds);
     void addApiError();
     void addWatchRestart();
@@ -61,6 +64,7 @@ class Metrics {
     std::map<std::string, uint64_t> releases_;
     std::map<std::string, uint64_t> anomaliesTotal_;
     std::map<std::string, uint64_t> anomaliesNow_;
+    std::map<std::string, std::pair<uint64_t, double>> held_;
     std::vector<PoolGauge> pools_;
     std::vector<SliceGauge> slices_;
     double lastPassSeconds_ = 0;

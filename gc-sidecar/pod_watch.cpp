@@ -97,9 +97,14 @@ bool PodWatch::relist(std::string& rv) {
         return false;
     }
     // Pods that disappeared while no watch was open: deleted.
-    for (auto& [uid, rec] : pods_)
-        if (!fresh.count(uid)) onDeleted_(std::move(rec));
-    pods_ = std::move(fresh);
+    std::unordered_map<std::string, PodRecord> before;
+    {
+        std::lock_guard l(mu_);
+        before.swap(pods_);
+        pods_ = std::move(fresh);
+    }
+    for (auto& [uid, rec] : before)
+        if (!pods_.count(uid)) onDeleted_(std::move(rec));
     if (index_) index_->reset(pods_);
     ::malloc_trim(0);  // the list's pages are gone: do not keep their peak
     rv = *listed;
@@ -108,12 +113,21 @@ bool PodWatch::relist(std::string& rv) {
     // never seen, and only a catch-up against the pools finds its entries.
     logging::logInfo("pod watch of node " + opts_.node + (synced_ ? " relisted: " : " synced: ") +
                      std::to_string(pods_.size()) + " pods");
-    synced_ = true;
-    std::vector<PodRecord> live;
-    live.reserve(pods_.size());
-    for (const auto& [uid, rec] : pods_) live.push_back(rec);
-    onSynced_(std::move(live));
+    {
+        std::lock_guard l(mu_);
+        synced_ = true;
+    }
+    onSynced_(*live());
     return true;
+}
+
+std::optional<std::vector<PodRecord>> PodWatch::live() const {
+    std::lock_guard l(mu_);
+    if (!synced_) return std::nullopt;
+    std::vector<PodRecord> out;
+    out.reserve(pods_.size());
+    for (const auto& [uid, rec] : pods_) out.push_back(rec);
+    return out;
 }
 
 bool PodWatch::watchFrom(std::string& rv) {
@@ -138,20 +152,24 @@ bool PodWatch::watchFrom(std::string& rv) {
             case k8s::WatchEvent::Type::Modified:
                 if (auto rec = podRecordOf(ev.object)) {
                     if (index_) index_->set(*rec);
+                    std::lock_guard l(mu_);
                     pods_.insert_or_assign(rec->uid, std::move(*rec));
                 }
                 break;
             case k8s::WatchEvent::Type::Deleted:
                 if (auto rec = podRecordOf(ev.object)) {
-                    auto it = pods_.find(rec->uid);
-                    if (!rec->hasNetworkStatus && it != pods_.end() &&
-                        it->second.hasNetworkStatus) {
-                        // The final object lost the annotation: keep the last one seen, and
-                        // the final object's word on the sandbox.
-                        rec->hasNetworkStatus = true;
-                        rec->networkStatus = std::move(it->second.networkStatus);
+                    {
+                        std::lock_guard l(mu_);
+                        auto it = pods_.find(rec->uid);
+                        if (!rec->hasNetworkStatus && it != pods_.end() &&
+                            it->second.hasNetworkStatus) {
+                            // The final object lost the annotation: keep the last one seen,
+                            // and the final object's word on the sandbox.
+                            rec->hasNetworkStatus = true;
+                            rec->networkStatus = std::move(it->second.networkStatus);
+                        }
+                        if (it != pods_.end()) pods_.erase(it);
                     }
-                    if (it != pods_.end()) pods_.erase(it);
                     if (index_) index_->erase(*rec);
                     onDeleted_(std::move(*rec));
                 }

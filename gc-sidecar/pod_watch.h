@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -52,6 +53,8 @@ class PodWatch {
     void run();
     // Kept up to date with every list and event from then on (set before run()).
     void setIndex(PodNetworksIndex* index) { index_ = index; }
+    // Thread-safe. This node's pods now; nullopt before the first full list.
+    std::optional<std::vector<PodRecord>> live() const;
 
   private:
     bool relist(std::string& rv);
@@ -65,6 +68,7 @@ class PodWatch {
     OnSynced onSynced_;
     Metrics& metrics_;
     StopSignal& stop_;
+    mutable std::mutex mu_;                            // pods_ and synced_, for live()
     std::unordered_map<std::string, PodRecord> pods_;  // by uid
     PodNetworksIndex* index_ = nullptr;
     bool synced_ = false;

@@ -101,11 +101,14 @@ void Reclaimer::run() {
     {
         std::lock_guard l(m_);
         nextJournal_ = Clock::now();
+        nextSweep_ = Clock::now() + opts_.sweepInterval;
     }
+    const bool sweeps = opts_.sweepInterval.count() > 0;
     while (!stop_.stopped()) {
         {
             std::unique_lock l(m_);
             auto wake = opts_.journalDir.empty() ? Clock::time_point::max() : nextJournal_;
+            if (sweeps) wake = std::min(wake, nextSweep_);
             for (const auto& w : queue_) wake = std::min(wake, w.due);
             if (catchUpRequest_) wake = std::min(wake, catchUpAt_);
             cv_.wait_until(l, wake, [&] {
@@ -113,6 +116,7 @@ void Reclaimer::run() {
                 const auto now = Clock::now();
                 if (catchUpRequest_ && now >= catchUpAt_) return true;
                 if (!opts_.journalDir.empty() && now >= nextJournal_) return true;
+                if (sweeps && now >= nextSweep_) return true;
                 return std::any_of(queue_.begin(), queue_.end(),
                                    [&](const Work& w) { return w.due <= now; });
             });
@@ -129,7 +133,7 @@ void Reclaimer::runOnce(Clock::time_point now) {
         if (now >= catchUpAt_) catchUpReq.swap(catchUpRequest_);
     }
     if (catchUpReq) {
-        auto r = doCatchUp(*catchUpReq);
+        auto r = doCatchUp(*catchUpReq, "catch_up");
         std::lock_guard l(m_);
         if (r) {
             if (!caughtUp_) {
@@ -162,6 +166,45 @@ void Reclaimer::runOnce(Clock::time_point now) {
         }
     }
     if (journalDue) replayJournal();
+    bool sweepDue = false;
+    {
+        std::lock_guard l(m_);
+        if (opts_.sweepInterval.count() > 0 && now >= nextSweep_) {
+            sweepDue = true;
+            nextSweep_ = now + opts_.sweepInterval;
+        }
+    }
+    if (sweepDue) sweepNode();
+}
+
+void Reclaimer::sweepNode() {
+    if (!opts_.reportNamespace.empty()) publishReport();
+    if (!caughtUp() || !opts_.livePods) return;  // the pod watch's own catch-up comes first
+    auto live = opts_.livePods();
+    if (!live) return;
+    if (auto r = doCatchUp(*live, "node_sweep"); !r)
+        logging::logWarn("node sweep failed (next in " +
+                         std::to_string(opts_.sweepInterval.count()) + "ms): " + r.error().message);
+}
+
+// Taken before the probe reads: an address the probe does not find was held by no namespace
+// at any time after `at`.
+void Reclaimer::publishReport() {
+    core::NodeReport rep;
+    rep.node = opts_.node;
+    rep.at = std::chrono::system_clock::now();
+    if (opts_.probe) {
+        if (auto held = opts_.probe()) {
+            rep.complete = true;
+            rep.held = std::move(*held);
+        } else {
+            logging::logWarn("node report: the namespace probe failed, reporting \"incomplete\": " +
+                             held.error().message);
+        }
+    }
+    if (auto put = clusters_[0]->putNodeReport(opts_.reportNamespace, rep); !put)
+        logging::logWarn("node report (Lease " + opts_.reportNamespace +
+                         "): " + put.error().message);
 }
 
 std::vector<Reclaimer::Work> Reclaimer::takeDue(Clock::time_point now) {
@@ -305,7 +348,7 @@ std::set<std::string> Reclaimer::namespacesToScan(Cluster& c) {
     return poolNamespaces_->all();
 }
 
-Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
+Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std::string& reason) {
     std::set<std::string> uids, refs;
     for (const auto& p : live) {
         uids.insert(p.uid);
@@ -331,7 +374,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
                     if (w.reason.empty()) {
                         auto [ns, name] = splitPodRef(o.podRef);
                         w.pod = PodRecord{ns, name, o.podUid, false, {}};
-                        w.reason = "catch_up";
+                        w.reason = reason;
                     }
                     w.hinted.insert(PoolKey{pns, p.name, ""});
                 }
@@ -346,8 +389,13 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live) {
     ::malloc_trim(0);
     if (!r) return r.error();
     nodePools_ = std::move(nodePools);
-    logging::logInfo("catch-up: " + std::to_string(live.size()) + " pods on node " + opts_.node +
-                     ", " + std::to_string(found.size()) + " with allocations and no pod");
+    const std::string what = reason == "catch_up" ? "catch-up: " : "node sweep: ";
+    const std::string msg = what + std::to_string(live.size()) + " pods on node " + opts_.node +
+                            ", " + std::to_string(found.size()) + " with allocations and no pod";
+    if (reason == "catch_up" || !found.empty())
+        logging::logInfo(msg);
+    else
+        logging::logDebug(msg);
     std::vector<Work> batch;
     for (auto& [k, w] : found) batch.push_back(std::move(w));
     std::vector<Item> items;

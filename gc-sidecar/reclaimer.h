@@ -76,8 +76,18 @@ struct ReclaimerOptions {
     std::chrono::milliseconds nadCacheTtl{std::chrono::seconds(30)};
     // A pod whose object did not show its sandbox stopped has an address freed only when no
     // network namespace on this node holds it. Null: such addresses are never freed here
-    // (the kubelet's DEL or the repair loop's grace period decides).
+    // (only the kubelet's DEL, the Node's deletion or an operator frees them:
+    // core/release_rule.h).
     NodeAddressProbe probe;
+    // The node sweep: every sweepInterval (0: never), this node's entries whose pod is not
+    // among livePods() (the pod watch's; nullopt until it has listed) are released as at
+    // catch-up, each only once the probe proves no namespace here holds it. The repair
+    // loop's leader hands this node's leaks to it (it never frees them itself).
+    std::chrono::milliseconds sweepInterval{0};
+    std::function<std::optional<std::vector<PodRecord>>()> livePods;
+    // Where the sweep publishes the probe's findings for the leader (core::NodeReport: what
+    // frees an entry that names no node); empty: no report.
+    std::string reportNamespace;
     // Held while scanning every pool (catch-up), so that the memory peaks of such scans and
     // of repair passes never add up. Null: none.
     std::mutex* scanLock = nullptr;
@@ -159,7 +169,11 @@ class Reclaimer {
     // The steps of finish.
     std::vector<std::vector<Released>> dropReservations(std::vector<Item>& items);
     void reportItem(const Item& it);
-    Result<void> doCatchUp(const std::vector<PodRecord>& live);
+    // `reason`: catch_up (after a list of the pod watch) or node_sweep.
+    Result<void> doCatchUp(const std::vector<PodRecord>& live, const std::string& reason);
+    // The node sweep: the probe's report for the leader, then a catch-up on the pods now.
+    void sweepNode();
+    void publishReport();
     // --namespace and every pool namespace a NAD names, after listing the NADs.
     std::set<std::string> namespacesToScan(Cluster& c);
     // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
@@ -195,6 +209,10 @@ class Reclaimer {
     bool caughtUp_ = false;
     bool stopping_ = false;
     Clock::time_point nextJournal_{};
+    Clock::time_point nextSweep_{};
+    // Addresses whose AddressKept Event was emitted ("uid ip"): a sweep that keeps them again
+    // says nothing new. Worker thread only.
+    std::set<std::string> keptReported_;
 
     struct NadEntry {
         Clock::time_point at;

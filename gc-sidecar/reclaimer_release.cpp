@@ -162,7 +162,9 @@ Reclaimer::Groups Reclaimer::groupByPool(std::span<Item> items, Cluster& main) {
     std::vector<size_t> scanners;
     for (size_t i = 0; i < items.size(); ++i) {
         Item& it = items[i];
-        if (it.failure || it.live != Liveness::Gone) continue;
+        // A pod re-created under the name (OtherUid) does not take the old one's addresses
+        // over (core::mayTakeOver): the old UID's entries go, once proven unused.
+        if (it.failure || (it.live != Liveness::Gone && it.live != Liveness::OtherUid)) continue;
         for (const auto& k : it.pools) join(k.ns, k.pool, k.networkName, i, !it.w.hinted.empty());
         if (it.scanAll) scanners.push_back(i);
     }
@@ -273,6 +275,8 @@ Result<std::vector<core::u128>> Reclaimer::selectGone(
         for (const auto& [i, scan] : group.members) {
             if (items[i].failure) continue;
             MatchKind m = matchGone(owner, items[i].gone, opts_.node, scan);
+            // Under a re-created pod's name, only entries of the old UID are the old pod's.
+            if (m == MatchKind::PodRef && items[i].live == Liveness::OtherUid) m = MatchKind::None;
             if (m != MatchKind::None && mayRun(i, off)) break;
             if (m == MatchKind::Uid) {
                 out.push_back(off);
@@ -343,20 +347,26 @@ void Reclaimer::reportItem(const Item& it) {
         metrics_.addReleases(it.w.reason, it.released.size());
         std::string what;
         for (const auto& r : it.released) what += (what.empty() ? "" : ", ") + describe(r);
-        const char* why =
-            it.w.reason == "catch_up" ? "deleted while allot-gc was not running" : "deleted";
+        const char* why = it.w.reason == "catch_up"     ? "deleted while allot-gc was not running"
+                          : it.w.reason == "node_sweep" ? "gone, found by the node sweep"
+                                                        : "deleted";
         logging::logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid +
                          ", " + why + ")");
         events_.emit({false, "AddressReleased",
                       "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
                       podRef(it.gone.ns, it.gone.name, it.gone.uid)});
     }
-    if (!it.kept.empty()) {
-        std::string what;
-        for (const auto& ip : it.kept) what += (what.empty() ? "" : ", ") + ip.str();
-        const std::string msg = "kept " + what + " of deleted pod " + it.gone.ref() +
-                                ": its sandbox may still run (" + it.keptWhy +
-                                "); the kubelet's DEL or the repair loop frees it";
+    std::string what;
+    for (const auto& ip : it.kept)
+        if (keptReported_.insert(it.gone.uid + " " + ip.str()).second)
+            what += (what.empty() ? "" : ", ") + ip.str();
+    if (keptReported_.size() > 100000) keptReported_.clear();  // reported again, at worst
+    if (!what.empty()) {
+        const std::string msg =
+            "kept " + what + " of deleted pod " + it.gone.ref() + ": its sandbox may still run (" +
+            it.keptWhy +
+            "); the runtime's DEL, or the node sweep once no namespace holds it, "
+            "frees it";
         logging::logInfo(msg + " (uid " + it.gone.uid + ")");
         events_.emit({false, "AddressKept", msg, podRef(it.gone.ns, it.gone.name, it.gone.uid)});
     }

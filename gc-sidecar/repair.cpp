@@ -28,19 +28,6 @@ ObjectRef objectFor(const core::Owner& o, const std::string& poolNs, const std::
     return poolRef(poolNs, pool);
 }
 
-std::string releaseWhy(LeakReason reason) {
-    switch (reason) {
-        case LeakReason::OtherUid:
-            return "its pod was re-created with another UID";
-        case LeakReason::Terminal:
-            return "its pod has terminated";
-        case LeakReason::NodeLost:
-            return "its pod's node is gone or NotReady past the grace period";
-        default:
-            return "its pod no longer exists";
-    }
-}
-
 }  // namespace
 
 // What the decide step found due, as indexes into the findings.
@@ -48,6 +35,7 @@ struct RepairLoop::Due {
     std::map<std::string, std::vector<size_t>> releaseByPool;  // into candidates
     std::vector<size_t> toDelete;                              // into reservations
     std::vector<size_t> toCreate;                              // into missing
+    std::vector<size_t> held;  // into candidates: due, but not the leader's to free
 };
 
 RepairLoop::RepairLoop(RepairOptions opts, std::vector<Cluster*> clusters, EventSink& events,
@@ -113,6 +101,13 @@ PassReport RepairLoop::pass() {
         rep.error = n.error().message;
         return rep;
     }
+    reports_.clear();
+    heldByReason_.clear();
+    if (auto r = clusters_[0]->nodeReports(opts_.reportNamespace))
+        reports_ = std::move(*r);
+    else
+        logging::logWarn("repair: the nodes' reports (Leases " + opts_.reportNamespace +
+                         "/allot-node-*): " + r.error().message);
     std::vector<PoolGauge> gauges;
     std::vector<std::string> failed;
     for (const auto& ns : namespacesToScan()) {
@@ -123,6 +118,9 @@ PassReport RepairLoop::pass() {
     }
     metrics_.setPools(std::move(gauges));
     metrics_.setLeakCandidates(rep.leakCandidates);
+    std::map<std::string, std::pair<uint64_t, double>> held;
+    for (const auto& [reason, h] : heldByReason_) held[reason] = {h.count, h.oldestSeconds};
+    metrics_.setHeld(held);
     std::map<std::string, uint64_t> gaugeAnomalies = rep.anomalies;
     for (auto k : core::kAnomalyKinds) gaugeAnomalies.try_emplace(std::string(core::name(k)), 0);
     metrics_.setAnomalies(gaugeAnomalies);
@@ -139,8 +137,9 @@ PassReport RepairLoop::pass() {
                      std::to_string(rep.allocations) + " allocations, " +
                      std::to_string(rep.reservations) + " reservations; " +
                      std::to_string(rep.leakCandidates) + " leak candidates, " +
-                     std::to_string(rep.released) + " released, " + std::to_string(anomalies) +
-                     " anomalies (" + std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
+                     std::to_string(rep.released) + " released, " + std::to_string(rep.held) +
+                     " held for their node, " + std::to_string(anomalies) + " anomalies (" +
+                     std::to_string(static_cast<int>(rep.seconds * 1000)) + "ms)");
     for (const auto& f : failed) rep.error += (rep.error.empty() ? "" : "; ") + f;
     rep.ok = failed.empty() && !stop_.stopped();
     if (rep.ok) metrics_.repairPassDone(rep.seconds);
@@ -160,14 +159,23 @@ Result<void> RepairLoop::passNamespace(PoolNamespace& pns, const core::NodeIndex
     rep.allocations += scan.allocations;
     rep.reservations += scan.reservations;
     if (!scanned) return scanned.error();
-    core::Findings found = scan.analysis->finish(scan.pods);
+    Found fd;
+    fd.findings = scan.analysis->finish(scan.pods);
+    for (const auto& c : fd.findings.candidates) {
+        auto pod = scan.pods.find(c.owner.podRef);
+        fd.verdicts.push_back(
+            core::proverFor(c, pod == scan.pods.end() ? nullptr : &pod->second, scan.nodes));
+    }
+    for (const auto& u : scan.usage) fd.ranges[u.pool] = u.range;
     scan.pods.clear();
+    const core::Findings& found = fd.findings;
     reportAnomalies(pns, found.anomalies, rep);
     reportPools(pns, scan.usage, gauges);
     const auto& reservations = scan.analysis->reservations();
     rep.leakCandidates += found.candidates.size();
-    const Due due = decide(pns, found, reservations);
+    const Due due = decide(pns, fd, scan.nodes, reservations);
     applyReleases(pns, found.candidates, due.releaseByPool, scan.nodes, rep);
+    reportHeld(pns, fd, due.held, rep);
     applyOrphanDeletes(pns, reservations, due.toDelete, rep);
     applyReservationCreates(pns, found.missing, due.toCreate, rep);
     return {};
@@ -212,9 +220,12 @@ void RepairLoop::reportAnomalies(PoolNamespace& pns, const std::vector<core::Ano
     pns.anomaliesSeen = std::move(nowSeen);
 }
 
-// Decide: one sighting per candidate; what the tracker says is due, up to `batch`.
-RepairLoop::Due RepairLoop::decide(PoolNamespace& pns, const core::Findings& f,
+// Decide: one sighting per candidate; what the tracker says is due, up to `batch`. A due
+// candidate the leader may not free is held: reported, and left to its node.
+RepairLoop::Due RepairLoop::decide(PoolNamespace& pns, const Found& fd,
+                                   const core::NodeIndex& nodes,
                                    const std::vector<core::ReservationEntry>& res) {
+    const core::Findings& f = fd.findings;
     const auto now = Clock::now();
     const auto wallNow = std::chrono::system_clock::now();
     std::vector<std::string> seen;
@@ -230,10 +241,21 @@ RepairLoop::Due RepairLoop::decide(PoolNamespace& pns, const core::Findings& f,
     Due out;
     size_t budget = static_cast<size_t>(opts_.batch);
     for (const auto& k : due) {
-        if (budget == 0) break;
         if (auto it = candByKey.find(k); it != candByKey.end()) {
-            out.releaseByPool[f.candidates[it->second].pool].push_back(it->second);
-            --budget;
+            const size_t i = it->second;
+            const auto& c = f.candidates[i];
+            auto range = fd.ranges.find(c.pool);
+            const bool mine =
+                range != fd.ranges.end() && leaderMayFree(c, fd.verdicts[i], range->second, nodes,
+                                                          pns.tracker.firstSeen(k, now));
+            if (!mine) {
+                out.held.push_back(i);
+            } else if (budget > 0) {
+                out.releaseByPool[c.pool].push_back(i);
+                --budget;
+            }
+        } else if (budget == 0) {
+            continue;
         } else if (auto m = missByKey.find(k); m != missByKey.end()) {
             out.toCreate.push_back(m->second);
             --budget;
@@ -246,6 +268,53 @@ RepairLoop::Due RepairLoop::decide(PoolNamespace& pns, const core::Findings& f,
         }
     }
     return out;
+}
+
+bool RepairLoop::leaderMayFree(const core::LeakCandidate& c, const core::Verdict& v,
+                               const std::string& range, const core::NodeIndex& nodes,
+                               Clock::time_point firstSeen) const {
+    if (v.prover == core::Prover::Leader) return true;
+    if (v.prover != core::Prover::EveryNode) return false;
+    auto cidr = core::Cidr::parse(range);
+    if (!cidr) return false;
+    const auto since =
+        std::chrono::system_clock::now() -
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(Clock::now() - firstSeen);
+    return core::everyNodeReportsAbsent(cidr->at(c.offset), since, reports_, nodes);
+}
+
+// Held candidates: one Warning Event each while it lasts, and the gauges by reason.
+void RepairLoop::reportHeld(PoolNamespace& pns, const Found& fd, const std::vector<size_t>& held,
+                            PassReport& rep) {
+    const auto now = Clock::now();
+    std::set<std::string> still;
+    for (size_t i : held) {
+        const auto& c = fd.findings.candidates[i];
+        const std::string key = core::candidateKey(c);
+        const double age =
+            std::chrono::duration<double>(now - pns.tracker.firstSeen(key, now)).count();
+        HeldStat& st = heldByReason_[std::string(core::name(c.reason))];
+        ++st.count;
+        st.oldestSeconds = std::max(st.oldestSeconds, age);
+        ++rep.held;
+        still.insert(key);
+        if (pns.heldReported.count(key)) continue;
+        auto range = fd.ranges.find(c.pool);
+        std::string ip = "offset " + core::u128ToString(c.offset);
+        if (range != fd.ranges.end())
+            if (auto cidr = core::Cidr::parse(range->second)) ip = cidr->at(c.offset).str();
+        const std::string& node = fd.verdicts[i].node;
+        const std::string msg =
+            "kept " + ip + " (pool " + pns.name + "/" + c.pool + ", " + core::whoHolds(c.owner) +
+            "): " + std::string(core::describe(c.reason)) + ", seen for " +
+            std::to_string(static_cast<int64_t>(age)) + "s; " +
+            (node.empty() ? "freed once every node running allot-gc reports it unused"
+                          : "freed when node " + node +
+                                "'s allot-gc proves no sandbox holds it, or the Node is deleted");
+        logging::logWarn(msg);
+        events_.emit({true, "AddressHeld", msg, objectFor(c.owner, pns.name, c.pool)});
+    }
+    pns.heldReported = std::move(still);
 }
 
 // Checked on every read of the pool before the write it decides (a conflict re-reads): which
@@ -263,9 +332,22 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
         const std::string& ref = cand.owner.podRef;
         auto podNow = cl.getPod(ref.substr(0, ref.find('/')), ref.substr(ref.find('/') + 1));
         if (!podNow) return podNow.error();
-        if (*podNow) (*podNow)->nodeLost = nodes.lost((*podNow)->nodeName);
-        const PodInfo* pi = *podNow ? &**podNow : nullptr;
-        if (classifyLeak(cand.owner, pi) == LeakReason::None) continue;
+        std::optional<core::PodState> state;
+        if (*podNow) {
+            const PodInfo& pi = **podNow;
+            state = core::PodState{pi.uid,
+                                   pi.mirrorOf,
+                                   pi.terminal(),
+                                   nodes.gone(pi.nodeName),
+                                   nodes.notReady(pi.nodeName),
+                                   pi.nodeName};
+        }
+        core::LeakCandidate fresh = cand;
+        fresh.reason = core::classifyLeak(cand.owner, state ? &*state : nullptr);
+        if (fresh.reason == LeakReason::None) continue;
+        const core::Verdict v = core::proverFor(fresh, state ? &*state : nullptr, nodes);
+        if (v.prover == core::Prover::EntryNode)
+            continue;  // only a deleted Node's, or every node's
         out.push_back(cand.offset);
     }
     return out;
@@ -310,19 +392,25 @@ void RepairLoop::applyReleases(PoolNamespace& pns, const std::vector<core::LeakC
         if (!results[k]) continue;
         for (const auto& r : *results[k]) {
             auto reason = LeakReason::NoPod;
-            for (size_t i : idxs)
-                if (cands[i].offset == r.offset) reason = cands[i].reason;
-            reportRelease(r, reason);
+            auto proof = core::FreeProof::NodeDeleted;
+            for (size_t i : idxs) {
+                if (cands[i].offset != r.offset) continue;
+                reason = cands[i].reason;
+                if (cands[i].owner.node.empty() && reason != LeakReason::NodeGone)
+                    proof = core::FreeProof::NodeProbe;  // every node reported it unused
+            }
+            reportRelease(r, reason, proof);
             ++rep.released;
         }
     }
 }
 
-void RepairLoop::reportRelease(const Released& r, LeakReason reason) {
+void RepairLoop::reportRelease(const Released& r, LeakReason reason, core::FreeProof proof) {
     const std::string& ns = r.ns;
     std::string msg = "released leaked " + r.ip.str() + " (pool " + ns + "/" + r.pool +
                       (r.owner.network.empty() ? "" : ", network " + r.owner.network) + ", " +
-                      core::whoHolds(r.owner) + "): " + releaseWhy(reason);
+                      core::whoHolds(r.owner) + "): " + std::string(core::describe(reason)) + " (" +
+                      std::string(core::name(proof)) + ")";
     logging::logInfo(msg);
     events_.emit({false, "AddressReleased", msg, objectFor(r.owner, ns, r.pool)});
 }

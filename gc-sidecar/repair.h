@@ -7,8 +7,13 @@
 // compact indexes, so that a pass costs in allocations rather than in pods; and rebuilds the truth:
 // - leak candidates: an allocation whose pod does not exist, exists with another UID (when
 //   the UID is recorded), has terminated, or sits on a Node that is gone or NotReady past the
-//   grace period. Released after LeakTracker says so, and only
-//   when a fresh read of the pool and of the pod still agree;
+//   grace period. Seen on `leakPasses` passes and older than the grace, a candidate goes by
+//   core/release_rule.h: the leader frees (after a fresh read of the pool and of the pod
+//   agree) only what a deleted Node held, and an entry that names no node once every node
+//   running allot-gc reports the address absent. Everything else stays with its node's
+//   allot-gc (it sweeps and probes its own entries) and is reported: one Warning Event
+//   AddressHeld per held address, and the gauges allot_held_addresses{reason} and
+//   allot_held_address_oldest_seconds{reason};
 // - anomalies, reported once each with a Warning Event PoolAnomaly and counted:
 //   duplicate_ip (one IP held in two overlapping pools), out_of_range (an offset outside the
 //   pool's range), reservation_without_allocation, allocation_without_reservation (in a pool
@@ -34,6 +39,7 @@
 
 #include "cluster/scan.h"
 #include "core/anomaly.h"
+#include "core/release_rule.h"
 #include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/leader_loop.h"
@@ -61,6 +67,8 @@ struct RepairOptions {
     // The pool namespaces a pass covers, shared with the release worker. Null: the loop's own,
     // from poolNamespace and the NADs naming allot or whereabouts IPAM.
     std::shared_ptr<PoolNamespaces> poolNamespaces;
+    // Where the nodes' allot-gc publish their reports (core::NodeReport): the Lease namespace.
+    std::string reportNamespace = "kube-system";
 };
 
 struct PassReport {
@@ -68,6 +76,7 @@ struct PassReport {
     std::string error;
     size_t namespaces = 0, pods = 0, pools = 0, allocations = 0, reservations = 0;
     size_t leakCandidates = 0, released = 0, reservationsDeleted = 0, reservationsCreated = 0;
+    size_t held = 0;  // due candidates the leader may not free: left to their node
     std::map<std::string, uint64_t> anomalies;  // kind -> present now
     double seconds = 0;
 };
@@ -94,6 +103,17 @@ class RepairLoop {
         LeakTracker tracker;
         std::map<std::string, int> anomaliesSeen;  // key -> consecutive passes (reported once)
         std::set<std::string> unreadableLogs;      // pools whose release log was reported
+        std::set<std::string> heldReported;        // held candidates evented (candidateKey)
+    };
+    // What one namespace's pass found, for decide (the pods are gone by then).
+    struct Found {
+        core::Findings findings;
+        std::vector<core::Verdict> verdicts;        // per candidate
+        std::map<std::string, std::string> ranges;  // pool -> spec.range
+    };
+    struct HeldStat {
+        size_t count = 0;
+        double oldestSeconds = 0;
     };
 
     // A pass: the Nodes once, then each pool namespace in turn.
@@ -107,8 +127,14 @@ class RepairLoop {
                          PassReport& rep);
     void reportPools(PoolNamespace& pns, const std::vector<cluster::PoolUse>& usage,
                      std::vector<PoolGauge>& gauges);
-    Due decide(PoolNamespace& pns, const core::Findings& f,
+    Due decide(PoolNamespace& pns, const Found& f, const core::NodeIndex& nodes,
                const std::vector<core::ReservationEntry>& res);
+    // core/release_rule.h for one candidate, with its pod as a read showed it.
+    bool leaderMayFree(const core::LeakCandidate& c, const core::Verdict& v,
+                       const std::string& range, const core::NodeIndex& nodes,
+                       Clock::time_point firstSeen) const;
+    void reportHeld(PoolNamespace& pns, const Found& f, const std::vector<size_t>& held,
+                    PassReport& rep);
     Result<std::vector<core::u128>> stillLeaked(Cluster& cl, const store::Pool& p,
                                                 const std::vector<size_t>& idxs,
                                                 const std::vector<core::LeakCandidate>& cands,
@@ -121,7 +147,7 @@ class RepairLoop {
     void applyReleases(PoolNamespace& pns, const std::vector<core::LeakCandidate>& cands,
                        const std::map<std::string, std::vector<size_t>>& byPool,
                        const core::NodeIndex& nodes, PassReport& rep);
-    void reportRelease(const Released& r, LeakReason reason);
+    void reportRelease(const Released& r, LeakReason reason, core::FreeProof proof);
     void applyOrphanDeletes(PoolNamespace& pns, const std::vector<core::ReservationEntry>& res,
                             const std::vector<size_t>& toDelete, PassReport& rep);
     void applyReservationCreates(PoolNamespace& pns,
@@ -135,7 +161,9 @@ class RepairLoop {
     StopSignal& stop_;
     std::shared_ptr<PoolNamespaces> poolNamespaces_;    // never null
     std::map<std::string, PoolNamespace> byNamespace_;  // this term's, by namespace name
-    std::set<std::string> nodesSeen_;  // Nodes listed by some pass: one missing now is gone
+    std::set<std::string> nodesSeen_;        // Nodes listed by some pass: one missing now is gone
+    std::vector<core::NodeReport> reports_;  // this pass's (nodes' allot-gc)
+    std::map<std::string, HeldStat> heldByReason_;  // this pass's, for the gauges
     LeaderLoop loop_;
 };
 

@@ -279,13 +279,14 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
         if (!c) return fail(c.error());
         const bool kept = c->kind == core::PickKind::Existing || c->kind == core::PickKind::Shared;
         wrote = wrote || !kept;
+        const bool tookOver = c->kind == core::PickKind::HandedOver;
         // A claim's address shared with the pod that holds it: the reservation is that pod's.
         if (!cfg.raw.enableOverlappingRanges || c->kind == core::PickKind::Shared) return c;
         const std::string name = core::reservationName(c->ip, cfg.raw.networkName);
         if (reserving) reserving(c->ip);
         Result<std::string> holder = std::string();
         for (;;) {
-            holder = engine::reserve(ctx.store, name, owner);
+            holder = engine::reserve(ctx.store, name, owner, tookOver);
             if (holder) break;
             if (holder.code() == Errc::Transient) uncertain = name;
             if (!engine::retryable(holder.code()) || !retry.wait())

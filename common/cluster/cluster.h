@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/node_slices.h"
+#include "core/release_rule.h"
 #include "core/result.h"
 #include "store/pool_store.h"
 
@@ -21,8 +22,9 @@ struct PodInfo {
     std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
     // A mirror pod's kubernetes.io/config.mirror annotation: its static pod's own UID.
     std::string mirrorOf;
-    std::string nodeName;   // spec.nodeName; empty while unscheduled
-    bool nodeLost = false;  // set by the repair pass: its Node is gone, or NotReady past the grace
+    std::string nodeName;  // spec.nodeName; empty while unscheduled
+    // Set by the repair pass (core::NodeIndex): its Node is gone; NotReady past the grace.
+    bool nodeGone = false, nodeNotReady = false;
     // A pod in a terminal phase never runs again: its addresses are no longer in use.
     bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
 };
@@ -65,6 +67,19 @@ class Cluster {
     virtual Result<std::vector<core::NodeSliceView>> nodeSlicePools(const std::string& ns) {
         (void)ns;
         return std::vector<core::NodeSliceView>{};
+    }
+
+    // What each node's allot-gc last reported of the addresses of entries that name no node
+    // (core::NodeReport), kept in namespace `ns` (the Lease namespace). None by default.
+    virtual Result<std::vector<core::NodeReport>> nodeReports(const std::string& ns) {
+        (void)ns;
+        return std::vector<core::NodeReport>{};
+    }
+    // Publishes this node's report (replacing its last one). Unsupported by default.
+    virtual Result<void> putNodeReport(const std::string& ns, const core::NodeReport& r) {
+        (void)ns;
+        (void)r;
+        return core::makeError(core::Errc::NotFound, "node reports are not kept here");
     }
 
     // spec.config of a NetworkAttachmentDefinition. NotFound when the NAD is absent or has none.

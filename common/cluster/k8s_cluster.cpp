@@ -7,22 +7,13 @@
 
 namespace allot::cluster {
 
+using json::stringAt;
 using k8s::parseTime;
 
 using core::Errc;
 using core::makeError;
 
 namespace {
-
-std::string stringAt(const json::Value& obj, std::initializer_list<const char*> path) {
-    const json::Value* v = &obj;
-    for (const char* k : path) {
-        if (!v->isObject()) return {};
-        v = v->find(k);
-        if (!v) return {};
-    }
-    return v->isString() ? v->asString() : std::string();
-}
 
 PodInfo podInfoOf(const json::Value& pod) {
     PodInfo p{stringAt(pod, {"metadata", "uid"}), stringAt(pod, {"status", "phase"}), {}};

@@ -34,6 +34,10 @@ class K8sCluster : public Cluster {
     Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override;
     Result<void> eachNad(const std::function<bool(NadInfo&)>& fn) override;
     Result<std::vector<core::NodeSliceView>> nodeSlicePools(const std::string& ns) override;
+    // Each report is a Lease allot-node-<node> (labelled allot.cni.dev/node-report), written
+    // with a server-side apply.
+    Result<std::vector<core::NodeReport>> nodeReports(const std::string& ns) override;
+    Result<void> putNodeReport(const std::string& ns, const core::NodeReport& r) override;
 
     k8s::Client& client() { return client_; }
     // Pods and Nodes per list page (default kPodPageSize): allot-gc keeps pages small for its

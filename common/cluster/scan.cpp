@@ -54,7 +54,8 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
                 s.pods.insert_or_assign(
                     std::move(ref),
                     core::PodState{std::move(p.uid), std::move(p.mirrorOf), p.terminal(),
-                                   s.nodes.lost(p.nodeName), std::move(p.nodeName)});
+                                   s.nodes.gone(p.nodeName), s.nodes.notReady(p.nodeName),
+                                   std::move(p.nodeName)});
             return !stopped(o);
         });
         if (!pr) return context("list pods of " + pns, pr.error());

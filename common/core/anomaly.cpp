@@ -65,10 +65,27 @@ std::string_view name(LeakReason reason) {
             return "other_uid";
         case LeakReason::Terminal:
             return "terminal";
-        case LeakReason::NodeLost:
-            return "node_lost";
+        case LeakReason::NodeGone:
+            return "node_gone";
+        case LeakReason::NodeNotReady:
+            return "node_not_ready";
     }
     return "none";
+}
+
+std::string_view describe(LeakReason reason) {
+    switch (reason) {
+        case LeakReason::OtherUid:
+            return "its pod was re-created with another UID";
+        case LeakReason::Terminal:
+            return "its pod has terminated";
+        case LeakReason::NodeGone:
+            return "its pod's Node is gone";
+        case LeakReason::NodeNotReady:
+            return "its pod's Node is NotReady past the grace period";
+        default:
+            return "its pod no longer exists";
+    }
 }
 
 LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
@@ -79,16 +96,19 @@ LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
     if (otherPodUnderName(entry, PodIdentity{ns, name, pod->uid, pod->mirrorOf}))
         return LeakReason::OtherUid;
     if (pod->terminal) return LeakReason::Terminal;
-    if (pod->nodeLost) return LeakReason::NodeLost;
+    if (pod->nodeGone) return LeakReason::NodeGone;
+    if (pod->nodeNotReady) return LeakReason::NodeNotReady;
     return LeakReason::None;
 }
 
-bool NodeIndex::lost(const std::string& node) const {
-    if (node.empty()) return false;
+bool NodeIndex::gone(const std::string& node) const {
+    if (node.empty() || nodes.count(node) != 0) return false;
+    return (everListed && everListed->count(node) != 0) || sliced.count(node) != 0;
+}
+
+bool NodeIndex::notReady(const std::string& node) const {
     auto it = nodes.find(node);
-    if (it == nodes.end())
-        return (everListed && everListed->count(node) != 0) || sliced.count(node) != 0;
-    return !it->second.ready && listedAt - it->second.notReadySince >= grace;
+    return it != nodes.end() && !it->second.ready && listedAt - it->second.notReadySince >= grace;
 }
 
 std::string candidateKey(const LeakCandidate& c) {

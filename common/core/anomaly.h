@@ -71,18 +71,22 @@ struct Anomaly {
     std::string reservation;  // the reservation it is about, when pool is empty
 };
 
-// Why an allocation looks leaked.
-enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeLost };
-// The metric label: "none", "no_pod", "other_uid", "terminal", "node_lost".
+// Why an allocation looks leaked. Only a look: who may free it is core/release_rule.h's call
+// (a pod on a NotReady node, or one whose object is gone, may still run on its node).
+enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeGone, NodeNotReady };
+// The metric label: "none", "no_pod", "other_uid", "terminal", "node_gone", "node_not_ready".
 std::string_view name(LeakReason reason);
+// Why, for logs and Events: "its pod no longer exists", ...
+std::string_view describe(LeakReason reason);
 
 // A pod as the analysis needs it (nullptr where it does not exist).
 struct PodState {
     std::string uid;
     std::string mirrorOf;  // a mirror pod's config.mirror: its static pod's UID
     bool terminal = false;
-    bool nodeLost = false;  // its Node is gone, or NotReady past the grace
-    std::string nodeName;   // spec.nodeName; empty while unscheduled
+    bool nodeGone = false;      // its Node object is gone (NodeIndex::gone)
+    bool nodeNotReady = false;  // its Node is NotReady past the grace (NodeIndex::notReady)
+    std::string nodeName;       // spec.nodeName; empty while unscheduled
 };
 
 // Is `entry` leaked, given the pod of its podref now (nullptr: no such pod)? An entry
@@ -96,8 +100,9 @@ struct NodeState {
     std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
 };
 
-// The Nodes one pass listed. A pod whose Node is gone, or NotReady for longer than the grace
-// period, will not be torn down by its kubelet. "Gone" is a Node some pass listed before
+// The Nodes one pass listed. A Node that is gone is Kubernetes' own statement that its pods
+// are gone; one NotReady past the grace period is not (its kubelet may be stopped while its
+// sandboxes run on): it is only reported. "Gone" is a Node some pass listed before
 // (`everListed`, kept across passes by the caller) and this one does not find: a name no Node
 // ever had (a runtime without Node objects, as in the local test harness) proves nothing; a
 // name a NodeSlicePool assigns a slice to (`sliced`) was a Node when the slice was given.
@@ -108,7 +113,8 @@ struct NodeIndex {
     std::chrono::milliseconds grace{};
     std::set<std::string> sliced;
 
-    bool lost(const std::string& node) const;
+    bool gone(const std::string& node) const;
+    bool notReady(const std::string& node) const;  // listed, and NotReady past the grace
 };
 
 struct ReservationEntry {

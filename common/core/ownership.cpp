@@ -34,7 +34,17 @@ bool otherPodUnderName(const Owner& record, const PodIdentity& pod) {
 bool mayTakeOver(const Owner& record, const Owner& caller) {
     if (record.podRef.empty() || record.podRef != caller.podRef) return false;
     if (record.ifName != caller.ifName) return false;
-    return record.containerId != caller.containerId;
+    if (record.containerId == caller.containerId) return false;
+    // A claim's (or a sticky StatefulSet's) address follows its own rules.
+    if (claimOwned(record)) return record.claim == caller.claim;
+    // The same pod: its kubelet stopped the old sandbox before it made this one. Anything
+    // else (another UID, or a UID not recorded) may be a sandbox still running elsewhere.
+    return !record.podUid.empty() && record.podUid == caller.podUid;
+}
+
+bool mayTakeOverReservation(const Owner& reservation, const Owner& caller, bool entryTakenOver) {
+    return entryTakenOver && !reservation.podRef.empty() && reservation.podRef == caller.podRef &&
+           reservation.ifName == caller.ifName && reservation.containerId != caller.containerId;
 }
 
 bool claimOwned(const Owner& record) {

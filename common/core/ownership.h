@@ -42,11 +42,19 @@ bool ownedByPod(const Owner& record, const PodIdentity& pod);
 bool otherPodUnderName(const Owner& record, const PodIdentity& pod);
 
 // True when `caller` (an ADD) may take over `record`, held by an earlier sandbox under the
-// same podRef and interface (another container). A pod re-created under its name (a
-// StatefulSet's, another UID) takes it over too, as Whereabouts does; the new container, UID
-// and node are then recorded on the entry and the reservation, so the old container's
-// release no longer matches them (heldBy).
+// same podRef and interface (another container): only a new sandbox of the same pod (both
+// record the same pod UID; its kubelet stopped the old sandbox first), or the same claim's
+// owner (an IPAMClaim's or a sticky StatefulSet's member: their rules). A pod re-created under
+// the name with another UID gets another address: the old sandbox may still run (a force
+// delete, an unreachable node), and its entry goes only as core/release_rule.h says. The new
+// container is then recorded on the entry and the reservation, so the old container's release
+// no longer matches them (heldBy).
 bool mayTakeOver(const Owner& record, const Owner& caller);
+// A reservation records no pod UID: it follows the pool entry. True when `caller`'s ADD took
+// the entry over from an earlier sandbox (mayTakeOver said so, now or on an earlier try of
+// this ADD) and `reservation` is held under the same podRef and interface by another
+// container.
+bool mayTakeOverReservation(const Owner& reservation, const Owner& caller, bool entryTakenOver);
 
 // IPAMClaim (issue 18): an entry whose `claim` is set (an IPAMClaim, or a sticky StatefulSet:
 // core/sticky.h) belongs to the claim, not to the pod

@@ -8,7 +8,7 @@ using core::Errc;
 using core::Result;
 
 Result<std::string> reserve(store::PoolStore& store, const std::string& name,
-                            const core::Owner& owner) {
+                            const core::Owner& owner, bool entryTakenOver) {
     for (int look = 0;; ++look) {
         auto made =
             store.createReservation({name, owner.containerId, owner.podRef, owner.ifName, {}});
@@ -18,7 +18,7 @@ Result<std::string> reserve(store::PoolStore& store, const std::string& name,
         if (existing) {
             const core::Owner held = store::reservationOwner(*existing);
             if (core::heldBy(held, owner)) return std::string();
-            if (core::mayTakeOver(held, owner) && look < 3) {
+            if (core::mayTakeOverReservation(held, owner, entryTakenOver) && look < 3) {
                 auto d = store.deleteReservation(name, existing->resourceVersion);
                 if (d || d.code() == Errc::NotFound || d.code() == Errc::Conflict) continue;
                 return d.error();

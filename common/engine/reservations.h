@@ -14,11 +14,12 @@
 namespace allot::engine {
 
 // Claims reservation `name` for `owner`. Returns "" when it is the owner's (made now or
-// earlier), else who holds it (a podRef, or "container <id>"). An earlier sandbox of the same
-// pod (core::mayTakeOver) hands it over: the reservation is re-made for the new container, so
-// the old one's release never takes it.
+// earlier), else who holds it (a podRef, or "container <id>"). `entryTakenOver`: the owner's
+// pool entry was handed over from an earlier sandbox of the same pod (core::mayTakeOver); that
+// sandbox's reservation is then handed over too (core::mayTakeOverReservation): re-made for
+// the new container, so the old one's release never takes it.
 core::Result<std::string> reserve(store::PoolStore& store, const std::string& name,
-                                  const core::Owner& owner);
+                                  const core::Owner& owner, bool entryTakenOver = false);
 
 // Deletes the first of `names` (the candidate names of one address, in order) that exists,
 // if it is held by `owner`, guarded by the resourceVersion read. Absent, or another's: success.

@@ -395,4 +395,14 @@ Result<Value> parse(std::string_view text, const std::vector<Tap>& taps, ParseLi
     return builder.take();
 }
 
+std::string stringAt(const Value& obj, std::initializer_list<const char*> path) {
+    const Value* v = &obj;
+    for (const char* k : path) {
+        if (!v->isObject()) return {};
+        v = v->find(k);
+        if (!v) return {};
+    }
+    return v->isString() ? v->asString() : std::string();
+}
+
 }  // namespace allot::json

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -101,5 +102,9 @@ struct Tap {
 // ends the parse early: the result is then the tree as far as it got.
 core::Result<Value> parse(std::string_view text, const std::vector<Tap>& taps,
                           ParseLimits limits = {});
+
+// The string at `path` (object keys from `obj`); "" when a step is missing or not an object,
+// or the value is not a string.
+std::string stringAt(const Value& obj, std::initializer_list<const char*> path);
 
 }  // namespace allot::json

@@ -12,8 +12,9 @@ IpRange range(RangeSpec s) {
     return *r;
 }
 
+// One pod, one UID: a pod's new sandbox records the same UID as its earlier one.
 Owner owner(const std::string& cid, const std::string& pod = "", const std::string& ifn = "eth0") {
-    return Owner{cid, pod, ifn, "node-a", "", "net"};
+    return Owner{cid, pod, ifn, "node-a", pod.empty() ? "" : "uid-" + pod, "net"};
 }
 
 IpAddress ip(const char* s) {

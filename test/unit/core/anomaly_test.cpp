@@ -55,7 +55,9 @@ TEST_CASE("a pool object that cannot grow is reported on that pool, with the sto
     CHECK(f.anomalies[0].message == full.objectFull);
 }
 
-TEST_CASE("an entry whose pod is gone, re-created, terminated or on a lost node is a candidate") {
+TEST_CASE(
+    "an entry whose pod is gone, re-created, terminated, or on a gone or NotReady node is a "
+    "candidate") {
     const Owner e = holder("c1", "ns/p", "u1");
     CHECK(classifyLeak(e, nullptr) == LeakReason::NoPod);
     PodState live{"u1", "", false, false};
@@ -64,8 +66,10 @@ TEST_CASE("an entry whose pod is gone, re-created, terminated or on a lost node 
     CHECK(classifyLeak(e, &other) == LeakReason::OtherUid);
     PodState done{"u1", "", true, false};
     CHECK(classifyLeak(e, &done) == LeakReason::Terminal);
-    PodState lost{"u1", "", false, true};
-    CHECK(classifyLeak(e, &lost) == LeakReason::NodeLost);
+    PodState gone{"u1", "", false, true};
+    CHECK(classifyLeak(e, &gone) == LeakReason::NodeGone);
+    PodState notReady{"u1", "", false, false, true};
+    CHECK(classifyLeak(e, &notReady) == LeakReason::NodeNotReady);
     CHECK(classifyLeak(holder("c1", ""), nullptr) == LeakReason::None);  // nothing to check
 }
 
@@ -175,7 +179,7 @@ TEST_CASE("the keys a decide step tracks stay the same for the same finding") {
     CHECK(whoHolds(holder("0123456789abcdef0123", "")) == "container 0123456789abcdef net1");
 }
 
-TEST_CASE("a Node is lost when NotReady past the grace, or gone after an earlier pass listed it") {
+TEST_CASE("a Node is gone only after an earlier pass listed it; NotReady past the grace is apart") {
     using namespace std::chrono;
     const auto t = system_clock::now();
     const std::set<std::string> everListed{"a", "b", "gone"};
@@ -185,12 +189,15 @@ TEST_CASE("a Node is lost when NotReady past the grace, or gone after an earlier
                 &everListed,
                 t,
                 minutes(5)};
-    CHECK_FALSE(n.lost("a"));
-    CHECK(n.lost("b"));
-    CHECK_FALSE(n.lost("c"));      // NotReady, within the grace
-    CHECK(n.lost("gone"));         // listed before, not now
-    CHECK_FALSE(n.lost("never"));  // no Node ever had the name: proves nothing
-    CHECK_FALSE(n.lost(""));       // unscheduled
+    CHECK_FALSE(n.gone("a"));
+    CHECK_FALSE(n.gone("b"));  // NotReady for long: its sandboxes may run on
+    CHECK(n.notReady("b"));
+    CHECK_FALSE(n.notReady("c"));  // NotReady, within the grace
+    CHECK_FALSE(n.notReady("a"));
+    CHECK(n.gone("gone"));         // listed before, not now
+    CHECK_FALSE(n.gone("never"));  // no Node ever had the name: proves nothing
+    CHECK_FALSE(n.gone(""));       // unscheduled
+    CHECK_FALSE(n.notReady("gone"));
 }
 
 namespace {
@@ -219,9 +226,9 @@ TEST_CASE("a slice pool that holds addresses after its Node is gone is reported,
     an.setNodeSlices(slicesOfNet(), &nodes);
     an.addPool(pool("net-node-a-10.0.1.0-24", "10.0.1.0/24", a));
     // Its pod is still there (on the gone node): no leak candidate until its node counts as
-    // lost (the repair pass asks NodeIndex::lost, which the NodeSlicePool's word makes true).
-    CHECK(nodes.lost("node-a"));
-    auto f = an.finish({{"ns/p", PodState{"u1", "", false, false, "node-a"}}});
+    // gone (the repair pass asks NodeIndex::gone, which the NodeSlicePool's word makes true).
+    CHECK(nodes.gone("node-a"));
+    auto f = an.finish({{"ns/p", PodState{"u1", "", false, false, false, "node-a"}}});
     REQUIRE(kindsOf(f) == std::vector{AnomalyKind::SliceNodeGone});
     CHECK(f.anomalies[0].pool == "net-node-a-10.0.1.0-24");
     CHECK(f.anomalies[0].message.find("Node node-a is gone") != std::string::npos);
@@ -248,9 +255,9 @@ TEST_CASE("an address outside its node's slice, or held by a pod on another node
     an.setNodeSlices(slicesOfNet(), &nodes);
     an.addPool(pool("net-node-c-10.0.2.0-24", "10.0.2.0/24", c));
     an.addPool(pool("net-node-a-10.0.1.0-24", "10.0.1.0/24", a));
-    auto f = an.finish({{"ns/c7", PodState{"u7", "", false, false, "node-c"}},
-                        {"ns/p9", PodState{"u9", "", false, false, "node-b"}},
-                        {"ns/p10", PodState{"u10", "", false, false, "node-a"}}});
+    auto f = an.finish({{"ns/c7", PodState{"u7", "", false, false, false, "node-c"}},
+                        {"ns/p9", PodState{"u9", "", false, false, false, "node-b"}},
+                        {"ns/p10", PodState{"u10", "", false, false, false, "node-a"}}});
     REQUIRE(kindsOf(f) ==
             std::vector{AnomalyKind::OutsideNodeSlice, AnomalyKind::OutsideNodeSlice});
     CHECK(f.anomalies[0].message.find("10.0.2.7") == 0);
@@ -266,5 +273,6 @@ TEST_CASE("a plain pool whose range lies in a NodeSlicePool's is not taken for a
     PassAnalysis an("kube-system", {reservationOf("10.0.1.5", a[5])});
     an.setNodeSlices(slicesOfNet(), &nodes);
     an.addPool(pool("other-10.0.1.0-24", "10.0.1.0/24", a));  // "other" is no node
-    CHECK(an.finish({{"ns/p", PodState{"u1", "", false, false, "node-a"}}}).anomalies.empty());
+    CHECK(
+        an.finish({{"ns/p", PodState{"u1", "", false, false, false, "node-a"}}}).anomalies.empty());
 }

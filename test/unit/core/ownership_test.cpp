@@ -64,16 +64,37 @@ TEST_CASE("a pod owns an entry by UID, and by podRef only when a UID is missing"
 TEST_CASE("an ADD takes over an earlier sandbox's record of the same pod and interface only") {
     const Owner old = entry("c1", "ns/p", "u1");
     CHECK(mayTakeOver(old, entry("c2", "ns/p", "u1")));
-    CHECK(mayTakeOver(old, entry("c2", "ns/p", "u2")));        // StatefulSet re-creation
     CHECK_FALSE(mayTakeOver(old, entry("c1", "ns/p", "u1")));  // itself: idempotent, not a handover
     CHECK_FALSE(mayTakeOver(old, entry("c2", "ns/p", "u1", "net2")));
     CHECK_FALSE(mayTakeOver(old, entry("c2", "ns/q", "u1")));
     CHECK_FALSE(mayTakeOver(entry("c1", "", ""), entry("c2", "", "")));
 }
 
+TEST_CASE(
+    "a pod re-created under its name (another UID, or none recorded) never takes the old "
+    "sandbox's address: it may still run on its node") {
+    const Owner old = entry("c1", "ns/p", "u1");
+    CHECK_FALSE(mayTakeOver(old, entry("c2", "ns/p", "u2")));  // force-deleted, re-created
+    CHECK_FALSE(mayTakeOver(entry("c1", "ns/p", ""), entry("c2", "ns/p", "u2")));
+    CHECK_FALSE(mayTakeOver(old, entry("c2", "ns/p", "")));
+    AllocationMap m{{5, old}};
+    auto r = IpRange::fromSpec({"10.0.0.0/24", "", "", {}}, "range");
+    REQUIRE(r.ok());
+    auto p = pick(*r, m, {entry("c2", "ns/p", "u2")});
+    REQUIRE(p.ok());
+    CHECK(p->kind == PickKind::New);
+    CHECK(p->offset != 5);
+    CHECK(m.at(5) == old);
+    // Its reservation follows only an entry taken over.
+    const Owner res{"c1", "ns/p", "net1", "", "", ""};
+    CHECK_FALSE(mayTakeOverReservation(res, entry("c2", "ns/p", "u2"), false));
+    CHECK(mayTakeOverReservation(res, entry("c2", "ns/p", "u1"), true));
+    CHECK_FALSE(mayTakeOverReservation(res, entry("c1", "ns/p", "u1"), true));
+}
+
 TEST_CASE("after a takeover the old container's release no longer matches the record") {
     const Owner oldC = entry("c1", "ns/p", "u1");
-    const Owner newC = entry("c2", "ns/p", "u2");
+    const Owner newC = entry("c2", "ns/p", "u1");
     AllocationMap m{{5, oldC}};
     auto r = IpRange::fromSpec({"10.0.0.0/24", "", "", {}}, "range");
     REQUIRE(r.ok());

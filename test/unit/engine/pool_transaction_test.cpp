@@ -168,13 +168,18 @@ TEST_CASE("a pool object out of room fails at once with what would help") {
 }
 
 TEST_CASE(
-    "a reservation is handed over to a new sandbox of the same pod, and only the holder drops it") {
+    "a reservation is handed over with its pool entry to a new sandbox of the same pod, and only "
+    "the holder drops it") {
     store::MemoryStore s;
     REQUIRE(engine::reserve(s, "10.0.0.5", owner("old", "ns/p")).ok());
-    auto other = engine::reserve(s, "10.0.0.5", owner("x", "ns/other"));
+    auto other = engine::reserve(s, "10.0.0.5", owner("x", "ns/other"), true);
     REQUIRE(other.ok());
     CHECK(*other == "ns/p");
-    auto mine = engine::reserve(s, "10.0.0.5", owner("new", "ns/p"));
+    // Without the entry taken over (a pod re-created elsewhere, say), it stays the old one's.
+    auto notMine = engine::reserve(s, "10.0.0.5", owner("new", "ns/p"));
+    REQUIRE(notMine.ok());
+    CHECK(*notMine == "ns/p");
+    auto mine = engine::reserve(s, "10.0.0.5", owner("new", "ns/p"), true);
     REQUIRE(mine.ok());
     CHECK(mine->empty());
     // The old sandbox's release no longer takes the new one's reservation.

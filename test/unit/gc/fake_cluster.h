@@ -81,6 +81,13 @@ class FakeCluster : public gc::Cluster {
         std::lock_guard l(m_);
         return res_.count(ns + "/" + name) != 0;
     }
+    // While hidden, lists of pools and reservations come back empty (a pass that sees only the
+    // Nodes); showing them again forgets the calls made meanwhile.
+    void hidePools(bool hidden) {
+        std::lock_guard l(m_);
+        poolsHidden_ = hidden;
+        if (!hidden) calls_.clear();
+    }
     int calls(const std::string& op) {
         std::lock_guard l(m_);
         return calls_[op];
@@ -137,6 +144,25 @@ class FakeCluster : public gc::Cluster {
     void removeNode(const std::string& name) {
         std::lock_guard l(m_);
         nodes_.erase(name);
+    }
+    gc::Result<std::vector<core::NodeReport>> nodeReports(const std::string&) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("nodeReports")) return *f;
+        std::vector<core::NodeReport> out;
+        for (const auto& [node, r] : reports_) out.push_back(r);
+        return out;
+    }
+    gc::Result<void> putNodeReport(const std::string&, const core::NodeReport& r) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("putNodeReport")) return *f;
+        reports_[r.node] = r;
+        return {};
+    }
+    std::optional<core::NodeReport> report(const std::string& node) {
+        std::lock_guard l(m_);
+        auto it = reports_.find(node);
+        if (it == reports_.end()) return std::nullopt;
+        return it->second;
     }
     gc::Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override {
         std::lock_guard l(m_);
@@ -210,7 +236,7 @@ class FakeCluster : public gc::Cluster {
                 std::lock_guard l(f_.m_);
                 if (auto e = f_.fault("eachPool")) return *e;
                 for (const auto& [k, p] : f_.pools_)
-                    if (k.rfind(ns_ + "/", 0) == 0) copy.push_back(p);
+                    if (k.rfind(ns_ + "/", 0) == 0 && !f_.poolsHidden_) copy.push_back(p);
             }
             for (auto& p : copy)
                 if (!fn(p)) break;
@@ -251,7 +277,7 @@ class FakeCluster : public gc::Cluster {
                 std::lock_guard l(f_.m_);
                 if (auto e = f_.fault("eachReservation")) return *e;
                 for (const auto& [k, r] : f_.res_)
-                    if (k.rfind(ns_ + "/", 0) == 0) copy.push_back(r);
+                    if (k.rfind(ns_ + "/", 0) == 0 && !f_.poolsHidden_) copy.push_back(r);
             }
             for (auto& r : copy)
                 if (!fn(r)) break;
@@ -286,11 +312,13 @@ class FakeCluster : public gc::Cluster {
     std::map<std::string, std::unique_ptr<NsStore>> stores_;
     std::map<std::string, gc::PodInfo> pods_;
     std::map<std::string, gc::NodeInfo> nodes_;
+    std::map<std::string, core::NodeReport> reports_;
     std::map<std::string, std::string> nads_;
     std::map<std::string, std::string> slices_;
     std::map<std::string, std::pair<int, Errc>> faults_;
     std::map<std::string, std::function<void()>> afterRead_;
     std::map<std::string, int> calls_;
+    bool poolsHidden_ = false;
 };
 
 // Collects Events instead of posting them.

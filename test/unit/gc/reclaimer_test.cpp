@@ -95,21 +95,24 @@ TEST_CASE("a deleted pod's allocation and reservation are released, with an Even
     CHECK(f.r->pending() == 0);
 }
 
-TEST_CASE("StatefulSet re-creation: a pod of the same name with another UID keeps the address") {
+TEST_CASE(
+    "StatefulSet re-creation: the old UID's address is freed once unused, the new pod's kept") {
     Fixture f;
     f.allocate(5, own("c1", "app/web-0", "u1"));
-    f.fake.putPod("app", "web-0", "u2");  // re-created before the deletion was handled
+    f.allocate(6, own("c2", "app/web-0", "u2"));  // the new pod got another address
+    f.fake.putPod("app", "web-0", "u2");          // re-created before the deletion was handled
+    f.nodeHeld = {*core::IpAddress::parse("10.1.0.5")};  // the old sandbox still runs here
     f.r->podDeleted({"app", "web-0", "u1", true, status("app/macnet", "10.1.0.5")});
     f.run();
     CHECK(f.held(5));
-    CHECK(f.fake.hasReservation(kNs, "10.1.0.5"));
-    CHECK(f.events.count("AddressReleased") == 0);
-    // The new pod's ADD hands the entry over (its UID); the old pod's cleanup never takes it.
-    f.allocate(5, own("c2", "app/web-0", "u2"));
-    f.fake.removePod("app", "web-0");
+    CHECK(f.events.count("AddressKept") == 1);
+    f.nodeHeld.clear();  // now it stopped
     f.r->podDeleted({"app", "web-0", "u1", true, status("app/macnet", "10.1.0.5")});
     f.run();
-    CHECK(f.held(5));
+    CHECK_FALSE(f.held(5));
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(f.held(6));
+    CHECK(f.fake.hasReservation(kNs, "10.1.0.6"));
 }
 
 TEST_CASE("a forged network-status naming another pod's IP frees nothing of that pod") {
@@ -228,6 +231,7 @@ TEST_CASE("catch-up releases this node's entries whose pods are gone, and nothin
     f.allocate(3, own("c3", "app/elsewhere", "u3", "n2"));
     f.allocate(4, own("c4", "app/recreated", "u4"));
     f.allocate(5, core::Owner{"c5", "app/nouid-gone", "net1", kNode, "", ""});
+    f.allocate(6, core::Owner{"c6", "app/recreated", "net1", kNode, "", ""});
     f.fake.putPod("app", "live", "u2");
     f.fake.putPod("app", "recreated", "u4-new");  // now on another node, say
     f.r->catchUp({{"app", "live", "u2", false, ""}});
@@ -236,9 +240,41 @@ TEST_CASE("catch-up releases this node's entries whose pods are gone, and nothin
     CHECK_FALSE(f.held(1));
     CHECK(f.held(2));
     CHECK(f.held(3));
-    CHECK(f.held(4));
+    CHECK_FALSE(f.held(4));  // the old UID's: the new pod never takes it over
     CHECK_FALSE(f.held(5));
-    CHECK(f.metrics.releases("catch_up") == 2);
+    CHECK(f.held(6));  // no UID recorded: it may be the new pod's
+    CHECK(f.metrics.releases("catch_up") == 3);
+}
+
+TEST_CASE(
+    "the node sweep frees this node's entry of a gone pod once no namespace here holds it, and "
+    "reports the probe to the leader") {
+    Fixture f;
+    f.opts.sweepInterval = 5s;
+    f.opts.reportNamespace = "kube-system";
+    std::vector<gc::PodRecord> live;
+    f.opts.livePods = [&] { return std::optional(live); };
+    f.make();
+    f.r->catchUp({});
+    f.run();                                       // the pod watch's first catch-up: nothing yet
+    f.allocate(5, own("c5", "app/forced", "u5"));  // its pod force-deleted, event missed
+    const auto ip = *core::IpAddress::parse("10.1.0.5");
+    f.nodeHeld = {ip};
+    for (int i = 0; i < 3; ++i) f.run();
+    CHECK(f.held(5));
+    CHECK(f.events.count("AddressKept") == 1);  // once, not at every sweep
+    auto rep = f.fake.report(kNode);
+    REQUIRE(rep);
+    CHECK(rep->complete);
+    CHECK(rep->held.count(ip) == 1);
+    f.nodeHeld.clear();
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.5"));
+    CHECK(f.metrics.releases("node_sweep") == 1);
+    f.probeFails = true;
+    f.run();
+    CHECK_FALSE(f.fake.report(kNode)->complete);
 }
 
 TEST_CASE("a failed catch-up scan is retried; readiness waits for it") {

@@ -132,21 +132,36 @@ TEST_CASE("a repeated ADD for the same container is idempotent") {
     CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 1);
 }
 
+constexpr const char* kPodUid1 = "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1;K8S_POD_UID=u1";
+
 TEST_CASE("a new sandbox of the same pod gets the pod's address") {
     Harness h;
-    auto a = h.call("ADD", conf(kV4), "old");
-    auto b = h.call("ADD", conf(kV4), "new");
+    auto a = h.call("ADD", conf(kV4), "old", "net1", kPodUid1);
+    auto b = h.call("ADD", conf(kV4), "new", "net1", kPodUid1);
     CHECK(firstAddress(a) == firstAddress(b));
-    CHECK(h.call("DEL", conf(kV4), "old").exitCode == 0);
+    CHECK(h.call("DEL", conf(kV4), "old", "net1", kPodUid1).exitCode == 0);
     CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 1);
     CHECK(h.mem->getReservation("10.0.0.2").ok());
 }
 
 TEST_CASE(
+    "a pod re-created under its name with another UID gets another address: the old sandbox may "
+    "still hold its own") {
+    Harness h;
+    auto a = h.call("ADD", conf(kV4), "old", "net1", kPodUid1);
+    auto b = h.call("ADD", conf(kV4), "new", "net1",
+                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod1;K8S_POD_UID=u2");
+    REQUIRE(b.exitCode == 0);
+    CHECK(firstAddress(a) != firstAddress(b));
+    CHECK(h.mem->getReservation("10.0.0.2")->containerId == "old");
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.at(2).containerId == "old");
+}
+
+TEST_CASE(
     "a handover records the new container on the reservation, so the old one's release keeps it") {
     Harness h;
-    auto a = h.call("ADD", conf(kV4), "old");
-    auto b = h.call("ADD", conf(kV4), "new");
+    auto a = h.call("ADD", conf(kV4), "old", "net1", kPodUid1);
+    auto b = h.call("ADD", conf(kV4), "new", "net1", kPodUid1);
     REQUIRE(firstAddress(a) == firstAddress(b));
     auto r = h.mem->getReservation("10.0.0.2");
     REQUIRE(r.ok());
