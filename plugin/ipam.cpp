@@ -198,20 +198,26 @@ Result<core::Pick> claim(EngineContext& ctx, const core::ValidatedConfig& cfg, c
     req.window = t.range;
     req.gateway = gatewayFor(cfg, t.range);
     req.cooldownS = cfg.raw.cooldownS;
+    // The locks are declared before the ticket so that they outlive it: the request leaves the
+    // queue before the lock drops. The other way round, the next holder finds this finished
+    // request still queued, its process alive, and serves it again: an entry written for a
+    // container whose ADD may have failed (and been rolled back) meanwhile.
+    Result<std::unique_ptr<PoolLocker::Guard>> guard = std::unique_ptr<PoolLocker::Guard>();
+    Result<std::unique_ptr<PoolLocker::Guard>> served = std::unique_ptr<PoolLocker::Guard>();
     std::unique_ptr<ClaimQueue::Ticket> ticket;
     if (ctx.queue) {
         auto tk = ctx.queue->submit(ctx.poolNamespace + "." + t.pool, req);
         if (!tk) return tk.error();
         ticket = std::move(*tk);
     }
-    auto guard = lockPool(ctx, t.pool);
+    guard = lockPool(ctx, t.pool);
     if (ticket)
         if (auto a = ctx.queue->answered(*ticket)) return std::move(*a);
     if (!guard) {
         // Out of time, unless the holder has taken the request: then the entry it is writing
         // is this call's, and giving up now would leave it behind for a failed ADD.
         if (!ticket || ctx.queue->withdraw(*ticket)) return guard.error();
-        auto served = lockPool(ctx, t.pool, Clock::now() + kServedWait);
+        served = lockPool(ctx, t.pool, Clock::now() + kServedWait);
         if (auto a = ctx.queue->answered(*ticket)) {
             // Served late: what the call still has to do (its reservation) gets the grace a
             // cleanup gets, rather than fail at once and take the address back.

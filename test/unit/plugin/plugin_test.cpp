@@ -756,6 +756,50 @@ void takeAlarms() {
     pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
 }
 
+// The node lock, and whoever takes it next: when a guard drops the lock, the next holder (another
+// plugin process) takes what it finds queued for the pool, as a holder's waiting() does, and
+// gives it back.
+class NextHolderLocker : public PoolLocker {
+  public:
+    NextHolderLocker(const std::string& dir, std::vector<std::string>& taken)
+        : inner_(makeFileLocker(dir)), queue_(makeFileClaimQueue(dir)), taken_(taken) {}
+    core::Result<std::unique_ptr<Guard>> acquire(const std::string& pool,
+                                                 Clock::time_point deadline) override {
+        auto g = inner_->acquire(pool, deadline);
+        if (!g) return g.error();
+        return std::unique_ptr<Guard>(new NextHolder(std::move(*g), *queue_, pool, taken_));
+    }
+
+  private:
+    class NextHolder : public Guard {
+      public:
+        NextHolder(std::unique_ptr<Guard> g, ClaimQueue& q, std::string pool,
+                   std::vector<std::string>& taken)
+            : inner_(std::move(g)), queue_(q), pool_(std::move(pool)), taken_(taken) {}
+        ~NextHolder() override {
+            inner_.reset();
+            auto self = queue_.submit(pool_, request("next-holder"));
+            CHECK(self.ok());
+            if (!self) return;
+            std::vector<std::string> ids;
+            for (auto& w : queue_.waiting(**self, 10)) {
+                taken_.push_back(w.request.owner.containerId);
+                ids.push_back(w.id);
+            }
+            queue_.giveBack(**self, ids);
+        }
+
+      private:
+        std::unique_ptr<Guard> inner_;
+        ClaimQueue& queue_;
+        std::string pool_;
+        std::vector<std::string>& taken_;
+    };
+    std::unique_ptr<PoolLocker> inner_;
+    std::unique_ptr<ClaimQueue> queue_;
+    std::vector<std::string>& taken_;
+};
+
 }  // namespace
 
 TEST_CASE("a queued request taken by the holder cannot be withdrawn until it is given back") {
@@ -774,6 +818,23 @@ TEST_CASE("a queued request taken by the holder cannot be withdrawn until it is 
     q->giveBack(**holder, {taken[0].id});
     CHECK(q->withdraw(**a));
     CHECK(q->waiting(**holder, 10).empty());
+}
+
+TEST_CASE("the next holder of the node lock finds a finished ADD's request gone from the queue") {
+    Harness h;
+    ScratchDir dir;
+    useNodeFiles(h, dir.path);
+    std::vector<std::string> taken;
+    h.deps.makeLocker = [&](const core::ValidatedConfig&) {
+        return std::make_unique<NextHolderLocker>(dir.path, taken);
+    };
+    auto a = h.call("ADD", conf(kBig), "finished");
+    REQUIRE(a.exitCode == 0);
+    // Before: the lock dropped while the request was still queued and its process alive, so the
+    // next holder served it again (an entry for a container whose ADD may have failed since).
+    CHECK_MESSAGE(taken.empty(),
+                  "the next holder took the request of " << (taken.empty() ? "" : taken[0]));
+    CHECK(h.mem->getPool("10.1.0.0-24")->allocations.size() == 1);
 }
 
 TEST_CASE(
