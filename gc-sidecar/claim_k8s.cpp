@@ -62,8 +62,9 @@ class K8sClaimSource : public ClaimSource {
     }
 
   private:
-    // The pod's networks annotation names `claim` in one of its elements. An annotation that
-    // cannot be read names none (Multus could not have started the pod on it either).
+    // The pod's networks annotation names `claim` in one of its elements, where the plugin
+    // reads it (cni::claimReference: cni-args first). An annotation that cannot be read names
+    // none (Multus could not have started the pod on it either).
     static bool referencesClaim(const json::Value& pod, const std::string& claim) {
         const json::Value* md = pod.find("metadata");
         const json::Value* ann = md && md->isObject() ? md->find("annotations") : nullptr;
@@ -73,7 +74,7 @@ class K8sClaimSource : public ClaimSource {
         auto elements = cni::selections(v->asString());
         if (!elements) return false;
         for (const auto& e : *elements)
-            if (e.claimRef == claim) return true;
+            if (cni::claimReference(e) == claim) return true;
         return false;
     }
 

@@ -36,15 +36,19 @@ std::optional<core::StatefulSetRef> stickyOwner(const PodFacts& pod, const Claim
     return pod.statefulSet;
 }
 
-// The claim's name in the pod's selection element for this interface; "" when it names none.
+// The claim's name in the pod's selection element for this interface (cni::claimReference);
+// "" when it names none.
 Result<std::string> claimRefIn(const PodFacts& pod, const ClaimCall& call) {
     auto element = cni::selectionFor(pod.networks, call.ifName);
     if (!element)
         return makeError(Errc::InvalidConfig, "pod " + call.podNamespace + "/" + call.podName +
                                                   ": " + element.error().message);
-    if (!*element || (*element)->claimRef.empty()) return std::string();
-    return core::claimName((*element)->claimRef,
-                           std::string(cni::kNetworksAnnotation) + " ipam-claim-reference");
+    if (!*element) return std::string();
+    const std::string& ref = cni::claimReference(**element);
+    if (ref.empty()) return std::string();
+    return core::claimName(ref, std::string(cni::kNetworksAnnotation) +
+                                    ((*element)->cniArgsClaimRef.empty() ? "" : " cni-args") +
+                                    " ipam-claim-reference");
 }
 
 // status.ips as allot writes them: each range's address with the range's prefix.

@@ -2,11 +2,11 @@
 // IPAMClaim on ADD (issue 18): a network with "allowPersistentIPs": true gives a pod that
 // references a claim the claim's addresses. The reference is args.cni's
 // "ipam-claim-reference", else the one in the pod's network-selection element for this
-// interface (Multus does not pass that key on). Releases need nothing here: an entry owned by
-// a claim is kept by every pod-scoped release (core/ownership.h), and allot-gc frees it when
-// the claim is deleted. Sticky StatefulSet addresses (sticky_statefulsets) ride on the same
-// mechanism: the set owns its members' entries, and allot-gc frees them on a confirmed read
-// of the set (gc-sidecar/claim_gc.h).
+// interface (Multus does not pass that key on), read by cni::claimReference as allot-gc reads it.
+// Releases need nothing here: an entry owned by a claim is kept by every pod-scoped release
+// (core/ownership.h), and allot-gc frees it when the claim is deleted. Sticky StatefulSet addresses
+// (sticky_statefulsets) ride on the same mechanism: the set owns its members' entries, and allot-gc
+// frees them on a confirmed read of the set (gc-sidecar/claim_gc.h).
 
 #include <memory>
 #include <optional>

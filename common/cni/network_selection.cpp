@@ -20,6 +20,20 @@ Result<std::string> member(const json::Value& obj, std::string_view key, size_t 
     return v->value_or("");
 }
 
+// cni-args' ipam-claim-reference: a cni-args that is not an object, or a reference that is not a
+// string, is refused as the plugin refuses it in args.cni.
+Result<std::string> cniArgsClaimRef(const json::Value& element, size_t i) {
+    const json::Value* args = element.find("cni-args");
+    if (!args || args->isNull()) return std::string();
+    if (!args->isObject())
+        return makeError(Errc::InvalidConfig, std::string(kNetworksAnnotation) + " element " +
+                                                  std::to_string(i) +
+                                                  ": cni-args is not an object");
+    auto ref = member(*args, "ipam-claim-reference", i);
+    if (!ref) return makeError(Errc::InvalidConfig, ref.error().message + " (in cni-args)");
+    return ref;
+}
+
 Result<std::vector<SelectionElement>> fromJson(std::string_view text) {
     auto v = json::parse(text);
     const std::string what(kNetworksAnnotation);
@@ -31,7 +45,7 @@ Result<std::vector<SelectionElement>> fromJson(std::string_view text) {
         if (!e.isObject())
             return makeError(Errc::InvalidConfig,
                              what + " element " + std::to_string(i) + " is not an object");
-        SelectionElement s{i, {}, {}, {}, {}};
+        SelectionElement s{i, {}, {}, {}, {}, {}};
         for (auto [key, into] : {std::pair{"name", &s.name}, std::pair{"namespace", &s.ns},
                                  std::pair{"interface", &s.interface},
                                  std::pair{"ipam-claim-reference", &s.claimRef}}) {
@@ -39,6 +53,9 @@ Result<std::vector<SelectionElement>> fromJson(std::string_view text) {
             if (!m) return m.error();
             *into = *m;
         }
+        auto ref = cniArgsClaimRef(e, i);
+        if (!ref) return ref.error();
+        s.cniArgsClaimRef = *ref;
         out.push_back(std::move(s));
     }
     return out;
@@ -64,7 +81,7 @@ Result<std::vector<SelectionElement>> fromShortForm(std::string_view text) {
         pos = comma + 1;
         item.erase(0, item.find_first_not_of(" \t"));
         item.erase(item.find_last_not_of(" \t") + 1);
-        SelectionElement s{i, {}, {}, {}, {}};
+        SelectionElement s{i, {}, {}, {}, {}, {}};
         if (auto at = item.find('@'); at != std::string::npos) {
             s.interface = item.substr(at + 1);
             item.resize(at);
@@ -104,6 +121,10 @@ Result<std::vector<SelectionElement>> selections(std::string_view annotation) {
                                                   " elements, more than the limit of " +
                                                   std::to_string(kMaxSelectionElements));
     return elements;
+}
+
+const std::string& claimReference(const SelectionElement& e) {
+    return e.cniArgsClaimRef.empty() ? e.claimRef : e.cniArgsClaimRef;
 }
 
 Result<std::optional<SelectionElement>> selectionFor(std::string_view annotation,

@@ -24,6 +24,19 @@ TEST_CASE("the element for an interface is found by its name, or Multus' default
     CHECK_FALSE(selectionFor("", "net1")->has_value());
 }
 
+TEST_CASE("an element references the claim in its cni-args, else its own ipam-claim-reference") {
+    auto all = selections(R"([{"name":"a","ipam-claim-reference":"own"},
+        {"name":"b","cni-args":{"ipam-claim-reference":"args","other":[1]}},
+        {"name":"c","ipam-claim-reference":"own","cni-args":{"ipam-claim-reference":"args"}},
+        {"name":"d","cni-args":{"other":true}}])");
+    REQUIRE(all.ok());
+    REQUIRE(all->size() == 4);
+    CHECK(claimReference((*all)[0]) == "own");
+    CHECK(claimReference((*all)[1]) == "args");
+    CHECK(claimReference((*all)[2]) == "args");  // as the plugin reads args.cni first
+    CHECK(claimReference((*all)[3]).empty());
+}
+
 TEST_CASE("Multus' short form is read; it carries no claim reference") {
     auto e = selectionFor("blue, other/red@eth7", "eth7");
     REQUIRE(e.ok());
@@ -37,7 +50,9 @@ TEST_CASE("Multus' short form is read; it carries no claim reference") {
 TEST_CASE("a malformed annotation is InvalidConfig naming it") {
     for (const char* bad :
          {R"([{"name":"a"})", R"({"name":"a"})", R"([1])",
-          R"([{"name":"a","ipam-claim-reference":5}])", "a,,b", "a/b/c", "Blue", "a@b@c"}) {
+          R"([{"name":"a","ipam-claim-reference":5}])", R"([{"name":"a","cni-args":5}])",
+          R"([{"name":"a","cni-args":{"ipam-claim-reference":5}}])", "a,,b", "a/b/c", "Blue",
+          "a@b@c"}) {
         auto e = selectionFor(bad, "net1");
         REQUIRE_MESSAGE(!e.ok(), bad);
         CHECK(e.code() == core::Errc::InvalidConfig);
