@@ -8,7 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -22,13 +22,30 @@ using core::makeError;
 
 namespace {
 
-constexpr size_t kMaxNamespaces = 8192;
+std::string errnoText(const std::string& what, const std::string& path, int err) {
+    return what + " " + path + ": " + std::strerror(err);
+}
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path);
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
+// A process that ended (or a name removed from a netns directory) between the listing and the
+// look: its namespace is not held through it any more.
+bool gone(int err) {
+    return err == ENOENT || err == ESRCH;
+}
+
+// The whole file. `absentIsEmpty`: a file that does not exist reads as empty.
+core::Result<std::string> readFile(const std::string& path, bool absentIsEmpty) {
+    sys::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd && absentIsEmpty && errno == ENOENT) return std::string();
+    if (!fd) return makeError(Errc::Internal, errnoText("cannot open", path, errno));
+    std::string out;
+    char buf[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return makeError(Errc::Internal, errnoText("cannot read", path, errno));
+        if (n == 0) return out;
+        out.append(buf, static_cast<size_t>(n));
+    }
 }
 
 std::string trim(const std::string& s) {
@@ -71,64 +88,115 @@ std::set<core::IpAddress> addressesFromIfInet6(const std::string& text) {
     return out;
 }
 
-core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& netnsDirs,
-                                             const std::string& procDir) {
-    std::vector<std::string> paths;
-    auto scanDir = [&](const std::string& dir, bool proc) {
-        DIR* d = ::opendir(dir.c_str());
-        if (!d) return;
-        while (dirent* e = ::readdir(d)) {
-            std::string n = e->d_name;
-            if (n == "." || n == "..") continue;
-            if (proc) {
-                if (n.find_first_not_of("0123456789") != std::string::npos) continue;
-                paths.push_back(dir + "/" + n + "/ns/net");
-            } else {
-                paths.push_back(dir + "/" + n);
-            }
-            if (paths.size() > 4 * kMaxNamespaces) break;
+namespace {
+
+// Appends the namespace paths `dir` lists (for procDir, each process's ns/net) to `paths`.
+core::Result<void> scanDir(const std::string& dir, bool proc, size_t maxEntries,
+                           std::vector<std::string>& paths) {
+    DIR* d = ::opendir(dir.c_str());
+    if (!d && !proc && errno == ENOENT) return core::success();  // no such runtime here
+    if (!d) return makeError(Errc::Internal, errnoText("cannot list", dir, errno));
+    std::string failure;
+    for (;;) {
+        errno = 0;
+        const dirent* e = ::readdir(d);
+        if (!e) {
+            if (errno != 0) failure = errnoText("cannot list", dir, errno);
+            break;
         }
-        ::closedir(d);
-    };
-    for (const auto& d : netnsDirs) scanDir(d, false);
-    scanDir(procDir, true);
+        const std::string n = e->d_name;
+        if (n == "." || n == ".." ||
+            (proc && n.find_first_not_of("0123456789") != std::string::npos))
+            continue;
+        if (paths.size() >= maxEntries) {
+            ::closedir(d);
+            return makeError(Errc::Exhausted, "more than " + std::to_string(maxEntries) +
+                                                  " netns directory entries and processes (at " +
+                                                  dir +
+                                                  "): the namespaces past them cannot be seen");
+        }
+        paths.push_back(proc ? dir + "/" + n + "/ns/net" : dir + "/" + n);
+    }
+    ::closedir(d);
+    if (!failure.empty()) return makeError(Errc::Internal, failure);
+    return core::success();
+}
+
+using Namespaces = std::vector<std::pair<std::string, sys::Fd>>;
+
+// One path and open descriptor per distinct namespace of `paths`, the node's own (`self`) left
+// out.
+core::Result<Namespaces> openNamespaces(const std::vector<std::string>& paths,
+                                        const struct stat& self, size_t maxNamespaces) {
+    std::set<std::pair<dev_t, ino_t>> seen{{self.st_dev, self.st_ino}};
+    Namespaces fds;
+    for (const auto& p : paths) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0) {
+            if (gone(errno)) continue;
+            return makeError(Errc::Internal, errnoText("cannot stat", p, errno));
+        }
+        if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
+        if (fds.size() >= maxNamespaces)
+            return makeError(Errc::Exhausted, "more than " + std::to_string(maxNamespaces) +
+                                                  " network namespaces on this node");
+        sys::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd && gone(errno)) continue;
+        if (!fd) return makeError(Errc::Internal, errnoText("cannot open", p, errno));
+        fds.emplace_back(p, std::move(fd));
+    }
+    return fds;
+}
+
+// The addresses of the namespace the calling thread is in.
+core::Result<void> readAddresses(const std::string& netDir, ProbeReport& rep) {
+    auto trie = readFile(netDir + "/fib_trie", false);
+    if (!trie) return trie.error();
+    // No if_inet6: a kernel without IPv6 (ipv6.disable=1), where no namespace has an address.
+    auto inet6 = readFile(netDir + "/if_inet6", true);
+    if (!inet6) return inet6.error();
+    for (const auto& ip : localAddressesFromFibTrie(*trie)) rep.addresses.insert(ip);
+    for (const auto& ip : addressesFromIfInet6(*inet6)) rep.addresses.insert(ip);
+    return core::success();
+}
+
+}  // namespace
+
+core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& netnsDirs,
+                                             const std::string& procDir,
+                                             const ProbeOptions& options) {
+    std::vector<std::string> paths;
+    for (const auto& d : netnsDirs)
+        if (auto r = scanDir(d, false, options.maxEntries, paths); !r) return r.error();
+    if (auto r = scanDir(procDir, true, options.maxEntries, paths); !r) return r.error();
 
     struct stat self {};
     if (::stat((procDir + "/self/ns/net").c_str(), &self) != 0)
-        return makeError(Errc::Internal,
-                         "cannot stat " + procDir + "/self/ns/net: " + std::strerror(errno));
-    std::set<std::pair<dev_t, ino_t>> seen{{self.st_dev, self.st_ino}};
-    std::vector<sys::Fd> fds;
-    for (const auto& p : paths) {
-        struct stat st {};
-        if (::stat(p.c_str(), &st) != 0) continue;  // a process that just ended
-        if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
-        sys::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!fd) continue;
-        fds.push_back(std::move(fd));
-        if (fds.size() >= kMaxNamespaces) break;
-    }
+        return makeError(Errc::Internal, errnoText("cannot stat", procDir + "/self/ns/net", errno));
+    auto fds = openNamespaces(paths, self, options.maxNamespaces);
+    if (!fds) return fds.error();
 
     // setns changes only the calling thread: a thread of its own, which then ends.
     ProbeReport rep;
-    std::string failure;
+    core::Result<void> done = core::success();
     std::thread t([&] {
-        for (const auto& fd : fds) {
+        for (const auto& [path, fd] : *fds) {
             if (::setns(fd.get(), CLONE_NEWNET) != 0) {
-                failure = std::string("setns: ") + std::strerror(errno) +
-                          " (reading the node's network namespaces needs CAP_SYS_ADMIN)";
+                done =
+                    makeError(Errc::Internal, std::string("setns: ") + std::strerror(errno) +
+                                                  " (reading the node's network namespaces needs "
+                                                  "CAP_SYS_ADMIN)");
                 return;
             }
             ++rep.namespaces;
-            for (const auto& ip :
-                 localAddressesFromFibTrie(slurp("/proc/thread-self/net/fib_trie")))
-                rep.addresses.insert(ip);
-            for (const auto& ip : addressesFromIfInet6(slurp("/proc/thread-self/net/if_inet6")))
-                rep.addresses.insert(ip);
+            if (done = readAddresses(options.netDir, rep); !done) {
+                done = makeError(done.code(), "namespace " + path + ": " + done.error().message);
+                return;
+            }
         }
     });
     t.join();
-    if (!failure.empty()) return makeError(Errc::Internal, failure);
+    if (!done) return done.error();
     return rep;
 }
 

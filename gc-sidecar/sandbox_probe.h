@@ -5,6 +5,9 @@
 // CRI-O) and through every process's /proc/<pid>/ns/net (needs the host's PID namespace); the
 // node's own namespace (allot-gc's, with hostNetwork) is left out. Reading another namespace
 // needs CAP_SYS_ADMIN (setns): without it the probe fails, and nothing is freed on its word.
+// The probe fails, rather than report what it saw, whenever it may not have seen everything:
+// past its limits, or when a namespace still there cannot be opened or read (a process that
+// ended meanwhile holds nothing and is skipped).
 
 #include <set>
 #include <string>
@@ -20,9 +23,21 @@ struct ProbeReport {
     size_t namespaces = 0;
 };
 
-// Reads every namespace's local addresses. `netnsDirs` default: /run/netns, /var/run/netns.
+struct ProbeOptions {
+    // Entries of the netns directories and of procDir together, and distinct namespaces read:
+    // past either, the probe fails (Exhausted).
+    size_t maxEntries = 4 * 8192;
+    size_t maxNamespaces = 8192;
+    // Where a thread inside a namespace reads its fib_trie and if_inet6.
+    std::string netDir = "/proc/thread-self/net";
+};
+
+// Reads every namespace's local addresses. `netnsDirs` default: /run/netns, /var/run/netns (one
+// that does not exist holds none). Internal when a directory, a namespace or its address files
+// cannot be read (if_inet6 may be absent: a kernel without IPv6); Exhausted past a limit.
 core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& netnsDirs,
-                                             const std::string& procDir = "/proc");
+                                             const std::string& procDir = "/proc",
+                                             const ProbeOptions& options = {});
 
 // Parsers of /proc/<pid>/net/fib_trie and /proc/<pid>/net/if_inet6 (exposed for tests).
 std::set<core::IpAddress> localAddressesFromFibTrie(const std::string& text);
