@@ -91,8 +91,10 @@ Exits 1 when it finds anything, 0 when the pools are healthy.
 Releases the address through allot-gc's code path (a resourceVersion-guarded pool write
 that removes the entry only while the holder seen still holds it, then its reservation)
 and records a Kubernetes Event (reason AddressReleased) naming who released what.
-Refused (exit 5) while the holding pod exists with the recorded UID and has not
-terminated, unless --force. --pool picks the pool when overlapping pools hold the IP.
+Refused (exit 5) unless --force: a pod that lives would lose its address, and one that is
+gone may still have a sandbox holding it (allot-gc frees those itself once its node's probe,
+or the Node's deletion, proves them unused). --pool picks the pool when overlapping pools
+hold the IP.
 Exits 4 when no pool holds it.
 )"},
         {"lint", R"(Usage: kubectl allot lint FILE|- [--offline] [-n NS] [-o table|json|yaml]

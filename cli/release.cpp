@@ -76,11 +76,18 @@ int runRelease(Env& env) {
     const Holding& h = **picked;
     auto state = podState(env.cluster, h.owner);
     if (!state) return apiError(env, "get pod " + h.owner.podRef, state.error());
+    // core/release_rule.h: an operator's release is one of the proofs, and only when forced. A
+    // pod that is gone or re-created says nothing about its sandbox, which may run on.
     const bool alive = *state != "gone" && *state != "terminal" && *state != "replaced";
-    if (alive && !env.opts.force) {
+    if (!env.opts.force) {
+        const std::string node = h.owner.node.empty() ? "its node" : "node " + h.owner.node;
         env.err << "refused: " << ip->str() << " is held by " << core::whoHolds(h.owner)
-                << ", which is " << *state << "; releasing it may give it to a second pod. "
-                << "Use --force to release anyway.\n";
+                << ", which is " << *state << "; "
+                << (alive ? "releasing it may give it to a second pod. "
+                          : "its sandbox may still run on " + node + ": that node's allot-gc "
+                            "frees it once no network namespace holds it, or the Node's "
+                            "deletion does. ")
+                << "Use --force if you know it is unused.\n";
         return kExitRefused;
     }
     bool reservationKept = false;

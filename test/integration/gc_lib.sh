@@ -52,6 +52,7 @@ probe_bin() {
 gc_cleanup() {
   local pid
   for pid in "${gc_pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
+  kubectl delete nodes -l "allot-test=$RUN" --wait=false >/dev/null 2>&1
   # No namespace controller runs: empty the namespaces, then finalize them by hand.
   local ns
   if [[ -n "${BIGNS:-}" ]]; then  # thousands of objects: one collection delete each
@@ -217,6 +218,18 @@ res_exists() { kubectl get overlappingrangeipreservation -n "$POOLNS" "$1" >/dev
 in_pools2() { POOLNS=$POOLNS2 "$@"; }
 
 
+# mk_node NAME READY [SECONDS]: a Node object (no kubelet behind it) whose Ready condition is
+# READY (True or False) since SECONDS ago (default 0). Removed at the end of the run.
+mk_node() {
+  local since
+  since=$(date -u -d "@$(( $(date +%s) - ${3:-0} ))" +%Y-%m-%dT%H:%M:%SZ)
+  jq -n --arg n "$1" --arg r "$RUN" '{apiVersion: "v1", kind: "Node",
+      metadata: {name: $n, labels: {"allot-test": $r}}}' | kubectl create -f - >/dev/null || return 1
+  kubectl patch node "$1" --subresource=status --type=merge -p "$(jq -cn --arg s "$2" --arg t "$since" \
+    '{status: {conditions: [{type: "Ready", status: $s, reason: "Test", message: "set by the test",
+       lastTransitionTime: $t, lastHeartbeatTime: $t}]}}')" >/dev/null
+}
+
 # start_gc NAME NODE [FLAGS...]: runs allot-gc in the background as the allot ServiceAccount;
 # sets GC_PORT_<NAME> and GC_PID_<NAME>; waits until /readyz answers 200.
 gc_pids=()
@@ -335,6 +348,12 @@ make_host_pods() { HOST_NETWORK=1 make_pods "$@"; }
 
 # mark_stopped POD...: the kubelet's last status before its final delete: every container
 # terminated (what allot-gc takes as proof that the sandbox is gone).
+# set_phase POD PHASE: the pod's status.phase, as its kubelet would report it.
+set_phase() {
+  kubectl patch pod -n "$PODNS" "$1" --subresource=status --type=merge \
+    -p "{\"status\":{\"phase\":\"$2\"}}" >/dev/null
+}
+
 mark_stopped() {
   kpy '
 ns = os.environ["PODNS"]

@@ -29,7 +29,7 @@ CHECK_TAIL=40
 # The node sidecar for the watch checks: no repair loop, so that every release below is
 # the watch's doing.
 t_start() {
-  start_gc a node-a --repair=false --log-level=debug || return 1
+  start_gc a node-a --repair=false --log-level=debug --node-sweep-interval=2s || return 1
   expect_eq readyz "$(gc_http a /readyz)" 200 || return 1
   expect_eq healthz "$(gc_http a /healthz)" 200 || return 1
   expect_eq "unknown path" "$(gc_http a /nope)" 404 || return 1
@@ -113,7 +113,7 @@ t_catchup() {
   del_pods c1 >/dev/null
   sleep 1
   pool_has_uid "$pool" "$uid1" || { echo "c1 released with no sidecar running?"; return 1; }
-  start_gc a node-a --repair=false --log-level=debug || return 1
+  start_gc a node-a --repair=false --log-level=debug --node-sweep-interval=2s || return 1
   wait_for 10 not pool_has_uid "$pool" "$uid1" || { echo "c1 not released after restart"; gc_log a | tail; return 1; }
   pool_has_uid "$pool" "$uid2" || { echo "live pod c2 lost its address"; return 1; }
   local n
@@ -123,26 +123,33 @@ t_catchup() {
 
 t_statefulset() {
   mk_nad net3 "{\"range\":\"$RANGE3\"}" || return 1
-  local pool uid1 ip1 uid2 conf ip2 pid
+  local pool uid1 ip1 uid2 conf ip2 pid sbx=allot-$RUN-sts
   pool=$(pool_name "$RANGE3")
   alloc net3 "$RANGE3" web-0 || return 1; uid1=$A_UID; ip1=$A_IP
+  # The old sandbox still runs on this node (a force delete): its namespace holds the address.
+  ip netns add "$sbx" || return 1
+  ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ip1/32" dev lo || { ip netns del "$sbx"; return 1; }
   # Freeze allot-gc so that it sees the deletion only once the new pod exists.
   pid=$(gc_pid a)
   kill -STOP "$pid"
   del_pods web-0 >/dev/null
   read -r _ uid2 < <(make_pods node-a web-0)
   kill -CONT "$pid"
-  sleep 2
-  pool_has_uid "$pool" "$uid1" || { echo "the old pod's entry was released though web-0 exists again"; gc_log a | tail -5; return 1; }
-  # The new pod's ADD takes the address over (same podref and interface).
+  # The new pod's ADD never takes the old sandbox's address (it may still run).
   conf=$(netconf net3 "{\"range\":\"$RANGE3\"}" node-a)
-  ip2=$(add node-a "ctr-web-0-b" web-0 "$uid2" "$conf") || return 1
-  expect_eq "address of the re-created pod" "$ip2" "$ip1" || return 1
+  ip2=$(add node-a "ctr-web-0-b" web-0 "$uid2" "$conf") || { ip netns del "$sbx"; return 1; }
+  [[ "$ip2" != "$ip1" ]] || { echo "the re-created pod got $ip1, which the old sandbox holds"; ip netns del "$sbx"; return 1; }
   set_network_status web-0 "$(status_json net3 net1 "$ip2")"
-  sleep 1
+  local rc=0
+  if ! never_for 4 not pool_has_uid "$pool" "$uid1"; then
+    echo "the old pod's address was freed while its namespace holds it"; rc=1
+  fi
+  ip netns del "$sbx"
+  (( rc == 0 )) || return 1
+  # Once no namespace holds it, the node sweep frees the old UID's entry; the new pod keeps its own.
+  wait_for 30 not pool_has_uid "$pool" "$uid1" || { echo "the old UID's entry was not freed"; gc_log a | tail -5; return 1; }
   pool_has_uid "$pool" "$uid2" || { echo "the new pod's entry is gone"; return 1; }
-  grep -q "re-created under the same name" "$WORK/gc-a.log" || { echo "no log of the re-creation"; return 1; }
-  note "web-0 kept $ip1 across re-creation (uid ${uid1:0:8} -> ${uid2:0:8})"
+  note "web-0 re-created: the new pod got $ip2; the old $ip1 was freed once its namespace was gone"
 }
 
 t_statefulset_nouid() {
@@ -234,7 +241,10 @@ t_force() {
   fi
   ip netns del "$sbx"
   (( rc == 0 )) || return 1
-  note "force-deleted pod: $ipf kept while a namespace holds it; stopped pod: $ips freed"
+  # The node sweep frees it once no namespace here holds it.
+  local t0=$SECONDS
+  wait_for 30 not pool_has_uid "$pool" "$uf" || { echo "$ipf not freed within 30 s of its namespace going"; gc_log a | tail -5; return 1; }
+  note "force-deleted pod: $ipf kept while a namespace holds it, freed $(( SECONDS - t0 )) s after it went; stopped pod: $ips freed"
 }
 
 # A network-status entry marked default whose name is an allot NAD's namespace/name.
@@ -291,33 +301,45 @@ t_elect() {
 }
 
 RANGE4=10.64.0.0/24
+# A Node the leader has listed, then deleted: what it held is the leader's to free.
 t_leak() {
-  local pool conf p0 t0 p1 t1 lp
+  local pool conf mark t0 t1 before lp p0
   [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
+  GONE_NODE=allot-$RUN-gone
   pool=$(pool_name "$RANGE4")
-  conf=$(netconf net4 "{\"range\":\"$RANGE4\"}" node-b)
-  # The pod of this allocation never existed. Passes are counted from before the ADD: a pass
-  # in flight when it lands may already see it, and must be among those counted.
-  # Counted in the leader's log, where a pass's release line comes before its own summary
-  # line: the metric moves only when the pass ends, so a release seen mid-pass on a loaded
-  # machine would count one pass short. The pass in flight at the ADD may already see it, so
-  # at least 2 passes end before the one that releases (with --leak-passes=2 --leak-grace=0s
-  # this says 1 and fails).
-  local mark before; mark=$(gc_log "$LEADER" | wc -l); t0=$SECONDS
-  add node-b ctr-ghost ghost ghost-uid "$conf" >/dev/null || return 1
+  mk_node "$GONE_NODE" True || return 1
+  conf=$(netconf net4 "{\"range\":\"$RANGE4\"}" "$GONE_NODE")
+  # The pod of this allocation never existed, and its Node exists: its node's allot-gc (none
+  # runs there) would have to prove it unused. The leader holds it and says so.
+  add "$GONE_NODE" ctr-held held held-uid "$conf" >/dev/null || return 1
+  wait_for 20 has_event AddressHeld "pod $PODNS/held " || { echo "no AddressHeld Event"; events AddressHeld; return 1; }
+  p0=$(passes "$LEADER")
+  wait_for 20 passes_reach "$LEADER" $(( p0 + 5 )) || { echo "passes stalled"; return 1; }
+  pool_has_podref "$pool" held || { echo "the leader freed an entry of a Node that exists"; return 1; }
+  [[ "$(gc_metric "$LEADER" 'allot_held_addresses{reason="no_pod"}')" -ge 1 ]] || { echo "allot_held_addresses not set"; return 1; }
+  # The Node is deleted: Kubernetes' statement that its pods are gone.
+  kubectl delete node "$GONE_NODE" >/dev/null || return 1
+  wait_for 20 not pool_has_podref "$pool" held || { echo "the deleted Node's entry was not released"; gc_log "$LEADER" | tail; return 1; }
+  # A new entry of that deleted Node: still the passes and the grace. Counted in the leader's
+  # log, where a pass's release line comes before its own summary line: the metric moves only
+  # when the pass ends, so a release seen mid-pass on a loaded machine would count one pass
+  # short. The pass in flight at the ADD may already see it, so at least 2 passes end before
+  # the one that releases (with --leak-passes=2 --leak-grace=0s this says 1 and fails).
+  mark=$(gc_log "$LEADER" | wc -l); t0=$SECONDS
+  add "$GONE_NODE" ctr-ghost ghost ghost-uid "$conf" >/dev/null || return 1
   wait_for 20 not pool_has_podref "$pool" ghost || { echo "leak not released"; gc_log "$LEADER" | tail; return 1; }
   t1=$SECONDS
   since_add() { gc_log "$LEADER" | tail -n "+$(( mark + 1 ))"; }
-  release_logged() { since_add | grep -q 'released leaked .*ghost'; }
+  release_logged() { since_add | grep -q "released leaked .*ghost.*its Node's deletion"; }
   wait_for 5 release_logged || { echo "no release line for the leak"; since_add | tail; return 1; }
   before=$(since_add | sed '/released leaked .*ghost/q' | grep -c 'repair pass: ')
-  note "leak released in the pass after $before completed ones, $(( t1 - t0 )) s (passes 3, grace 2 s, interval 1 s)"
+  note "a deleted Node's leak released in the pass after $before completed ones, $(( t1 - t0 )) s (passes 3, grace 2 s, interval 1 s)"
   (( before >= 2 )) || { echo "released after only $before completed passes"; return 1; }
   (( t1 - t0 >= 2 )) || { echo "released before the grace"; return 1; }
   # An ADD whose pod the passes do not list yet (no UID given, as some runtimes do): seen
   # leaked by two passes, then the pod shows up; its entry must survive.
   lp=$(passes "$LEADER")  # before the ADD, as above
-  add node-b ctr-late late "" "$conf" >/dev/null || return 1
+  add "$GONE_NODE" ctr-late late "" "$conf" >/dev/null || return 1
   # The pod's JSON is ready before the passes are waited for: a python start on a loaded
   # machine can take longer than the pass interval, and the pod must show up within it.
   local latepod
@@ -335,19 +357,54 @@ t_leak() {
 }
 
 t_leak_kinds() {
-  local pool conf udone ulive
+  local pool conf udone ulive node=allot-$RUN-kinds p0
   pool=$(pool_name "$RANGE4")
-  conf=$(netconf net4 "{\"range\":\"$RANGE4\"}" node-b)
-  read -r _ udone < <(make_pods node-b done) || return 1
-  add node-b ctr-done done "$udone" "$conf" >/dev/null || return 1
-  kubectl patch pod -n "$PODNS" done --subresource=status --type=merge -p '{"status":{"phase":"Succeeded"}}' >/dev/null || return 1
-  make_pods node-b sts-1 >/dev/null || return 1
-  add node-b ctr-sts sts-1 "uid-of-an-older-sts-1" "$conf" >/dev/null || return 1
+  mk_node "$node" True || return 1
+  conf=$(netconf net4 "{\"range\":\"$RANGE4\"}" "$node")
+  read -r _ udone < <(make_pods "$node" done) || return 1
+  add "$node" ctr-done done "$udone" "$conf" >/dev/null || return 1
+  set_phase done Succeeded || return 1
+  make_pods "$node" sts-1 >/dev/null || return 1
+  add "$node" ctr-sts sts-1 "uid-of-an-older-sts-1" "$conf" >/dev/null || return 1
   read -r _ ulive < <(make_pods node-b alive) || return 1
   ALIVE_IP=$(add node-b ctr-alive alive "$ulive" "$conf") || return 1
+  # While their Node exists, its node proves them unused (the kubelet's DEL of a terminated
+  # pod's sandbox, allot-gc's sweep): the leader only reports them.
+  wait_for 20 has_event AddressHeld "pod $PODNS/done " || { echo "no AddressHeld Event for the terminated pod"; return 1; }
+  wait_for 20 has_event AddressHeld "pod $PODNS/sts-1 " || { echo "no AddressHeld Event for the re-created pod"; return 1; }
+  p0=$(passes "$LEADER")
+  wait_for 20 passes_reach "$LEADER" $(( p0 + 3 )) || { echo "passes stalled"; return 1; }
+  pool_has_uid "$pool" "$udone" && pool_has_uid "$pool" uid-of-an-older-sts-1 || { echo "freed while their Node exists"; return 1; }
+  kubectl delete node "$node" >/dev/null || return 1
   wait_for 20 not pool_has_uid "$pool" "$udone" || { echo "terminated pod's entry not released"; return 1; }
   wait_for 20 not pool_has_uid "$pool" uid-of-an-older-sts-1 || { echo "other-UID entry not released"; return 1; }
   pool_has_uid "$pool" "$ulive" || { echo "the live pod lost its address"; return 1; }
+}
+
+# The bar of the release rule: a Running pod on a Node NotReady for an hour keeps its address
+# through 10 passes of a leader with --leak-grace=0s; deleting the Node frees it.
+RANGE9=10.69.0.0/24
+t_notready() {
+  local pool conf node=allot-$RUN-nr u ip p0
+  pool=$(pool_name "$RANGE9")
+  mk_node "$node" False 3600 || return 1
+  read -r _ u < <(make_pods "$node" nr-a) || return 1
+  set_phase nr-a Running || return 1
+  conf=$(netconf net9 "{\"range\":\"$RANGE9\"}" "$node")
+  ip=$(add "$node" ctr-nr-a nr-a "$u" "$conf") || return 1
+  start_gc nr node-nr-leader --lease-name="$RUN-nr-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
+    --lease-duration=3s --lease-renew-interval=1s || return 1
+  wait_for 10 is_leader nr || { echo "not leader"; return 1; }
+  p0=$(passes nr)
+  wait_for 40 passes_reach nr $(( p0 + 10 )) || { echo "passes stalled"; return 1; }
+  pool_has_uid "$pool" "$u" || { echo "$ip was freed while its pod runs on a NotReady Node"; gc_log nr | grep -i released | tail -3; return 1; }
+  res_exists "$(res_name "$ip")" || { echo "the reservation of $ip is gone"; return 1; }
+  wait_for 10 has_event AddressHeld "kept $ip " || { echo "no AddressHeld Event"; return 1; }
+  expect_eq "allot_held_addresses{reason=node_not_ready}" "$(gc_metric nr 'allot_held_addresses{reason="node_not_ready"}')" 1 || return 1
+  note "$ip kept over $(( $(passes nr) - p0 )) passes with --leak-grace=0s, its Node NotReady for an hour"
+  kubectl delete node "$node" >/dev/null || return 1
+  wait_for 20 not pool_has_uid "$pool" "$u" || { echo "not freed after the Node's deletion"; return 1; }
+  stop_gc nr
 }
 
 t_anomalies() {
@@ -408,7 +465,9 @@ t_repair_pool_ns() {
   read -r _ u < <(make_pods node-b live2) || return 1
   add node-b ctr-live2 live2 "$u" "$conf" >/dev/null || return 1
   rel0=$(gc_metric "$LEADER" 'allot_releases_total{reason="leak"}')
-  add node-b ctr-ghost2 ghost2 ghost2-uid "$conf" >/dev/null || return 1  # its pod never existed
+  # Its pod never existed, on a Node the leader saw deleted (t_leak).
+  conf=$(netconf net-pools2 "{\"range\":\"$RANGE4\",\"namespace\":\"$POOLNS2\"}" "$GONE_NODE")
+  add "$GONE_NODE" ctr-ghost2 ghost2 ghost2-uid "$conf" >/dev/null || return 1
   in_pools2 pool_has_podref "$pool" ghost2 || { echo "the ADD did not write $POOLNS2/$pool"; return 1; }
   # An offset outside the range, held by the live pod.
   entry=$(jq -cn --arg p "$PODNS/live2" --arg u "$u" '{id: "ctr-live2-x", podref: $p, ifname: "net9", poduid: $u}')
@@ -698,6 +757,7 @@ t_mirror() {
   add node-m ctr-static static-web-node-m "$hash" "$conf" >/dev/null || return 1
   add node-m ctr-ghost7 ghost7 ghost7-uid "$conf" >/dev/null || return 1  # control: a real leak
   start_gc m node-m --lease-name="$RUN-mirror-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
+    --node-sweep-interval=1s \
     --lease-duration=3s --lease-renew-interval=1s || return 1
   wait_for 10 is_leader m || { echo "not leader"; return 1; }
   p0=$(passes m)
@@ -713,11 +773,11 @@ check "allot-gc starts, syncs and serves /readyz, /healthz, /metrics" t_start
 check "a deleted pod's address and reservation are released, with an AddressReleased Event" t_delete
 check "200 pods deleted at once on one node: every address released, p99 under 2 s" t_latency
 check "a pod deleted while allot-gc was down is released at its restart; live pods are not" t_catchup
-check "StatefulSet-style re-creation under the same name keeps the address for the new pod" t_statefulset
+check "a pod re-created under its name gets another address; the old UID's is freed once no namespace holds it" t_statefulset
 check "an entry without pod UID (Whereabouts-written) is left alone when its pod was re-created" t_statefulset_nouid
 check "a forged network-status naming another pod's IP frees nothing of that pod" t_forged
 check "no, malformed or dangling network-status: the node's entries of the pod are found by a scan" t_scan
-check "a force delete of a pod whose sandbox still holds its address frees nothing; a stopped pod's is freed" t_force
+check "a force delete of a pod whose sandbox still holds its address frees nothing until the namespace goes (then within 30 s); a stopped pod's is freed" t_force
 check "a default network that is an allot NAD is freed on the pod's deletion" t_default
 check "deleting 100 hostNetwork pods and 20 pods without network-status lists no IPPool" t_hostnet
 check "journal entries of DELs that could not reach the API server are replayed, then removed" t_journal
@@ -728,8 +788,9 @@ check "--plugin-service-account: the node kubeconfig is the plugin's own identit
 check "two sidecars elect exactly one repair leader on the Lease" t_elect
 check "two allot-gc on one node without POD_NAME never both lead" t_two_on_node
 check "a static pod's entry, owned through its mirror pod, survives 5 passes with --leak-grace=0s" t_mirror
-check "a leaked allocation is released only after 3 passes and the grace; a racing ADD is untouched" t_leak
-check "allocations of terminated pods and of pods re-created with another UID are repaired; live ones kept" t_leak_kinds
+check "a leak on a Node that exists is held and reported; once the Node is deleted, after 3 passes and the grace; a racing ADD is untouched" t_leak
+check "entries of terminated and re-created pods are held while their Node exists, freed once it is deleted; live ones kept" t_leak_kinds
+check "a Running pod on a Node NotReady for an hour keeps its address through 10 passes with --leak-grace=0s; freed after the Node's deletion" t_notready
 check "pool anomalies (duplicate IP, out-of-range offset, orphan or missing reservation) give Events and metrics; reservations repaired" t_anomalies
 check "a pool namespace named only by a NAD's IPAM namespace key: its leak released, its anomaly reported" t_repair_pool_ns
 check "an IPPool's unreadable release log: the plugin says why, the leader logs it once, the annotation is kept" t_bad_release_log
