@@ -17,7 +17,8 @@ std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Ow
     auto cidr = core::Cidr::parse(pool.range);
     if (!cidr) return {""};
     const std::string suffix = core::normalizeRange(cidr->str());
-    const std::string& name = pool.name;
+    // A slice's part k (node_slice_parts) is named after part 0, its reservations the same.
+    const std::string name = core::slicePartOf(pool.name).first;
     if (name == suffix) return {""};
     if (name.size() > suffix.size() + 1 &&
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&

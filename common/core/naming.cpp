@@ -1,5 +1,7 @@
 #include "core/naming.h"
 
+#include "core/config.h"
+
 namespace allot::core {
 
 namespace {
@@ -44,6 +46,21 @@ std::string reservationName(const IpAddress& ip, const std::string& networkName)
 
 std::string slicePartPoolName(const std::string& slicePool, int part) {
     return part == 0 ? slicePool : slicePool + "-part-" + std::to_string(part);
+}
+
+std::pair<std::string, int> slicePartOf(const std::string& pool) {
+    const auto at = pool.rfind("-part-");
+    if (at == std::string::npos || at == 0) return {pool, 0};
+    const std::string k = pool.substr(at + 6);
+    // Only the spelling slicePartPoolName writes: 1-15, no sign, no leading zero.
+    if (k.empty() || k.size() > 2 || k[0] < '1' || k[0] > '9') return {pool, 0};
+    int part = 0;
+    for (char c : k) {
+        if (c < '0' || c > '9') return {pool, 0};
+        part = part * 10 + (c - '0');
+    }
+    if (part >= kMaxSliceParts) return {pool, 0};
+    return {pool.substr(0, at), part};
 }
 
 Result<IpRange> slicePartRange(const Cidr& slice, int parts, int part) {

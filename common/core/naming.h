@@ -3,6 +3,7 @@
 // pools and reservations.
 
 #include <string>
+#include <utility>
 
 #include "core/ip.h"
 #include "core/ip_range.h"
@@ -21,6 +22,11 @@ std::string poolName(const Cidr& range, const std::string& networkName,
 // (poolName, which Whereabouts' plugin reads), part k > 0 "<that name>-part-<k>". Every part's
 // spec.range is the whole slice; part k holds the k-th of `parts` equal blocks of its addresses.
 std::string slicePartPoolName(const std::string& slicePool, int part);
+// The other way: the slice's own pool and the part a pool's name gives. "<x>-part-<k>" (k from 1
+// to kMaxSliceParts - 1, as slicePartPoolName writes it) is {x, k}; any other name {name, 0}.
+// Every part stands for its slice's pool wherever a pool name is read back: the network name
+// in its reservations' names, the node whose slice it holds.
+std::pair<std::string, int> slicePartOf(const std::string& pool);
 // The addresses of part `part` (0-based) of `slice` cut in `parts` (a power of two, at most the
 // slice's address count).
 Result<IpRange> slicePartRange(const Cidr& slice, int parts, int part);

@@ -214,8 +214,10 @@ SlicePoolInfo infoFor(const NodeSliceView& nsp, std::string node, const Cidr& ra
 }  // namespace
 
 std::optional<SlicePoolInfo> slicePoolOf(const std::vector<NodeSliceView>& nodeSlicePools,
-                                         const std::string& pool, const Cidr& range,
+                                         const std::string& name, const Cidr& range,
                                          const std::function<bool(const std::string&)>& knownNode) {
+    // A slice's part k (node_slice_parts) is that node's slice pool as much as part 0.
+    const std::string pool = slicePartOf(name).first;
     const std::string suffix = "-" + normalizeRange(range.str());
     if (pool.size() <= suffix.size() ||
         pool.compare(pool.size() - suffix.size(), suffix.size(), suffix) != 0)

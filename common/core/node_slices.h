@@ -101,7 +101,8 @@ struct SlicePoolInfo {
 // [prefix-]node-<normalized range>, its range inside a NodeSlicePool's range and cut finer. The
 // prefix is the NodeSlicePool's network name (its name, less a dual-stack range suffix) or
 // nothing (a network without network_name); a name both ways can be read is read as naming a
-// node for which `knownNode` is true. nullopt: not a slice pool.
+// node for which `knownNode` is true. A slice's part k > 0 (`<that name>-part-<k>`,
+// node_slice_parts) is that node's slice pool too. nullopt: not a slice pool.
 std::optional<SlicePoolInfo> slicePoolOf(const std::vector<NodeSliceView>& nodeSlicePools,
                                          const std::string& pool, const Cidr& range,
                                          const std::function<bool(const std::string&)>& knownNode);

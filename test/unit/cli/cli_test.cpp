@@ -136,6 +136,23 @@ TEST_CASE(
     CHECK(f.run({"who", "not-an-ip"}) == cli::kExitUsage);
 }
 
+TEST_CASE("who names a slice part's reservation as part 0's: network_name and the address") {
+    Fixture f;
+    const std::string part1 = "macnet-node-a-10.5.0.0-28-part-1";
+    f.fake.putPool(kNs, {part1, "10.5.0.0/28", {}, {}, {}});
+    f.fake.putPod("app", "p9", "uid-p9");
+    f.allocate(9, own("c-p9", "p9", "uid-p9"), part1.c_str(), false);
+    f.fake.putReservation(kNs, {"macnet-10.5.0.9", "c-p9", "app/p9", "net1", ""});
+    CHECK(f.run({"who", "10.5.0.9"}) == cli::kExitOk);
+    auto r = cli::list(f.doc(), "results");
+    REQUIRE(r.size() == 1);
+    CHECK(cli::text(r[0], "pool") == part1);
+    const json::Value& res = *r[0].find("reservation");
+    CHECK(cli::text(res, "name") == "macnet-10.5.0.9");
+    CHECK(cli::flag(res, "exists"));
+    CHECK(cli::flag(res, "agrees"));
+}
+
 TEST_CASE("pod lists every address a pod holds across pools") {
     Fixture f;
     f.fake.putPool(kNs, {"10.2.0.0-24", "10.2.0.0/24", {}, {}, {}});

@@ -276,3 +276,22 @@ TEST_CASE("a plain pool whose range lies in a NodeSlicePool's is not taken for a
     CHECK(
         an.finish({{"ns/p", PodState{"u1", "", false, false, false, "node-a"}}}).anomalies.empty());
 }
+
+TEST_CASE("a slice's part pools count as its node's slice pool in the slice checks") {
+    NodeIndex nodes = nodesNamed({"node-b", "node-c"});
+    nodes.sliced = {"node-a", "node-b"};
+    AllocationMap a{{5, holder("c5", "ns/p5", "u5")}};  // part 2 of gone node-a's slice
+    AllocationMap c{
+        {7, holder("c7", "ns/c7", "u7")}};  // part 1 of node-c's old slice, node-b's now
+    PassAnalysis an("kube-system",
+                    {reservationOf("10.0.1.5", a[5]), reservationOf("10.0.2.7", c[7])});
+    an.setNodeSlices(slicesOfNet(), &nodes);
+    an.addPool(pool("net-node-a-10.0.1.0-24-part-2", "10.0.1.0/24", a));
+    an.addPool(pool("net-node-c-10.0.2.0-24-part-1", "10.0.2.0/24", c));
+    auto f = an.finish({{"ns/p5", PodState{"u5", "", false, false, "node-a"}},
+                        {"ns/c7", PodState{"u7", "", false, false, "node-c"}}});
+    REQUIRE(kindsOf(f) == std::vector{AnomalyKind::SliceNodeGone, AnomalyKind::OutsideNodeSlice});
+    CHECK(f.anomalies[0].pool == "net-node-a-10.0.1.0-24-part-2");
+    CHECK(f.anomalies[1].pool == "net-node-c-10.0.2.0-24-part-1");
+    CHECK(f.anomalies[1].message.find("now node node-b's slice") != std::string::npos);
+}

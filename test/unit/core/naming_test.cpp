@@ -52,3 +52,17 @@ TEST_CASE("a slice's parts: part 0 is the slice's own pool, each part one block 
     CHECK(v6->start().str() == "fd00::8000:0:0:0");
     CHECK(v6->end().str() == "fd00::ffff:ffff:ffff:fffe");  // as a one-pool IPv6 slice
 }
+
+TEST_CASE("a part's pool name reads back as its slice's own pool and its part number") {
+    CHECK(slicePartOf("blue-node-a-10.5.1.0-24-part-3") ==
+          std::pair<std::string, int>{"blue-node-a-10.5.1.0-24", 3});
+    CHECK(slicePartOf("blue-node-a-10.5.1.0-24-part-15") ==
+          std::pair<std::string, int>{"blue-node-a-10.5.1.0-24", 15});
+    for (int k = 0; k < 16; ++k)
+        CHECK(slicePartOf(slicePartPoolName("n-fd00---72", k)) ==
+              std::pair<std::string, int>{"n-fd00---72", k});
+    // Only the names slicePartPoolName writes.
+    for (const char* name : {"blue-node-a-10.5.1.0-24", "blue-node-a-10.5.1.0-24-part-0",
+                             "x-part-16", "x-part-03", "x-part-", "x-part-1a", "-part-1"})
+        CHECK(slicePartOf(name) == std::pair<std::string, int>{name, 0});
+}

@@ -248,3 +248,18 @@ TEST_CASE("a node's slice pool is told by its name and range, with or without ne
     // The whole range is no slice.
     CHECK_FALSE(slicePoolOf(nsps, "net-node-a-10.0.0.0-16", *Cidr::parse("10.0.0.0/16"), known));
 }
+
+TEST_CASE("a slice's part k is that node's slice pool as much as part 0") {
+    const std::vector<NodeSliceView> nsps{
+        {"net", "10.0.0.0/16", {{"node-a", "10.0.1.0/24"}, {"node-b", "10.0.2.0/24"}}}};
+    auto known = [](const std::string& n) { return n == "node-a" || n == "node-b"; };
+    auto p = slicePoolOf(nsps, "net-node-a-10.0.1.0-24-part-3", *Cidr::parse("10.0.1.0/24"), known);
+    REQUIRE(p);
+    CHECK(p->node == "node-a");
+    CHECK(p->nodeSlicePool == "net");
+    CHECK(p->rangeHolder == "node-a");
+    auto bare = slicePoolOf(nsps, "node-b-10.0.2.0-24-part-1", *Cidr::parse("10.0.2.0/24"), known);
+    REQUIRE(bare);
+    CHECK(bare->node == "node-b");
+    CHECK_FALSE(slicePoolOf(nsps, "other-10.0.2.0-24-part-1", *Cidr::parse("10.0.2.0/24"), known));
+}

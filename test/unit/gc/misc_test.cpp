@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/naming.h"
+#include "fake_cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/lease.h"
 #include "gc-sidecar/metrics.h"
@@ -110,6 +112,33 @@ TEST_CASE(
           std::vector<std::string>{"", "worker-1"});
     CHECK(gc::networkNamesFor({"odd", "10.0.0.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{""});
+}
+
+TEST_CASE("a slice part's reservations are named as part 0's: the same network name") {
+    core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};
+    for (int k = 0; k < 16; ++k) {
+        const std::string part = core::slicePartPoolName("blue-worker-1-10.0.3.0-24", k);
+        CHECK(gc::networkNamesFor({part, "10.0.3.0/24", {}, {}, {}}, o) ==
+              std::vector<std::string>{"blue", "blue-worker-1"});
+    }
+    CHECK(gc::networkNamesFor({"worker-1-10.0.3.0-24-part-2", "10.0.3.0/24", {}, {}, {}}, o) ==
+          std::vector<std::string>{"", "worker-1"});
+}
+
+TEST_CASE("a release in a slice part drops the address's reservation, named as part 0's") {
+    test::FakeCluster c;
+    const core::Owner o{"c5", "ns/p", "net1", "worker-1", "u", "blue"};
+    const std::string part = "blue-worker-1-10.0.3.0-24-part-1";
+    c.putPool("pools", {part, "10.0.3.0/24", {{5, o}}, {}, {}});
+    c.putReservation("pools", {"blue-10.0.3.5", "c5", "ns/p", "net1", ""});
+    auto rel = gc::releaseFromPool(c, "pools", part, [](const store::Pool&) {
+        return gc::Result<std::vector<core::u128>>(std::vector<core::u128>{5});
+    });
+    REQUIRE(rel.ok());
+    REQUIRE(rel->size() == 1);
+    CHECK(c.pool("pools", part)->allocations.empty());
+    REQUIRE(gc::dropReservation(c, (*rel)[0]).ok());
+    CHECK_FALSE(c.hasReservation("pools", "blue-10.0.3.5"));
 }
 
 TEST_CASE("health: the watch's progress and, for the leader, the repair loop's") {
