@@ -84,20 +84,23 @@ SliceController::SliceController(SliceOptions opts, SliceCluster& cluster, Event
       loop_(stop) {}
 
 void SliceController::run() {
-    loop_.run([this] { exhaustedSeen_.clear(); },  // a new term reports again
-              [this]() -> Clock::duration {
-                  auto rep = pass();
-                  // Said once per distinct failure: a cluster without the NAD CRD would say it
-                  // every pass.
-                  if (!rep.ok && rep.error != lastError_)
-                      logging::logWarn("node-slice pass failed: " + rep.error);
-                  lastError_ = rep.ok ? std::string() : rep.error;
-                  // A lost race is settled on a fresh read soon, not a whole interval later.
-                  if (rep.conflicts > 0)
-                      return std::min<Clock::duration>(opts_.interval,
-                                                       std::chrono::milliseconds(200));
-                  return opts_.interval;
-              });
+    loop_.run(
+        [this] {
+            exhaustedSeen_.clear();  // a new term reports again
+            pendingLifts_.clear();   // and seals nothing of another leader's back
+        },
+        [this]() -> Clock::duration {
+            auto rep = pass();
+            // Said once per distinct failure: a cluster without the NAD CRD would say it
+            // every pass.
+            if (!rep.ok && rep.error != lastError_)
+                logging::logWarn("node-slice pass failed: " + rep.error);
+            lastError_ = rep.ok ? std::string() : rep.error;
+            // A lost race is settled on a fresh read soon, not a whole interval later.
+            if (rep.conflicts > 0)
+                return std::min<Clock::duration>(opts_.interval, std::chrono::milliseconds(200));
+            return opts_.interval;
+        });
 }
 
 bool SliceController::warnOnce(const std::string& key, const std::string& message) {
@@ -197,6 +200,7 @@ SliceController::Wanted SliceController::wanted(const std::vector<NadObject>& na
 
 SliceReport SliceController::pass() {
     SliceReport rep;
+    if (leading()) liftPending();
     auto nads = cluster_.nads();
     if (!nads) return rep.error = "NetworkAttachmentDefinitions: " + nads.error().message, rep;
     auto nodes = cluster_.nodes();
@@ -229,6 +233,43 @@ bool SliceController::anyPartHolds(const std::string& ns, const std::string& poo
     return false;
 }
 
+bool SliceController::sealParts(const SliceDesired& d, const std::string& pool,
+                                const core::Cidr& slice, const std::string& token) {
+    std::vector<std::string> sealed;
+    for (int k = 0; k < d.parts; ++k) {
+        const std::string part = core::slicePartPoolName(pool, k);
+        auto r = cluster_.sealSlicePool(d.ns, part, slice, token);
+        if (r && *r) {
+            sealed.push_back(part);
+            pendingLifts_.erase({d.ns, part});
+            continue;
+        }
+        if (!r)
+            logging::logWarn("NodeSlicePool " + d.ns + "/" + d.name + ": IPPool " + part +
+                             " not sealed (" + r.error().message + "): its slice stays assigned");
+        // An ADD landed in this part since anyPartHolds looked (or the seal failed): the slice
+        // stays, so none of its parts may stay sealed (a seal holding the NodeSlicePool's
+        // resourceVersion refuses the node's claims until that object is written again).
+        for (const auto& p : sealed) {
+            if (auto u = cluster_.unsealSlicePool(d.ns, p, token); !u) {
+                logging::logWarn("IPPool " + d.ns + "/" + p + ": seal not taken back (" +
+                                 u.error().message + "), trying again next pass");
+                pendingLifts_[{d.ns, p}] = token;
+            }
+        }
+        return false;
+    }
+    return true;
+}
+
+void SliceController::liftPending() {
+    for (auto it = pendingLifts_.begin(); it != pendingLifts_.end();) {
+        const auto& [key, token] = *it;
+        it = cluster_.unsealSlicePool(key.first, key.second, token) ? pendingLifts_.erase(it)
+                                                                    : std::next(it);
+    }
+}
+
 void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
                                 const std::vector<std::string>& nodes, SliceReport& rep,
                                 std::vector<SliceGauge>& gauges) {
@@ -245,17 +286,7 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
         // refuse the node's ADDs until the NodeSlicePool is written again); every part up to
         // the most a config may name is looked at, in case a NAD asked for fewer parts since.
         if (anyPartHolds(d.ns, pool, d.parts > 1 ? core::kMaxSliceParts : 1)) return true;
-        for (int k = 0; k < d.parts; ++k) {
-            const std::string part = core::slicePartPoolName(pool, k);
-            auto sealed =
-                cluster_.sealSlicePool(d.ns, part, *c, cur ? cur->resourceVersion : "new");
-            if (sealed && !*sealed) return true;
-            if (sealed) continue;
-            logging::logWarn("NodeSlicePool " + key + ": IPPool " + part + " not sealed (" +
-                             sealed.error().message + "): its slice stays assigned");
-            return true;
-        }
-        return false;
+        return !sealParts(d, pool, *c, cur ? cur->resourceVersion : "new");
     };
     auto plan = core::planSlices(in, busy);
     if (!plan) {

@@ -96,6 +96,12 @@ class SliceCluster {
     // Whether IPPool `pool` in `ns` holds an address (false when missing): a slice in parts is
     // sealed only once none of them does, so no part stays sealed under a slice that stays.
     virtual Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) = 0;
+    // Takes back the seal `token` that sealSlicePool wrote on IPPool `pool` in `ns`, when the
+    // slice stays after all (a later part filled meanwhile): a seal under a slice that stays
+    // would refuse its node's ADDs until the NodeSlicePool is written again. A pool without
+    // that seal (missing, unsealed, another token) is left alone. An error: not known lifted.
+    virtual Result<void> unsealSlicePool(const std::string& ns, const std::string& pool,
+                                         const std::string& token) = 0;
 };
 
 // Over the API server, on one K8sCluster's client (one request at a time).
@@ -154,6 +160,12 @@ class SliceController {
     bool addWanted(Wanted& w, const NadObject& nad);
     void warnParts(const NadObject& nad, SliceDesired& d, const core::ValidatedConfig& cfg);
     bool anyPartHolds(const std::string& ns, const std::string& pool, int parts);
+    // Seals every part of a node's slice pool `pool` (slice `slice`) with `token`; true when all
+    // are sealed. Otherwise the parts it sealed are unsealed again, and those it cannot unseal
+    // now are left to liftPending.
+    bool sealParts(const SliceDesired& d, const std::string& pool, const core::Cidr& slice,
+                   const std::string& token);
+    void liftPending();  // the seals a pass of this term could not take back, again
     void reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
                    const std::vector<std::string>& nodes, SliceReport& rep,
                    std::vector<SliceGauge>& gauges);
@@ -172,7 +184,11 @@ class SliceController {
     StopSignal& stop_;
     std::set<std::string> exhaustedSeen_;  // "ns/pool node" evented while it stays without
     std::set<std::string> warned_;         // log lines said once
-    std::string lastError_;                // of the last pass that failed
+    // Seals this term wrote on a slice that stayed and could not take back yet: {ns, pool} ->
+    // token. Forgotten on a new term (another leader may have sealed with the same token
+    // since) and when the pool is sealed again.
+    std::map<Key, std::string> pendingLifts_;
+    std::string lastError_;  // of the last pass that failed
     LeaderLoop loop_;
 };
 

@@ -179,6 +179,19 @@ class K8sSliceCluster : public SliceCluster {
         return r->sealed;
     }
 
+    Result<void> unsealSlicePool(const std::string& ns, const std::string& pool,
+                                 const std::string& token) override {
+        engine::RetryPolicy few(engine::Clock::now() + std::chrono::seconds(10), {}, 3);
+        engine::PoolTransaction tx(c_.pools(ns), few);
+        engine::TxTarget t{pool, std::nullopt, false, false};
+        t.lift = token;
+        auto r = tx.run(t, [](const store::Pool&) {
+            return Result<std::vector<core::Intent>>(std::vector<core::Intent>{});
+        });
+        if (!r) return r.error();
+        return {};
+    }
+
     Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) override {
         auto p = c_.pools(ns).getPool(pool);
         if (!p && p.code() == Errc::NotFound) return false;

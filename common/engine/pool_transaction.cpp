@@ -81,6 +81,11 @@ Result<bool> PoolTransaction::sealing(const TxTarget& t, const std::vector<core:
         next.sealed = t.seal;
         return true;
     }
+    if (!t.lift.empty()) {
+        if (next.sealed != t.lift) return false;
+        next.sealed.clear();
+        return true;
+    }
     if (next.sealed.empty() || !changed) return true;
     const bool claims = std::any_of(intents.begin(), intents.end(), [](const core::Intent& i) {
         return i.kind == core::Intent::Kind::Claim;
@@ -121,9 +126,10 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
         auto seal = sealing(t, *intents, next, res.changed);
         if (!seal) return seal.error();
         if (!*seal) return out;
-        if (!res.changed && t.seal.empty()) return out;
+        if (!res.changed && t.seal.empty() && t.lift.empty()) return out;
         auto written = write(t.pool, std::move(next));
         out.sealed = written && !t.seal.empty();
+        out.lifted = written && !t.lift.empty();
         if (written) return out;
         if (written.code() == Errc::NotFound) {  // deleted meanwhile: read again
             last = retryOrGiveUp(

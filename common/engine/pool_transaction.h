@@ -42,6 +42,10 @@ struct TxTarget {
     // seal); the write then drops the seal. Its error fails the transaction. Unset: such a
     // write fails with Conflict. Releases alone never need it and keep the seal.
     std::function<core::Result<void>(const std::string& token)> unseal;
+    // Non-empty `lift`: this transaction takes back a seal written with this token (a slice
+    // controller that sealed some of a slice's parts and keeps the slice where it is). A seal
+    // with another token, or none, is left as it is; TxResult::lifted says whether it wrote.
+    std::string lift;
 };
 
 // Plans the intents on each read, so every decision is made on the data it overwrites.
@@ -52,6 +56,7 @@ struct TxResult {
     core::Cidr cidr;                      // the pool's range: offsets to addresses
     bool found = true;                    // false: the pool does not exist (nothing applied)
     bool sealed = false;                  // TxTarget::seal written
+    bool lifted = false;                  // TxTarget::lift written
     std::string releaseLogUnreadable;     // store::Pool::releasedUnreadable of what was read
 };
 
@@ -73,8 +78,9 @@ class PoolTransaction {
     core::Result<store::Pool> read(const TxTarget& t, bool useCache, bool& fromCache);
     core::Result<store::Pool> write(const std::string& pool, store::Pool next);
     core::Error retryOrGiveUp(const core::Error& e, bool& again);
-    // Seals `next` (TxTarget::seal) or lifts its seal for a claim (TxTarget::unseal). False:
-    // nothing to write for a seal (the pool holds addresses); an error fails the transaction.
+    // Seals `next` (TxTarget::seal), takes a seal back (TxTarget::lift) or lifts its seal for
+    // a claim (TxTarget::unseal). False: nothing to write for a seal (the pool holds addresses)
+    // or a lift (no seal of that token); an error fails the transaction.
     core::Result<bool> sealing(const TxTarget& t, const std::vector<core::Intent>& intents,
                                store::Pool& next, bool changed);
 

@@ -34,6 +34,13 @@ engine::Plan fixed(std::vector<Intent> intents) {
     return [intents](const store::Pool&) -> core::Result<std::vector<Intent>> { return intents; };
 }
 
+// One attempt at a transaction that plans nothing (a seal or a lift), on target `t`.
+core::Result<engine::TxResult> runEmpty(store::PoolStore& s, const engine::TxTarget& t) {
+    auto retry = quick(1);
+    engine::PoolTransaction tx(s, retry);
+    return tx.run(t, fixed({}));
+}
+
 class MapCache : public engine::PoolCache {
   public:
     std::optional<store::Pool> load(const std::string& ns, const std::string& p) override {
@@ -207,11 +214,9 @@ TEST_CASE("a seal is written only on a pool that holds no address, and creates a
     store::MemoryStore s;
     auto r = range("10.0.0.0/28");
     auto seal = [&](const std::string& token) {
-        auto retry = quick(1);
-        engine::PoolTransaction tx(s, retry);
         auto t = target(r);
         t.seal = token;
-        return tx.run(t, fixed({}));
+        return runEmpty(s, t);
     };
     auto made = seal("7");
     REQUIRE(made.ok());
@@ -225,6 +230,31 @@ TEST_CASE("a seal is written only on a pool that holds no address, and creates a
     auto held = seal("8");
     REQUIRE(held.ok());
     CHECK_FALSE(held->sealed);
+    CHECK(s.getPool("pool")->sealed.empty());
+}
+
+TEST_CASE("a lift takes back only a seal of its own token, and creates nothing") {
+    store::MemoryStore s;
+    auto r = range("10.0.0.0/28");
+    auto lift = [&](const std::string& token) {
+        auto t = target(r, false);
+        t.lift = token;
+        return runEmpty(s, t);
+    };
+    auto missing = lift("7");
+    REQUIRE(missing.ok());
+    CHECK_FALSE(missing->found);
+    CHECK(s.getPool("pool").code() == Errc::NotFound);
+    store::Pool p{"pool", r.cidr().str(), {}, {}};
+    p.sealed = "7";
+    REQUIRE(s.createPool(p).ok());
+    auto other = lift("8");  // another seal: not this lift's to take back
+    REQUIRE(other.ok());
+    CHECK_FALSE(other->lifted);
+    CHECK(s.getPool("pool")->sealed == "7");
+    auto mine = lift("7");
+    REQUIRE(mine.ok());
+    CHECK(mine->lifted);
     CHECK(s.getPool("pool")->sealed.empty());
 }
 

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 
 #include "fake_cluster.h"
 
@@ -44,14 +45,26 @@ class FakeSlices : public gc::SliceCluster {
         return {};
     }
     std::map<std::string, std::string> seals;  // "ns/pool" -> token
+    // Pools an ADD lands in after slicePoolHolds looked and before the seal: "ns/pool".
+    std::set<std::string> fillOnSeal;
+    int failUnseals = 0;  // the next n unsealSlicePool calls fail
     core::Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
                                      const core::Cidr&, const std::string& token) override {
+        if (fillOnSeal.erase(ns + "/" + pool)) busyPools[ns + "/" + pool] = true;
         if (busyPools[ns + "/" + pool]) return false;
         seals[ns + "/" + pool] = token;
         return true;
     }
     core::Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) override {
         return busyPools[ns + "/" + pool];
+    }
+    core::Result<void> unsealSlicePool(const std::string& ns, const std::string& pool,
+                                       const std::string& token) override {
+        if (failUnseals > 0 && failUnseals--)
+            return core::makeError(core::Errc::Transient, "API server away");
+        if (auto it = seals.find(ns + "/" + pool); it != seals.end() && it->second == token)
+            seals.erase(it);
+        return {};
     }
     const NodeSlicePoolObject& get(const std::string& k) { return stored.at(k); }
 
@@ -153,13 +166,30 @@ TEST_CASE("slice controller: a gone node's slice is freed once its node pool is 
     CHECK(f.api.seals["kube-system/n1-10.1.0.0-24"] == before);
 }
 
+namespace {
+
+// Network blue in /24 slices kept in 4 parts; node n1 had slice 10.1.0.0/24 and is gone.
+struct PartsNodeGone : Fixture {
+    PartsNodeGone() {
+        api.nadList = {
+            nad("kube-system", "blue",
+                R"("range":"10.1.0.0/23","node_slice_size":"/24","node_slice_parts":4)")};
+        api.nodeList = {"n1", "n2"};
+        REQUIRE(ctl.pass().ok);
+        api.nodeList = {"n2"};
+    }
+};
+
+std::string sealList(const FakeSlices& api) {
+    std::string out;
+    for (const auto& [pool, token] : api.seals) out += pool + "=" + token + " ";
+    return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
 TEST_CASE("slice controller: a slice in parts is sealed whole, and only once every part is empty") {
-    Fixture f;
-    f.api.nadList = {nad("kube-system", "blue",
-                         R"("range":"10.1.0.0/23","node_slice_size":"/24","node_slice_parts":4)")};
-    f.api.nodeList = {"n1", "n2"};
-    REQUIRE(f.ctl.pass().ok);
-    f.api.nodeList = {"n2"};
+    PartsNodeGone f;
     f.api.busyPools["kube-system/n1-10.1.0.0-24-part-2"] = true;
     REQUIRE(f.ctl.pass().ok);
     CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
@@ -169,6 +199,33 @@ TEST_CASE("slice controller: a slice in parts is sealed whole, and only once eve
     CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "");
     CHECK(f.api.seals.size() == 4);
     CHECK(f.api.seals.count("kube-system/n1-10.1.0.0-24-part-3") == 1);
+}
+
+TEST_CASE(
+    "slice controller: a part that fills while the slice's parts are being sealed leaves no part "
+    "sealed") {
+    PartsNodeGone f;
+    // Every part empty when looked at; an ADD lands in part 2 before its seal.
+    f.api.fillOnSeal.insert("kube-system/n1-10.1.0.0-24-part-2");
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
+    CHECK_MESSAGE(f.api.seals.empty(), "sealed under a slice that stays: " << sealList(f.api));
+    // Once part 2 is empty again, the slice goes, every part sealed first.
+    f.api.busyPools["kube-system/n1-10.1.0.0-24-part-2"] = false;
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "");
+    CHECK(f.api.seals.size() == 4);
+}
+
+TEST_CASE("slice controller: a seal it could not take back is taken back on the next pass") {
+    PartsNodeGone f;
+    f.api.fillOnSeal.insert("kube-system/n1-10.1.0.0-24-part-1");
+    f.api.failUnseals = 1;
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.seals.count("kube-system/n1-10.1.0.0-24") == 1);  // part 0: not taken back yet
+    REQUIRE(f.ctl.pass().ok);
+    CHECK_MESSAGE(f.api.seals.empty(), "still sealed: " << sealList(f.api));
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
 }
 
 TEST_CASE("slice controller: NADs of one network that disagree on node_slice_parts are evented") {
