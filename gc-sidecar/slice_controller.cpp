@@ -4,6 +4,7 @@
 
 #include "core/naming.h"
 #include "gc-sidecar/nad.h"
+#include "k8s/resources.h"
 #include "log/log.h"
 
 namespace allot::gc {
@@ -23,7 +24,7 @@ bool sameSpec(const NodeSlicePoolObject& cur, const SliceDesired& d) {
 
 bool changed(const NodeSlicePoolObject& a, const NodeSlicePoolObject& b) {
     return a.range != b.range || a.sliceSize != b.sliceSize || a.allocations != b.allocations ||
-           a.owners != b.owners || a.managed != b.managed;
+           a.owners != b.owners || a.managed != b.managed || a.partsRefused != b.partsRefused;
 }
 
 // node -> its first slice: what a plugin on that node reads.
@@ -110,28 +111,26 @@ bool SliceController::warnOnce(const std::string& key, const std::string& messag
     return true;
 }
 
-// Every NAD of a network should ask for the same node_slice_parts: a slice's parts are kept
-// apart from a config that reads only part 0 (another NAD's with fewer parts, Whereabouts')
-// by the reservations alone, so one without them could hand out an address a part holds. A
-// Warning Event on the NAD says so, once.
-void SliceController::warnParts(const NadObject& nad, SliceDesired& d,
-                                const core::ValidatedConfig& cfg) {
-    const std::string where = "NetworkAttachmentDefinition " + nad.ns + "/" + nad.name;
-    std::string msg;
-    if (d.nads.size() > 1 && d.parts != cfg.sliceParts)
-        msg = where + " asks for node_slice_parts " + std::to_string(cfg.sliceParts) +
-              " on NodeSlicePool " + d.ns + "/" + d.name + ", another NAD for " +
-              std::to_string(d.parts) + ": give every NAD of a network the same";
-    d.parts = std::max(d.parts, cfg.sliceParts);
-    d.noReservations = d.noReservations || !cfg.raw.enableOverlappingRanges;
-    if (msg.empty() && d.parts > 1 && d.noReservations)
-        msg = "NodeSlicePool " + d.ns + "/" + d.name +
-              ": a NAD keeps its slices in parts and another sets enable_overlapping_ranges "
-              "false, which can hand out addresses the parts hold (" +
-              where + ")";
-    if (!msg.empty() && warnOnce(where + " parts " + d.name, msg))
-        events_.emit({true, "NodeSlicePartsMismatch", msg,
-                      ObjectRef{kNadKind, kNadApiVersion, nad.ns, nad.name, nad.uid}});
+// node_slice_parts > 1 only where every NAD of the network asks for the same count and keeps
+// the reservations (core::refuseSliceParts). Otherwise the NodeSlicePool says so (the plugin's
+// ADD with parts then fails, naming the NADs; DEL and the rest go on over every part), and a
+// Warning Event on it and on each offending NAD says so, once.
+void SliceController::refuseParts(SliceDesired& d) {
+    auto r = core::refuseSliceParts(d.asks);
+    if (!r) return;
+    d.refused = r->message;
+    const std::string msg = "NodeSlicePool " + d.ns + "/" + d.name + ": " + r->message +
+                            "; until then ADDs asking for node_slice_parts fail";
+    if (!warnOnce(d.ns + "/" + d.name + " refused " + r->message, msg)) return;
+    events_.emit(
+        {true, kPartsRefusedReason, msg,
+         ObjectRef{"NodeSlicePool", k8s::apiVersion(k8s::kNodeSlicePool), d.ns, d.name, ""}});
+    constexpr size_t kMaxNadEvents = 8;  // the NADs are a user's list
+    for (size_t i = 0; i < r->offenders.size() && i < kMaxNadEvents; ++i) {
+        const NadObject& n = d.nads[r->offenders[i]];
+        events_.emit({true, kPartsRefusedReason, msg,
+                      ObjectRef{kNadKind, kNadApiVersion, n.ns, n.name, n.uid}});
+    }
 }
 
 bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
@@ -178,7 +177,9 @@ bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
                 continue;
             }
             it->second.nads.push_back({nad.ns, nad.name, nad.uid, ""});
-            warnParts(nad, it->second, cfg);
+            it->second.asks.push_back({nad.ns + "/" + nad.name, cfg.raw.type, cfg.sliceParts,
+                                       cfg.raw.enableOverlappingRanges});
+            it->second.parts = std::max(it->second.parts, cfg.sliceParts);
         }
     }
     return wants;
@@ -195,6 +196,7 @@ SliceController::Wanted SliceController::wanted(const std::vector<NadObject>& na
         if (n->config.empty()) continue;  // Multus reads it from a file: not ours to see
         if (addWanted(w, *n)) w.keepUids.insert(n->uid);
     }
+    for (auto& [key, d] : w.pools) refuseParts(d);
     return w;
 }
 
@@ -238,7 +240,8 @@ bool SliceController::sealParts(const SliceDesired& d, const std::string& pool,
     std::vector<std::string> sealed;
     for (int k = 0; k < d.parts; ++k) {
         const std::string part = core::slicePartPoolName(pool, k);
-        auto r = cluster_.sealSlicePool(d.ns, part, slice, token);
+        // While the network refuses parts, no part is created (sealed) that is not there yet.
+        auto r = cluster_.sealSlicePool(d.ns, part, slice, token, k == 0 || d.refused.empty());
         if (r && *r) {
             sealed.push_back(part);
             pendingLifts_.erase({d.ns, part});
@@ -307,6 +310,9 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
     next.allocations = plan->allocations;
     next.owners = ownersFor(cur ? cur->owners : std::vector<OwnerRef>{}, d.nads, d.ns);
     next.managed = true;
+    next.partsRefused = d.refused;
+    if (cur && !cur->partsRefused.empty() && d.refused.empty())
+        logging::logInfo("NodeSlicePool " + key + ": node_slice_parts honoured again");
     if (!cur || changed(*cur, next)) {
         logAssignments(key, cur ? cur->allocations : std::vector<core::SliceAllocation>{},
                        next.allocations);

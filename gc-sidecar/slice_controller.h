@@ -52,6 +52,8 @@ using core::Result;
 // before a slice leaves its node).
 inline constexpr const char* kSliceManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr const char* kSliceManager = "allot-gc";
+// The Warning Event of a network whose NADs make node_slice_parts unsafe (refused).
+inline constexpr const char* kPartsRefusedReason = "NodeSlicePartsRefused";
 
 struct OwnerRef {
     std::string apiVersion, kind, name, uid;
@@ -66,7 +68,9 @@ struct NodeSlicePoolObject {
     std::vector<core::SliceAllocation> allocations;
     std::vector<OwnerRef> owners;
     bool managed = false;  // labelled as this controller's
-    json::Value raw;       // as read: fields not named above are written back unchanged
+    // store::kPartsRefusedAnnotation: node_slice_parts refused on the network, and why.
+    std::string partsRefused;
+    json::Value raw;  // as read: fields not named above are written back unchanged
 };
 
 struct NadObject {
@@ -90,9 +94,11 @@ class SliceCluster {
     // `slice`) with `token` (store::Pool::sealed, engine::TxTarget::seal) if it holds no
     // address, creating it sealed when missing, so that the node's plugin can no longer claim
     // in it on a stale copy of its slice. True when sealed (the slice may go); false while it
-    // holds addresses. An error (a lost race included) keeps the slice where it is.
+    // holds addresses. An error (a lost race included) keeps the slice where it is. Without
+    // `create` a missing pool stays missing (true: nothing there to claim in).
     virtual Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
-                                       const core::Cidr& slice, const std::string& token) = 0;
+                                       const core::Cidr& slice, const std::string& token,
+                                       bool create) = 0;
     // Whether IPPool `pool` in `ns` holds an address (false when missing): a slice in parts is
     // sealed only once none of them does, so no part stays sealed under a slice that stays.
     virtual Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) = 0;
@@ -118,7 +124,8 @@ struct SliceDesired {
     // IPPools per node slice (node_slice_parts): the most any of its NADs asks for, so every
     // part a plugin may write is sealed before a slice is taken.
     int parts = 1;
-    bool noReservations = false;  // a NAD of it sets enable_overlapping_ranges false
+    std::vector<core::SlicePartsAsk> asks;  // one per entry of `nads`
+    std::string refused;  // why parts are refused on the network (core::refuseSliceParts)
 };
 
 struct SliceOptions {
@@ -158,7 +165,7 @@ class SliceController {
     Wanted wanted(const std::vector<NadObject>& nads);
     // Adds what `nad` wants; true when it wants a NodeSlicePool or cannot be read.
     bool addWanted(Wanted& w, const NadObject& nad);
-    void warnParts(const NadObject& nad, SliceDesired& d, const core::ValidatedConfig& cfg);
+    void refuseParts(SliceDesired& d);
     bool anyPartHolds(const std::string& ns, const std::string& pool, int parts);
     // Seals every part of a node's slice pool `pool` (slice `slice`) with `token`; true when all
     // are sealed. Otherwise the parts it sealed are unsealed again, and those it cannot unseal

@@ -6,6 +6,7 @@
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/slice_controller.h"
 #include "k8s/resources.h"
+#include "store/pool_codec.h"
 
 namespace allot::gc {
 
@@ -45,6 +46,7 @@ NodeSlicePoolObject decodeSlicePool(Value& item) {
     const Value* md = item.find("metadata");
     const Value* labels = md && md->isObject() ? md->find("labels") : nullptr;
     p.managed = labels && labels->isObject() && str(labels->find(kManagedBy)) == kManager;
+    p.partsRefused = store::partsRefusedOf(item);
     const Value* owners = md && md->isObject() ? md->find("ownerReferences") : nullptr;
     if (owners && owners->isArray())
         for (const auto& o : owners->items())
@@ -88,6 +90,11 @@ Value encodeSlicePool(const NodeSlicePoolObject& p) {
     md.set("namespace", Value::string(p.ns));
     if (!p.resourceVersion.empty()) md.set("resourceVersion", Value::string(p.resourceVersion));
     if (p.managed) member(md, "labels").set(kManagedBy, Value::string(kManager));
+    if (!p.partsRefused.empty())
+        member(md, "annotations")
+            .set(store::kPartsRefusedAnnotation, Value::string(p.partsRefused));
+    else if (Value* ann = md.find("annotations"); ann && ann->isObject())
+        ann->erase(store::kPartsRefusedAnnotation);
     if (p.owners.empty())
         md.erase("ownerReferences");
     else
@@ -166,17 +173,18 @@ class K8sSliceCluster : public SliceCluster {
     }
 
     Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
-                               const core::Cidr& slice, const std::string& token) override {
+                               const core::Cidr& slice, const std::string& token,
+                               bool create) override {
         // One attempt: a lost race means a writer is busy in the pool, so the slice stays.
         engine::RetryPolicy once(engine::Clock::now() + std::chrono::seconds(10), {}, 1);
         engine::PoolTransaction tx(c_.pools(ns), once);
-        engine::TxTarget t{pool, slice, true, false};
+        engine::TxTarget t{pool, slice, create, false};
         t.seal = token;
         auto r = tx.run(t, [](const store::Pool&) {
             return Result<std::vector<core::Intent>>(std::vector<core::Intent>{});
         });
         if (!r) return r.error();
-        return r->sealed;
+        return r->sealed || !r->found;
     }
 
     Result<void> unsealSlicePool(const std::string& ns, const std::string& pool,

@@ -22,6 +22,8 @@ bool managedByAllot(const json::Value& nodeSlicePool) {
 
 std::optional<std::string> NodeSliceCopy::keep(const json::Value& nodeSlicePool) const {
     if (!managedByAllot(nodeSlicePool)) return std::nullopt;
+    // The plugin reads a NodeSlicePool refusing node_slice_parts itself, and so sees why.
+    if (!store::partsRefusedOf(nodeSlicePool).empty()) return std::nullopt;
     return store::nodeSliceOf(nodeSlicePool, node_);
 }
 

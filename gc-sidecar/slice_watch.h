@@ -5,7 +5,9 @@
 // watch event; a plugin acting on a stale slice still cannot claim in a pool whose slice was
 // taken from its node (the slice controller seals it first: engine::TxTarget::unseal). Only
 // NodeSlicePools allot-gc's controller manages are kept: another controller (Whereabouts')
-// seals nothing, so for its objects the plugin reads the NodeSlicePool on every ADD. Until
+// seals nothing, so for its objects the plugin reads the NodeSlicePool on every ADD; so it
+// does for one refusing node_slice_parts (store::kPartsRefusedAnnotation), whose refusal it
+// reads with the object. Until
 // the first list, and from a failed watch until the next list, the copy answers nothing and the
 // plugin reads the NodeSlicePool itself.
 

@@ -346,10 +346,16 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
             out.push_back({*sr, pool, sliceName, i});
             continue;
         }
+        const std::string refused =
+            slice->partsRefused.empty()
+                ? std::string()
+                : "node_slice_parts " + std::to_string(cfg.sliceParts) + " is refused on network " +
+                      netSlices + " by allot-gc's slice controller (NodeSlicePool " +
+                      ctx.poolNamespace + "/" + sliceName + "): " + slice->partsRefused;
         for (int k = 0; k < cfg.sliceParts; ++k) {
             auto part = core::slicePartRange(sr->cidr(), cfg.sliceParts, k);
             if (!part) return makeError(Errc::Invalid, part.error().message);
-            out.push_back({*part, core::slicePartPoolName(pool, k), sliceName, i});
+            out.push_back({*part, core::slicePartPoolName(pool, k), sliceName, i, refused});
         }
     }
     return out;
@@ -472,6 +478,10 @@ Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, co
                         bool fresh) {
     auto targets = resolveTargets(ctx, cfg, net.name, fresh);
     if (!targets) return targets.error();
+    // Before anything is written: a slice in parts beside a config that reads only part 0
+    // could hand out an address a part holds (core::refuseSliceParts).
+    for (const Target& t : *targets)
+        if (!t.partsRefused.empty()) return makeError(Errc::InvalidConfig, t.partsRefused);
     const std::vector<Parts> ranges = byRange(*targets);
     auto want = placeRequested(ranges, requested);
     if (!want) return want.error();

@@ -115,6 +115,10 @@ struct Target {
     std::string pool;
     std::string nodeSlicePool;  // node-slice mode: the NodeSlicePool that gave `range`
     size_t rangeIndex = 0;      // of cfg.ranges; several targets share one with slice parts
+    // With node_slice_parts > 1: why allot-gc's slice controller refuses them on the network
+    // (the NodeSlicePool's word); "" while honoured. ADD fails on it; DEL, CHECK, GC and STATUS
+    // go on over every part.
+    std::string partsRefused = {};
 };
 // One per range, in order; in node-slice mode with node_slice_parts, one per part of each
 // range's slice (part 0 first). In node-slice mode the node's slice comes from the node

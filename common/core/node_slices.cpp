@@ -239,4 +239,43 @@ std::optional<SlicePoolInfo> slicePoolOf(const std::vector<NodeSliceView>& nodeS
     return std::nullopt;
 }
 
+namespace {
+
+constexpr size_t kRefusalNamed = 8;  // NADs a refusal names; the rest are counted
+
+std::string whatItAsks(const SlicePartsAsk& a, int parts) {
+    std::string out = "NetworkAttachmentDefinition " + a.nad + " (" + a.type + ")";
+    if (a.parts != parts)
+        out += " asks for node_slice_parts " + std::to_string(a.parts) +
+               (a.type == "whereabouts" && a.parts == 1 ? " (Whereabouts reads only part 0)" : "");
+    if (!a.reservations)
+        out +=
+            std::string(a.parts != parts ? " and" : "") + " sets enable_overlapping_ranges false";
+    return out;
+}
+
+}  // namespace
+
+std::optional<SlicePartsRefusal> refuseSliceParts(const std::vector<SlicePartsAsk>& asks) {
+    int parts = 1;
+    for (const auto& a : asks) parts = std::max(parts, a.parts);
+    if (parts == 1) return std::nullopt;
+    SlicePartsRefusal out;
+    std::string named;
+    for (size_t i = 0; i < asks.size(); ++i) {
+        if (asks[i].parts == parts && asks[i].reservations) continue;
+        if (out.offenders.size() < kRefusalNamed)
+            named += (named.empty() ? "" : "; ") + whatItAsks(asks[i], parts);
+        out.offenders.push_back(i);
+    }
+    if (out.offenders.empty()) return std::nullopt;
+    if (out.offenders.size() > kRefusalNamed)
+        named += "; and " + std::to_string(out.offenders.size() - kRefusalNamed) + " more";
+    out.message = "node_slice_parts " + std::to_string(parts) +
+                  " needs every NAD of the network to ask for it and keep "
+                  "enable_overlapping_ranges: " +
+                  named;
+    return out;
+}
+
 }  // namespace allot::core

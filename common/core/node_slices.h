@@ -81,6 +81,27 @@ using SliceBusy = std::function<bool(const SliceAllocation&)>;
 // Errors: as carveSlices.
 Result<SlicePlan> planSlices(const SliceInput& in, const SliceBusy& busy);
 
+// What one NetworkAttachmentDefinition of a network asks of its slices.
+struct SlicePartsAsk {
+    std::string nad;           // "namespace/name"
+    std::string type;          // its IPAM type: "allot" or "whereabouts"
+    int parts = 1;             // node_slice_parts
+    bool reservations = true;  // enable_overlapping_ranges
+};
+
+struct SlicePartsRefusal {
+    std::string message;            // names each offending NAD and what it asks
+    std::vector<size_t> offenders;  // indices into the asks
+};
+
+// A slice in parts is kept apart from a config that reads only part 0 (Whereabouts' plugin,
+// allot with fewer parts) by the OverlappingRangeIPReservations alone, and Whereabouts' DEL
+// deletes a reservation by name without looking at its owner: so node_slice_parts > 1 is
+// honoured on a network only while every NAD of it asks for the same count and keeps the
+// reservations. nullopt when it is (or when no NAD asks for parts); else the NADs that break
+// the rule (every one in `offenders`, the first few named in `message`).
+std::optional<SlicePartsRefusal> refuseSliceParts(const std::vector<SlicePartsAsk>& asks);
+
 // A NodeSlicePool as the repair pass reads it.
 struct NodeSliceView {
     std::string name;   // metadata.name

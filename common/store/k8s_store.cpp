@@ -129,7 +129,8 @@ Result<NodeSlice> K8sStore::nodeSlice(const std::string& sliceName, const std::s
             return NodeSlice{std::move(*s), ""};
     auto obj = seen(client_->get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName)));
     if (!obj) return obj.error();
-    if (auto s = nodeSliceOf(*obj, node)) return NodeSlice{std::move(*s), resourceVersionOf(*obj)};
+    if (auto s = nodeSliceOf(*obj, node))
+        return NodeSlice{std::move(*s), resourceVersionOf(*obj), partsRefusedOf(*obj)};
     return makeError(Errc::NotFound,
                      "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
 }

@@ -172,7 +172,9 @@ Result<NodeSlice> MemoryStore::nodeSlice(const std::string& sliceName, const std
                                          bool fresh) {
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
-    if (!fresh)
+    const std::string refused =
+        partsRefused_.count(sliceName) ? partsRefused_.at(sliceName) : std::string();
+    if (!fresh && refused.empty())
         if (auto c = cachedSlices_.find({sliceName, node}); c != cachedSlices_.end()) {
             if (c->second.empty()) return makeError(Errc::NotFound, "no cached node slice");
             return NodeSlice{c->second, ""};
@@ -181,7 +183,13 @@ Result<NodeSlice> MemoryStore::nodeSlice(const std::string& sliceName, const std
     auto it = slices_.find({sliceName, node});
     if (it == slices_.end() || it->second.empty())
         return makeError(Errc::NotFound, "no node slice for node " + node + " in " + sliceName);
-    return NodeSlice{it->second, std::to_string(sliceVersions_[sliceName])};
+    return NodeSlice{it->second, std::to_string(sliceVersions_[sliceName]), refused};
+}
+
+void MemoryStore::setNodeSlicePartsRefused(const std::string& sliceName, const std::string& why) {
+    std::lock_guard lock(mu_);
+    partsRefused_[sliceName] = why;
+    ++sliceVersions_[sliceName];
 }
 
 void MemoryStore::setNodeSlice(const std::string& sliceName, const std::string& node,

@@ -36,6 +36,9 @@ class MemoryStore : public PoolStore {
     void setCachedNodeSlice(const std::string& sliceName, const std::string& node,
                             const std::string& cidr);
     int freshSliceReads() const;
+    // The slice controller's refusal of node_slice_parts on NodeSlicePool `sliceName` ("":
+    // none). Like the node relay, a cached read does not answer for a refused NodeSlicePool.
+    void setNodeSlicePartsRefused(const std::string& sliceName, const std::string& why);
 
     // Fault injection: the next `n` calls of any kind fail with `code`.
     void failNext(int n, core::Errc code);
@@ -55,6 +58,7 @@ class MemoryStore : public PoolStore {
     std::map<std::pair<std::string, std::string>, std::string> slices_;
     std::map<std::pair<std::string, std::string>, std::string> cachedSlices_;
     std::map<std::string, uint64_t> sliceVersions_;
+    std::map<std::string, std::string> partsRefused_;
     int freshSliceReads_ = 0;
     uint64_t version_ = 0;
     int failLeft_ = 0;

@@ -570,6 +570,15 @@ std::optional<std::string> nodeSliceOf(const json::Value& nodeSlicePool, const s
     return std::nullopt;
 }
 
+std::string partsRefusedOf(const json::Value& nodeSlicePool) {
+    const json::Value* md = nodeSlicePool.find("metadata");
+    const json::Value* ann = md && md->isObject() ? md->find("annotations") : nullptr;
+    const json::Value* v = ann && ann->isObject() ? ann->find(kPartsRefusedAnnotation) : nullptr;
+    if (!v) return "";
+    // Present but not a string: still refused (someone wrote it), with no reason to give.
+    return v->isString() && !v->asString().empty() ? v->asString() : "refused";
+}
+
 std::string resourceVersionOf(const json::Value& obj) {
     const json::Value* md = obj.find("metadata");
     const json::Value* rv = md && md->isObject() ? md->find("resourceVersion") : nullptr;

@@ -37,6 +37,10 @@ struct UnknownFields {
 struct NodeSlice {
     std::string slice;            // CIDR text
     std::string resourceVersion;  // of the NodeSlicePool read; empty from a watched copy
+    // node_slice_parts > 1 is not honoured on the network (the slice controller's word, with
+    // the NADs it names); "" when it is. A watched copy never holds a refused NodeSlicePool,
+    // so this comes from a read of the object.
+    std::string partsRefused = {};
 };
 
 // What the stored object cost when it was read: the basis of the size check before a write.

@@ -263,3 +263,37 @@ TEST_CASE("a slice's part k is that node's slice pool as much as part 0") {
     CHECK(bare->node == "node-b");
     CHECK_FALSE(slicePoolOf(nsps, "other-10.0.2.0-24-part-1", *Cidr::parse("10.0.2.0/24"), known));
 }
+
+TEST_CASE(
+    "node_slice_parts is refused on a network unless every NAD asks the same, reservations on") {
+    const SlicePartsAsk a4{"ns/a", "allot", 4, true}, b4{"ns/b", "allot", 4, true};
+    CHECK_FALSE(refuseSliceParts({}));
+    CHECK_FALSE(refuseSliceParts({a4, b4}));
+    // No parts anywhere: Whereabouts' rules, reservations or not.
+    CHECK_FALSE(refuseSliceParts({{"ns/w", "whereabouts", 1, false}, {"ns/x", "allot", 1, true}}));
+    // A Whereabouts NAD reads only part 0.
+    auto wa = refuseSliceParts({a4, {"ns/w", "whereabouts", 1, true}});
+    REQUIRE(wa);
+    CHECK(wa->offenders == std::vector<size_t>{1});
+    CHECK(wa->message ==
+          "node_slice_parts 4 needs every NAD of the network to ask for it and keep "
+          "enable_overlapping_ranges: NetworkAttachmentDefinition ns/w (whereabouts) asks for "
+          "node_slice_parts 1 (Whereabouts reads only part 0)");
+    // Fewer parts, and the reservations off (even with the same count).
+    auto mixed = refuseSliceParts({{"ns/c", "allot", 2, true}, a4, {"ns/d", "allot", 4, false}});
+    REQUIRE(mixed);
+    CHECK(mixed->offenders == std::vector<size_t>{0, 2});
+    CHECK(mixed->message.find("ns/c (allot) asks for node_slice_parts 2; "
+                              "NetworkAttachmentDefinition ns/d (allot) sets "
+                              "enable_overlapping_ranges false") != std::string::npos);
+    // A user-made list is named only so far.
+    std::vector<SlicePartsAsk> many{a4};
+    for (int i = 0; i < 20; ++i)
+        many.push_back({"ns/w" + std::to_string(i), "whereabouts", 1, true});
+    auto lots = refuseSliceParts(many);
+    REQUIRE(lots);
+    CHECK(lots->offenders.size() == 20);
+    CHECK(lots->message.find("ns/w7 ") != std::string::npos);
+    CHECK(lots->message.find("ns/w8 ") == std::string::npos);
+    CHECK(lots->message.find("; and 12 more") != std::string::npos);
+}

@@ -47,12 +47,21 @@ class FakeSlices : public gc::SliceCluster {
     std::map<std::string, std::string> seals;  // "ns/pool" -> token
     // Pools an ADD lands in after slicePoolHolds looked and before the seal: "ns/pool".
     std::set<std::string> fillOnSeal;
-    int failUnseals = 0;  // the next n unsealSlicePool calls fail
+    int failUnseals = 0;             // the next n unsealSlicePool calls fail
+    std::set<std::string> existing;  // "ns/pool": IPPools there (besides busy ones)
+    std::set<std::string> created;   // "ns/pool": IPPools sealSlicePool created
     core::Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,
-                                     const core::Cidr&, const std::string& token) override {
-        if (fillOnSeal.erase(ns + "/" + pool)) busyPools[ns + "/" + pool] = true;
-        if (busyPools[ns + "/" + pool]) return false;
-        seals[ns + "/" + pool] = token;
+                                     const core::Cidr&, const std::string& token,
+                                     bool create) override {
+        const std::string k = ns + "/" + pool;
+        if (fillOnSeal.erase(k)) busyPools[k] = true;
+        if (busyPools[k]) return false;
+        if (!existing.count(k)) {
+            if (!create) return true;
+            created.insert(k);
+            existing.insert(k);
+        }
+        seals[k] = token;
         return true;
     }
     core::Result<bool> slicePoolHolds(const std::string& ns, const std::string& pool) override {
@@ -79,10 +88,11 @@ class FakeSlices : public gc::SliceCluster {
     }
 };
 
-gc::NadObject nad(const std::string& ns, const std::string& name, const std::string& ipam) {
+gc::NadObject nad(const std::string& ns, const std::string& name, const std::string& ipam,
+                  const std::string& type = "allot") {
     return {ns, name, "uid-" + ns + "-" + name,
-            R"({"cniVersion":"1.0.0","name":")" + name +
-                R"(","type":"macvlan","ipam":{"type":"allot",)" + ipam + "}}"};
+            R"({"cniVersion":"1.0.0","name":")" + name + R"(","type":"macvlan","ipam":{"type":")" +
+                type + R"(",)" + ipam + "}}"};
 }
 
 struct Fixture {
@@ -228,23 +238,84 @@ TEST_CASE("slice controller: a seal it could not take back is taken back on the 
     CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "n1");
 }
 
-TEST_CASE("slice controller: NADs of one network that disagree on node_slice_parts are evented") {
-    Fixture f;
-    const std::string ipam =
-        R"("range":"10.1.0.0/22","node_slice_size":"/24","network_name":"net")";
-    f.api.nadList = {nad("kube-system", "a", ipam + R"(,"node_slice_parts":4)"),
-                     nad("kube-system", "b", ipam + R"(,"enable_overlapping_ranges":false)")};
+namespace {
+
+const gc::EventSpec* eventOn(const std::vector<gc::EventSpec>& evs, const std::string& reason,
+                             const std::string& kind, const std::string& name) {
+    for (const auto& e : evs)
+        if (e.reason == reason && e.object.kind == kind && e.object.name == name) return &e;
+    return nullptr;
+}
+
+const std::string kNet = R"("range":"10.1.0.0/22","node_slice_size":"/24","network_name":"net")";
+
+// One pass over `nads` (of network net, in kube-system) and node n1: net's refusal of parts.
+std::string refusalFor(Fixture& f, std::vector<gc::NadObject> nads) {
+    f.api.nadList = std::move(nads);
     f.api.nodeList = {"n1"};
     REQUIRE(f.ctl.pass().ok);
+    return f.api.get("kube-system/net").partsRefused;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "slice controller: node_slice_parts is refused on a network whose Whereabouts NAD asks for "
+    "none: the NodeSlicePool says so, with a Warning Event naming the NAD") {
+    Fixture f;
+    const std::string refused =
+        refusalFor(f, {nad("kube-system", "a", kNet + R"(,"node_slice_parts":4)"),
+                       nad("kube-system", "b", kNet, "whereabouts")});
+    CHECK(refused.find("NetworkAttachmentDefinition kube-system/b (whereabouts) asks for "
+                       "node_slice_parts 1") != std::string::npos);
+    CHECK(refused.find("kube-system/a") == std::string::npos);
     auto evs = f.events.all();
-    REQUIRE(f.events.count("NodeSlicePartsMismatch") == 1);
-    auto ev = *std::find_if(evs.begin(), evs.end(),
-                            [](const auto& e) { return e.reason == "NodeSlicePartsMismatch"; });
-    CHECK(ev.warning);
-    CHECK(ev.object.name == "b");
-    CHECK(ev.message.find("node_slice_parts 1") != std::string::npos);
+    const gc::EventSpec* onPool = eventOn(evs, "NodeSlicePartsRefused", "NodeSlicePool", "net");
+    REQUIRE(onPool);
+    CHECK(onPool->warning);
+    CHECK(onPool->message.find("kube-system/b (whereabouts)") != std::string::npos);
+    CHECK(eventOn(evs, "NodeSlicePartsRefused", "NetworkAttachmentDefinition", "b"));
+    CHECK_FALSE(eventOn(evs, "NodeSlicePartsRefused", "NetworkAttachmentDefinition", "a"));
+    const size_t said = evs.size();
     REQUIRE(f.ctl.pass().ok);
-    CHECK(f.events.count("NodeSlicePartsMismatch") == 1);  // once
+    CHECK(f.events.all().size() == said);  // once
+    // The Whereabouts NAD asks for the same parts (allot installed under its name): honoured.
+    f.api.nadList[1] = nad("kube-system", "b", kNet + R"(,"node_slice_parts":4)", "whereabouts");
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/net").partsRefused.empty());
+}
+
+TEST_CASE(
+    "slice controller: node_slice_parts is refused on a network where a NAD asks for fewer or "
+    "turns the reservations off") {
+    Fixture f;
+    const std::string refused =
+        refusalFor(f, {nad("kube-system", "a", kNet + R"(,"node_slice_parts":4)"),
+                       nad("kube-system", "b", kNet + R"(,"node_slice_parts":2)"),
+                       nad("kube-system", "c", kNet + R"(,"enable_overlapping_ranges":false)")});
+    CHECK(refused.find("kube-system/b (allot) asks for node_slice_parts 2") != std::string::npos);
+    CHECK(refused.find("kube-system/c (allot) asks for node_slice_parts 1 and sets "
+                       "enable_overlapping_ranges false") != std::string::npos);
+    CHECK(f.events.count("NodeSlicePartsRefused") == 3);  // the NodeSlicePool, b and c
+    f.api.nadList.resize(1);
+    REQUIRE(f.ctl.pass().ok);
+    CHECK(f.api.get("kube-system/net").partsRefused.empty());
+}
+
+TEST_CASE("slice controller: while parts are refused, freeing a slice creates no part") {
+    PartsNodeGone f;
+    // Another namespace's NAD of the same network ("name": blue), of type whereabouts.
+    f.api.nadList.push_back(
+        nad("apps", "blue", R"("range":"10.1.0.0/23","node_slice_size":"/24")", "whereabouts"));
+    f.api.existing.insert("kube-system/n1-10.1.0.0-24-part-1");  // used before the refusal
+    REQUIRE(f.ctl.pass().ok);
+    CHECK_FALSE(f.api.get("kube-system/blue").partsRefused.empty());
+    CHECK(f.api.get("kube-system/blue").allocations[0].nodeName == "");
+    // Part 0 (Whereabouts' pool) is sealed, created when missing; part 1 is sealed as it is
+    // there; parts 2 and 3 are not made.
+    CHECK(f.api.created == std::set<std::string>{"kube-system/n1-10.1.0.0-24"});
+    CHECK(f.api.seals.size() == 2);
+    CHECK(f.api.seals.count("kube-system/n1-10.1.0.0-24-part-1") == 1);
 }
 
 TEST_CASE("slice controller: nodes beyond the slices get one Warning Event each on Node and pool") {

@@ -87,3 +87,20 @@ TEST_CASE("a local question no handler takes is refused, not forwarded") {
     o.server = kServer;
     CHECK(ask(o, "ns", "blue", "node-a").kind == Kind::Refused);
 }
+
+TEST_CASE("the relay keeps no slice of a NodeSlicePool refusing node_slice_parts: read each time") {
+    gc::NodeSliceCopy copy("node-a");
+    gc::RelayServerOptions o;
+    o.server = kServer;
+    o.local.push_back([&](const k8s::RelayRequest& r) { return copy.answer(r); });
+    auto refused = nsp("ns", "blue", {{"node-a", "10.0.1.0/24"}});
+    refused.find("metadata")->set("annotations", json::Value::object());
+    refused.find("metadata")
+        ->find("annotations")
+        ->set("allot.cni.cncf.io/node-slice-parts-refused", json::Value::string("NAD ns/wa"));
+    copy.replace({refused});
+    // Not found here: the plugin reads the object, and with it why parts are refused.
+    CHECK(ask(o, "ns", "blue", "node-a").status == 404);
+    copy.apply({k8s::WatchEvent::Type::Modified, nsp("ns", "blue", {{"node-a", "10.0.1.0/24"}})});
+    CHECK(ask(o, "ns", "blue", "node-a").body == "10.0.1.0/24");
+}

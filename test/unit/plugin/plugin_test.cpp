@@ -1355,6 +1355,39 @@ TEST_CASE("node_slice_parts: an ADD again finds its address in its part; DEL fre
     CHECK(h.mem->getPool(kPart0)->allocations.size() == 6);
 }
 
+TEST_CASE(
+    "node_slice_parts: on a network the slice controller refuses parts on, ADD fails with code 7 "
+    "naming the network and the NADs; CHECK, DEL and one-pool ADDs go on") {
+    PartsHarness h;
+    for (int i = 1; i <= 8; ++i)
+        REQUIRE(h.call("ADD", conf(kParts), "c" + std::to_string(i), "net1", podArgs(i)).exitCode ==
+                0);
+    REQUIRE(h.mem->getPool(kPart1)->allocations.count(8) == 1);
+    h.mem->setNodeSlicePartsRefused(
+        "blue",
+        "node_slice_parts 2 needs every NAD of the network to ask for it and keep "
+        "enable_overlapping_ranges: NetworkAttachmentDefinition apps/wa (whereabouts) asks for "
+        "node_slice_parts 1 (Whereabouts reads only part 0)");
+    REQUIRE(h.call("DEL", conf(kParts), "c3", "net1", podArgs(3)).exitCode == 0);
+    auto refused = h.call("ADD", conf(kParts), "c9", "net1", podArgs(9));
+    REQUIRE_MESSAGE(refused.exitCode != 0, "ADD with parts succeeded: " << refused.stdoutText);
+    CHECK(errorCode(refused) == 7);
+    const std::string msg = parsed(refused).find("msg")->asString();
+    CHECK_MESSAGE(msg.find("network blue") != std::string::npos, msg);
+    CHECK_MESSAGE(msg.find("apps/wa (whereabouts)") != std::string::npos, msg);
+    CHECK(h.mem->getPool(kPart0)->allocations.size() == 6);  // nothing written
+    // The same ADD again of a pod that holds an address is refused too.
+    CHECK(errorCode(h.call("ADD", conf(kParts), "c8", "net1", podArgs(8))) == 7);
+    // What the parts hold stays reachable: CHECK finds c8 in part 1, DEL frees it there.
+    const std::string prev =
+        R"("prevResult":{"cniVersion":"1.1.0","ips":[{"address":"10.5.1.8/28"}]},)";
+    CHECK(h.call("CHECK", conf(kParts, "1.1.0", prev), "c8", "net1", podArgs(8)).exitCode == 0);
+    CHECK(h.call("DEL", conf(kParts), "c8", "net1", podArgs(8)).exitCode == 0);
+    CHECK(h.mem->getPool(kPart1)->allocations.empty());
+    // A config of the network without parts reads only part 0, as Whereabouts: it works.
+    CHECK(firstAddress(h.call("ADD", conf(kBlue), "c10", "net1", podArgs(10))) == "10.5.1.3/28");
+}
+
 TEST_CASE("node_slice_parts: an ADD goes past a part the slice controller sealed") {
     PartsHarness h;
     REQUIRE(firstAddress(h.call("ADD", conf(kParts), "c1")) == "10.5.1.1/28");
