@@ -93,9 +93,9 @@ PY
 
 # both_plugins NODE...: on each NODE, SLICE_N ADDs through Whereabouts ($WA) and as many through
 # allot, all at once; checks every ADD succeeded, no address twice, each inside its node's slice.
-# SLICE_PARTS=N: allot's config sets node_slice_parts N (Whereabouts reads only part 0, and an
-# ADD of Whereabouts that loses the race for an address's reservation to allot fails: counted
-# apart, not as a failure).
+# SLICE_PARTS=N: allot's config sets node_slice_parts N. SLICE_REFUSED=TEXT: the network refuses
+# parts (Whereabouts reads only part 0): every ADD of allot's must fail with code 7, its message
+# naming the network and TEXT (the offending NAD), and every one of Whereabouts' succeed.
 both_plugins() {
   local n=${SLICE_N:-8}
   python3 - "$n" "$@" <<'PY'
@@ -126,8 +126,15 @@ def add(job):
     p = subprocess.run([os.environ["WA"] if tool == "wa" else os.environ["PLUGIN"]], input=conf(tool, node),
                        env=env, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
-        return tool, node, None, (p.stdout + p.stderr)[-300:], time.time() - t0
+        return tool, node, None, p.stdout + "\n" + p.stderr, time.time() - t0
     return tool, node, json.loads(p.stdout)["ips"][0]["address"].split("/")[0], "", time.time() - t0
+refused_by = os.environ.get("SLICE_REFUSED", "")
+def refused_as_said(r):  # code 7, naming the network and the offending NAD
+    try:
+        e = json.JSONDecoder().raw_decode(r[3])[0]  # stdout's error, before stderr's log
+    except ValueError:
+        return False
+    return e.get("code") == 7 and f"network {net}" in e.get("msg", "") and refused_by in e.get("msg", "")
 slices = {}
 for node in nodes:
     out = subprocess.run(["kubectl", "get", "nodeslicepool", "-n", pns, net, "-o", "json"], capture_output=True, text=True).stdout
@@ -137,9 +144,11 @@ t0 = time.time()
 with ThreadPoolExecutor(len(jobs)) as ex:
     res = list(ex.map(add, jobs))
 wall = time.time() - t0
-lost_race = [r for r in res if r[2] is None and r[0] == "wa" and parts > 1 and "already exists" in r[3]]
-bad = [r for r in res if r[2] is None and r not in lost_race]
-for r in bad: print("ADD failed:", r[0], r[1], r[3])
+refused = [r for r in res if refused_by and r[0] == "allot" and r[2] is None and refused_as_said(r)]
+bad = [r for r in res if r[2] is None and r not in refused]
+for r in bad: print("ADD failed:", r[0], r[1], r[3][-600:])
+not_refused = [r for r in res if refused_by and r[0] == "allot" and r[2]]
+for r in not_refused: print("allot ADD with parts not refused:", r[1], r[2])
 ips = [r[2] for r in res if r[2]]
 dups = len(ips) - len(set(ips))
 outside = [r for r in res if r[2] and ipaddress.ip_address(r[2]) not in ipaddress.ip_network(slices[r[1]])]
@@ -162,8 +171,9 @@ for node in nodes:
         print(f"pool {pool}: holds {sorted(held)}, ADDs returned {sorted(want)}")
 slow = {t: max(r[4] for r in res if r[0] == t) for t in ("wa", "allot")}
 print(f"{len(jobs)} ADDs ({n} Whereabouts + {n} allot on each of {len(nodes)} nodes) in {wall:.1f} s: "
-      f"{len(bad)} failed, {len(lost_race)} of Whereabouts' lost a reservation race, {dups} duplicates, {len(outside)} outside their slice, {lost} missing from the pools; "
+      f"{len(bad)} failed, {len(refused)} of allot's refused (code 7), {dups} duplicates, {len(outside)} outside their slice, {lost} missing from the pools; "
       f"slowest whereabouts {slow['wa']:.1f} s, allot {slow['allot']:.1f} s")
-sys.exit(1 if bad or dups or outside or lost else 0)
+if refused: print("refused as:", json.JSONDecoder().raw_decode(refused[0][3])[0]["msg"])
+sys.exit(1 if bad or not_refused or dups or outside or lost else 0)
 PY
 }

@@ -209,17 +209,29 @@ t_whereabouts() {
   note "$out"
 }
 
-# The same with allot's slices in parts (node_slice_parts 4 of a /27: 7 addresses a part, 20
-# ADDs a node), so allot's addresses spread past part 0, the only pool Whereabouts reads: the
-# reservations keep the two apart.
+# The same network with an allot NAD asking for its slices in parts (node_slice_parts 4 of a
+# /27) beside the Whereabouts NAD, which asks for none. Whereabouts' plugin reads only part 0,
+# and after losing a reservation race its DEL deletes the reservation whoever holds it, so
+# parts are refused on the network: the slice controller's annotation on the NodeSlicePool and a
+# Warning Event name the Whereabouts NAD, every ADD of allot's with parts fails with code 7 naming
+# the network and that NAD, and Whereabouts' pods all get their addresses, no duplicate.
 NETWP=$RUN-mixedp
 IPAMWP='{"type":"whereabouts","range":"10.78.0.0/16","node_slice_size":"/27","network_name":"'$NETWP'"}'
+nsp_refused() { nsp_json "$1" | jq -r '.metadata.annotations["allot.cni.cncf.io/node-slice-parts-refused"] // ""'; }
+refusal_names() { [[ "$(nsp_refused "$1")" == *"$2"* ]]; }
 t_whereabouts_parts() {
-  local out p1
-  out=$(mixed mixedp "$NETWP" "$IPAMWP" SLICE_N=10 SLICE_PARTS=4) || { echo "$out"; return 1; }
+  local out p1 wanad="$POOLNS/mixedp (whereabouts)"
+  mk_nad_in "$POOLNS" mixedp "$IPAMWP" &&
+    mk_nad_in "$POOLNS" mixedp-allot "$(jq -c '. + {type: "allot", node_slice_parts: 4}' <<<"$IPAMWP")" || return 1
+  wait_for 10 refusal_names "$NETWP" "$wanad" ||
+    { echo "NodeSlicePool $NETWP not refusing parts for $wanad"; nsp_json "$NETWP" | jq .metadata; gc_log s | tail; return 1; }
+  [[ "$(nsp_refused "$NETWP")" != *mixedp-allot* ]] || { echo "the allot NAD named: $(nsp_refused "$NETWP")"; return 1; }
+  wait_for 10 has_event NodeSlicePartsRefused "$wanad" ||
+    { echo "no NodeSlicePartsRefused Event naming $wanad"; events NodeSlicePartsRefused; return 1; }
+  out=$(mixed mixedp "$NETWP" "$IPAMWP" SLICE_N=10 SLICE_PARTS=4 SLICE_REFUSED="$wanad") || { echo "$out"; return 1; }
   p1=$("$ALLOT_NAMES" part "$(pool_name "$(slice_of "$NETWP" "$NA")" "$NETWP" "$NA")" 1)
-  (( $(pool_count "$p1") > 0 )) || { echo "allot's addresses never reached part 1 ($p1)"; return 1; }
-  note "$out; $(pool_count "$p1") of allot's in $p1"
+  [[ -z "$(pool_json "$p1")" ]] || { echo "part 1 ($p1) written on a network refusing parts"; return 1; }
+  note "$out; $p1 never made"
 }
 
 # The fast path (issue 17, item 3): a node's allot-gc serves its slices through the node relay
@@ -382,7 +394,7 @@ check "IPv6 slices" t_ipv6
 check "dual-stack: a NodeSlicePool per range, an address of each family" t_dual_stack
 check "more Nodes than slices: metrics, Warning Events, code 11" t_exhausted
 check "Whereabouts' plugin and allot's allocate at once on allot's slices, no duplicate" t_whereabouts
-check "Whereabouts' plugin and allot's with its slices in parts: no duplicate" t_whereabouts_parts
+check "node_slice_parts beside a Whereabouts NAD: refused with code 7 naming it; Whereabouts' pods work, no duplicate" t_whereabouts_parts
 check "the fast path: ADDs through the relay read no NodeSlicePool; seals guard a stale slice" t_fastpath
 check "node_slice_parts: a slice in several IPPools, freed only once every part is empty" t_parts
 check "the NodeSlicePool goes with its last NAD" t_nad_removed
