@@ -271,10 +271,8 @@ std::optional<SlicePartsRefusal> refuseSliceParts(const std::vector<SlicePartsAs
     if (out.offenders.empty()) return std::nullopt;
     if (out.offenders.size() > kRefusalNamed)
         named += "; and " + std::to_string(out.offenders.size() - kRefusalNamed) + " more";
-    out.message = "node_slice_parts " + std::to_string(parts) +
-                  " needs every NAD of the network to ask for it and keep "
-                  "enable_overlapping_ranges: " +
-                  named;
+    out.message = "every NAD of the network must ask for node_slice_parts " +
+                  std::to_string(parts) + " and keep enable_overlapping_ranges: " + named;
     return out;
 }
 

@@ -276,7 +276,7 @@ TEST_CASE(
     REQUIRE(wa);
     CHECK(wa->offenders == std::vector<size_t>{1});
     CHECK(wa->message ==
-          "node_slice_parts 4 needs every NAD of the network to ask for it and keep "
+          "every NAD of the network must ask for node_slice_parts 4 and keep "
           "enable_overlapping_ranges: NetworkAttachmentDefinition ns/w (whereabouts) asks for "
           "node_slice_parts 1 (Whereabouts reads only part 0)");
     // Fewer parts, and the reservations off (even with the same count).

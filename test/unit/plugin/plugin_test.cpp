@@ -1365,7 +1365,7 @@ TEST_CASE(
     REQUIRE(h.mem->getPool(kPart1)->allocations.count(8) == 1);
     h.mem->setNodeSlicePartsRefused(
         "blue",
-        "node_slice_parts 2 needs every NAD of the network to ask for it and keep "
+        "every NAD of the network must ask for node_slice_parts 2 and keep "
         "enable_overlapping_ranges: NetworkAttachmentDefinition apps/wa (whereabouts) asks for "
         "node_slice_parts 1 (Whereabouts reads only part 0)");
     REQUIRE(h.call("DEL", conf(kParts), "c3", "net1", podArgs(3)).exitCode == 0);
