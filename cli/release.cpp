@@ -84,9 +84,10 @@ int runRelease(Env& env) {
         env.err << "refused: " << ip->str() << " is held by " << core::whoHolds(h.owner)
                 << ", which is " << *state << "; "
                 << (alive ? "releasing it may give it to a second pod. "
-                          : "its sandbox may still run on " + node + ": that node's allot-gc "
-                            "frees it once no network namespace holds it, or the Node's "
-                            "deletion does. ")
+                          : "its sandbox may still run on " + node +
+                                ": that node's allot-gc "
+                                "frees it once no network namespace holds it, or the Node's "
+                                "deletion does. ")
                 << "Use --force if you know it is unused.\n";
         return kExitRefused;
     }

@@ -221,7 +221,9 @@ TEST_CASE("check finds each seeded anomaly once, and nothing else") {
     CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 6);
 }
 
-TEST_CASE("release refuses while the pod runs, and otherwise releases through the engine") {
+TEST_CASE(
+    "release refuses without --force, also for a gone pod (its sandbox may run on), and releases "
+    "through the engine when forced") {
     Fixture f;
     f.fake.putPod("app", "web", "uid-web");
     f.allocate(5, own("c-web", "web", "uid-web"));
@@ -231,7 +233,11 @@ TEST_CASE("release refuses while the pod runs, and otherwise releases through th
     CHECK(f.inv.events.empty());
 
     f.fake.removePod("app", "web");
-    CHECK(f.run({"release", "10.1.0.5"}) == cli::kExitOk);
+    CHECK(f.run({"release", "10.1.0.5"}) == cli::kExitRefused);
+    CHECK(f.err.str().find("may still run on") != std::string::npos);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(5) == 1);
+    CHECK(f.inv.events.empty());
+    CHECK(f.run({"release", "10.1.0.5", "--force"}) == cli::kExitOk);
     CHECK(f.fake.pool(kNs, kPool)->allocations.count(5) == 0);
     CHECK(!f.fake.pools(kNs).getReservation("10.1.0.5").ok());
     REQUIRE(f.inv.events.size() == 1);

@@ -288,8 +288,8 @@ TEST_CASE("a slice's part pools count as its node's slice pool in the slice chec
     an.setNodeSlices(slicesOfNet(), &nodes);
     an.addPool(pool("net-node-a-10.0.1.0-24-part-2", "10.0.1.0/24", a));
     an.addPool(pool("net-node-c-10.0.2.0-24-part-1", "10.0.2.0/24", c));
-    auto f = an.finish({{"ns/p5", PodState{"u5", "", false, false, "node-a"}},
-                        {"ns/c7", PodState{"u7", "", false, false, "node-c"}}});
+    auto f = an.finish({{"ns/p5", PodState{"u5", "", false, false, false, "node-a"}},
+                        {"ns/c7", PodState{"u7", "", false, false, false, "node-c"}}});
     REQUIRE(kindsOf(f) == std::vector{AnomalyKind::SliceNodeGone, AnomalyKind::OutsideNodeSlice});
     CHECK(f.anomalies[0].pool == "net-node-a-10.0.1.0-24-part-2");
     CHECK(f.anomalies[1].pool == "net-node-c-10.0.2.0-24-part-1");
