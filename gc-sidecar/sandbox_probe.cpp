@@ -122,18 +122,37 @@ core::Result<void> scanDir(const std::string& dir, bool proc, size_t maxEntries,
     return core::success();
 }
 
-using Namespaces = std::vector<std::pair<std::string, sys::Fd>>;
+struct Namespaces {
+    std::vector<std::pair<std::string, sys::Fd>> fds;
+    // Processes whose ns/net link this process may not follow (another process's ptrace
+    // rules): their namespace's addresses are read through /proc/<pid>/net instead.
+    std::vector<std::string> procNetDirs;
+};
+
+// "/proc/123/ns/net" -> "/proc/123/net"; "" for a path that is not a process's.
+std::string procNetDir(const std::string& nsPath) {
+    static const std::string kSuffix = "/ns/net";
+    if (nsPath.size() <= kSuffix.size() ||
+        nsPath.compare(nsPath.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0)
+        return {};
+    return nsPath.substr(0, nsPath.size() - kSuffix.size()) + "/net";
+}
 
 // One path and open descriptor per distinct namespace of `paths`, the node's own (`self`) left
 // out.
 core::Result<Namespaces> openNamespaces(const std::vector<std::string>& paths,
                                         const struct stat& self, size_t maxNamespaces) {
     std::set<std::pair<dev_t, ino_t>> seen{{self.st_dev, self.st_ino}};
-    Namespaces fds;
+    Namespaces out;
+    auto& fds = out.fds;
     for (const auto& p : paths) {
         struct stat st {};
         if (::stat(p.c_str(), &st) != 0) {
             if (gone(errno)) continue;
+            if (errno == EACCES && !procNetDir(p).empty()) {
+                out.procNetDirs.push_back(procNetDir(p));
+                continue;
+            }
             return makeError(Errc::Internal, errnoText("cannot stat", p, errno));
         }
         if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
@@ -145,7 +164,7 @@ core::Result<Namespaces> openNamespaces(const std::vector<std::string>& paths,
         if (!fd) return makeError(Errc::Internal, errnoText("cannot open", p, errno));
         fds.emplace_back(p, std::move(fd));
     }
-    return fds;
+    return out;
 }
 
 // The addresses of the namespace the calling thread is in.
@@ -180,7 +199,7 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
     ProbeReport rep;
     core::Result<void> done = core::success();
     std::thread t([&] {
-        for (const auto& [path, fd] : *fds) {
+        for (const auto& [path, fd] : fds->fds) {
             if (::setns(fd.get(), CLONE_NEWNET) != 0) {
                 done =
                     makeError(Errc::Internal, std::string("setns: ") + std::strerror(errno) +
@@ -197,6 +216,12 @@ core::Result<ProbeReport> probeNodeAddresses(const std::vector<std::string>& net
     });
     t.join();
     if (!done) return done.error();
+    for (const auto& dir : fds->procNetDirs) {
+        if (::access(dir.c_str(), F_OK) != 0 && gone(errno)) continue;  // the process ended
+        if (auto r = readAddresses(dir, rep); !r)
+            return makeError(r.code(), "process namespace " + dir + ": " + r.error().message);
+        ++rep.namespaces;
+    }
     return rep;
 }
 

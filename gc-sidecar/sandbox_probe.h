@@ -5,6 +5,8 @@
 // CRI-O) and through every process's /proc/<pid>/ns/net (needs the host's PID namespace); the
 // node's own namespace (allot-gc's, with hostNetwork) is left out. Reading another namespace
 // needs CAP_SYS_ADMIN (setns): without it the probe fails, and nothing is freed on its word.
+// A process whose ns/net link this process may not follow (the ptrace rules: a process with
+// capabilities allot-gc lacks) has its namespace's addresses read from /proc/<pid>/net.
 // The probe fails, rather than report what it saw, whenever it may not have seen everything:
 // past its limits, or when a namespace still there cannot be opened or read (a process that
 // ended meanwhile holds nothing and is skipped).

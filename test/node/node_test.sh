@@ -3,8 +3,8 @@
 # plugin that deploy/'s DaemonSet installed, and allot-gc runs as that DaemonSet's pods.
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
-#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 5 (5 removes a
-#                                            node, so it runs last)
+#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 5 (5 removes
+#                                            a node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
 # count, default 40), ALLOT_NODE_TIMEOUT (seconds to wait for pods, default 300).
@@ -215,11 +215,13 @@ wait_for() {
 not() { ! "$@"; }
 
 # gc_mode fast|default: allot-gc's repair loop on the DaemonSet, rolled out when it changes:
-# fast is a pass every 2 s, a leak released on its second pass with no grace (the deletion
-# scenarios' ownership rules show in seconds); default is deploy/'s (60 s, 3 passes, 5 min).
+# fast is a pass every 2 s, a leak released on its second pass with no grace, and a node sweep
+# every 2 s (the deletion scenarios' ownership rules show in seconds); default is deploy/'s
+# (60 s, 3 passes, 5 min; a sweep every 60 s).
 gc_mode() {
-  local env=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE-)
-  [[ "$1" == fast ]] && env=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s)
+  local env=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- ALLOT_GC_NODE_SWEEP_INTERVAL-)
+  [[ "$1" == fast ]] && env=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s
+                              ALLOT_GC_NODE_SWEEP_INTERVAL=2s)
   kubectl -n kube-system set env ds/allot -c allot-gc "${env[@]}" >/dev/null &&
     kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null
 }
@@ -519,6 +521,51 @@ s10() {
   pass "$name (db-0 kept $a0 across re-creation; db-1's $a1 freed on scale-down)"
 }
 
+# s11: kubelet stops on a node and its Node goes NotReady while its sandboxes run on. With a
+# repair pass every 2 s and no grace, its pods keep their addresses over 10 passes and no new
+# pod on the other node gets them; `kubectl delete node` (Kubernetes' statement that its pods
+# are gone) frees them. kubelet then comes back and registers the node again.
+node_ready() { kubectl get node "$1" -o json 2>/dev/null | jq -e '.status.conditions[] | select(.type == "Ready") | .status == "True"' >/dev/null; }
+node_not_ready() { kubectl get node "$1" >/dev/null 2>&1 && ! node_ready "$1"; }
+s11() {
+  local name="11 kubelet stopped past the grace: its pods keep their addresses and no new pod gets them; kubectl delete node frees them"
+  (( nodes > 1 )) || { fail "$name" "needs 2 nodes"; return; }
+  local node=node-1 other=node-$nodes p ip
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
+  make_pods s11 2 "$node"
+  wait_running s11 2 || { fail "$name" "pods not Running"; return; }
+  check_pods s11 || { fail "$name" "address checks failed"; return; }
+  "$harness" kubelet-stop "$node" || { fail "$name" "could not stop kubelet on $node"; return; }
+  local undo="$harness kubelet-start $node" t0=$SECONDS p0
+  wait_for 120 node_not_ready "$node" || { $undo; fail "$name" "$node not NotReady within 120 s"; return; }
+  note "$node NotReady $(( SECONDS - t0 )) s after its kubelet stopped"
+  p0=$(repair_passes)
+  wait_for 120 passes_since "$p0" 10 || { $undo; fail "$name" "fewer than 10 repair passes in 120 s"; return; }
+  for p in s11-1 s11-2; do
+    held "$p" || { $undo; fail "$name" "$p's address was freed while its node is NotReady"; return; }
+  done
+  make_pods s11b 2 "$other"
+  if ! wait_running s11b 2 || ! check_pods s11b; then $undo; fail "$name" "new pods on $other"; return; fi
+  while read -r p ip; do
+    if grep -qxF "$ip" <(awk '{print $2}' "$work/s11b.ips"); then
+      $undo; fail "$name" "a new pod got $p's $ip while $p runs on NotReady $node"; return
+    fi
+  done <"$work/s11.ips"
+  kubectl delete node "$node" --wait=true >/dev/null
+  if ! wait_for 120 not held s11-1 || ! wait_for 60 not held s11-2; then
+    $undo; fail "$name" "addresses not freed within 3 min of the Node's deletion"; return
+  fi
+  # As the pod garbage collector would: the pods of a deleted Node go; kubelet, back, stops
+  # their sandboxes (its late DEL finds nothing of theirs left).
+  kubectl -n "$ns" delete pods -l scenario=s11 --grace-period=0 --force >/dev/null 2>&1
+  $undo
+  wait_for 180 node_ready "$node" || { fail "$name" "$node did not register again"; return; }
+  kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null ||
+    { fail "$name" "allot's DaemonSet did not come back on $node"; return; }
+  delete_label s11b
+  pass "$name ($(awk '{print $2}' "$work/s11.ips" | xargs) kept over 10 passes while NotReady, freed after the Node's deletion)"
+}
+
 # ------------------------------------------------------------------- run ---
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allot-node-test.XXXXXX")
@@ -526,7 +573,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS
