@@ -508,7 +508,8 @@ class Chaos:
                 "--lease-name=%s-lease" % a.run, "--lease-namespace=kube-system",
                 "--journal-dir=" + os.path.join(a.work, "nodes", node, "journal"),
                 "--relay-socket=" + os.path.join(a.work, "nodes", node, "api.sock"),
-                "--journal-interval=500ms", "--repair-interval=1s", "--leak-passes=3",
+                "--journal-interval=500ms", "--repair-interval=1s", "--node-sweep-interval=2s",
+                "--leak-passes=3",
                 "--leak-grace=%ds" % a.leak_grace_s, "--lease-duration=3s",
                 "--lease-renew-interval=1s", "--request-timeout=5s", "--log-level=info"]
         logf.write(("=== %s start: %s\n" % (ts(now()), " ".join(args[1:]))).encode())

@@ -64,6 +64,8 @@ allowed=(
   "get network-attachment-definitions.k8s.cni.cncf.io" "list network-attachment-definitions.k8s.cni.cncf.io"
   "create events"
   "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
+  # Each node's report (a Lease allot-node-<node>, an apply patch) and the leader's list of them.
+  "patch leases.coordination.k8s.io" "list leases.coordination.k8s.io"
   "get ipamclaims.k8s.cni.cncf.io" "list ipamclaims.k8s.cni.cncf.io" "watch ipamclaims.k8s.cni.cncf.io"
   "get statefulsets.apps"
 )

@@ -282,24 +282,31 @@ t_idempotent_add() {
 }
 
 t_podref_handover() {
-  local n conf pool ip1
+  local n conf pool ip1 ip2
   n=$(net handover)
   pool=$(pool_name 10.107.0.0/24 "$n")
   conf=$(netconf node-a "{\"network_name\":\"$n\",\"range\":\"10.107.0.0/24\"}")
   POD_UID=uid-old cni ADD node-a old "$conf" web-0; cni_ok "ADD old sandbox" || return 1
   ip1=$(result_ip)
   cni ADD node-a other "$conf" web-1; cni_ok "ADD other pod" || return 1
-  # The pod is re-created under the same name: a new sandbox (container ID) and UID.
-  POD_UID=uid-new cni ADD node-a new "$conf" web-0; cni_ok "ADD new sandbox" || return 1
+  # The pod is re-created under the same name (another UID): its old sandbox may still run, so
+  # it gets another address and the old entry stays the old sandbox's.
+  POD_UID=uid-new cni ADD node-a renamed "$conf" web-0; cni_ok "ADD re-created pod" || return 1
+  ip2=$(result_ip)
+  [[ "$ip2" != "$ip1" ]] || { echo "the re-created pod took $ip1 from the old sandbox"; return 1; }
+  expect_eq "old entry" "$(pool_holder "$pool" "${ip1##*.}")" old || return 1
+  POD_UID=uid-new cni DEL node-a renamed "$conf" web-0; cni_ok "DEL re-created" || return 1
+  # A new sandbox of the same pod (same UID): the address is handed over.
+  POD_UID=uid-old cni ADD node-a new "$conf" web-0; cni_ok "ADD new sandbox" || return 1
   expect_eq "handed-over address" "$(result_ip)" "$ip1" || return 1
   expect_eq "allocation" "$(pool_allocs "$pool" | jq -c --arg o "${ip1##*.}" '.[$o] | {id, podref, poduid}')" \
-    "{\"id\":\"new\",\"podref\":\"$POD_NS/web-0\",\"poduid\":\"uid-new\"}" || return 1
+    "{\"id\":\"new\",\"podref\":\"$POD_NS/web-0\",\"poduid\":\"uid-old\"}" || return 1
   # The old sandbox's DEL (it comes late) frees nothing.
   POD_UID=uid-old cni DEL node-a old "$conf" web-0; cni_ok "DEL old" || return 1
   expect_eq "holder after old DEL" "$(pool_holder "$pool" "${ip1##*.}")" new || return 1
   expect_eq "allocations after old DEL" "$(pool_count "$pool")" 2 || return 1
   res_exists "$(res_name "$ip1" "$n")" || { echo "old DEL removed the reservation of $ip1"; return 1; }
-  POD_UID=uid-new cni DEL node-a new "$conf" web-0; cni_ok "DEL new" || return 1
+  POD_UID=uid-old cni DEL node-a new "$conf" web-0; cni_ok "DEL new" || return 1
   expect_eq "allocations after new DEL" "$(pool_allocs "$pool" | jq -c 'map_values(.id)')" '{"2":"other"}' || return 1
   res_exists "$(res_name "$ip1" "$n")" && { echo "reservation of $ip1 left after DEL of its holder"; return 1; }
   return 0
@@ -1223,7 +1230,7 @@ check "three ipRanges with range_start/range_end/exclude" t_multiple_ranges
 check "second range exhausted: code 100, first range rolled back, STATUS 50" t_rollback
 check "requested IPs: runtimeConfig.ips, args.cni.ips, CNI_ARGS IP=" t_requested_ips
 check "re-ADD is idempotent and writes nothing" t_idempotent_add
-check "podref handover keeps the address; the old sandbox's DEL frees nothing" t_podref_handover
+check "a new sandbox of the same pod (UID) keeps the address, a re-created pod (other UID) gets another; the old sandbox's DEL frees nothing" t_podref_handover
 check "DEL twice, DEL without prevResult, DEL of unknown" t_del_twice_and_without_prevresult
 check "CHECK in a real netns: passes with the address, 102 without" t_check_netns
 check "log_file: every line names container and pod, no token" t_log_file
