@@ -348,14 +348,30 @@ std::set<std::string> Reclaimer::namespacesToScan(Cluster& c) {
     return poolNamespaces_->all();
 }
 
-Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std::string& reason) {
-    std::set<std::string> uids, refs;
-    for (const auto& p : live) {
-        uids.insert(p.uid);
-        refs.insert(p.ns + "/" + p.name);
+// The entries of this node in `p` whose pod is not among the live ones, grouped by pod into
+// `found` (key: uid, or podref when there is none); `nodePools` learns the pools holding any.
+void Reclaimer::collectGone(const std::string& pns, const store::Pool& p, const LiveSet& live,
+                            const std::string& reason, std::map<std::string, Work>& found,
+                            std::set<PoolKey>& nodePools) const {
+    for (const auto& [off, o] : p.allocations) {
+        if (o.node == opts_.node) nodePools.insert(PoolKey{pns, p.name, ""});
+        if (o.node != opts_.node || o.podRef.empty()) continue;
+        if (o.podUid.empty() ? live.refs.count(o.podRef) != 0 : live.uids.count(o.podUid) != 0)
+            continue;
+        const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
+        Work& w = found[key];
+        if (w.reason.empty()) {
+            auto [ns, name] = splitPodRef(o.podRef);
+            w.pod = PodRecord{ns, name, o.podUid, false, {}};
+            w.reason = reason;
+        }
+        w.hinted.insert(PoolKey{pns, p.name, ""});
     }
-    // key: uid, or podref when there is none
-    std::map<std::string, Work> found;
+}
+
+// Every pool of every pool namespace (catch-up; a sweep now and then).
+Result<void> Reclaimer::scanAllPools(const LiveSet& live, const std::string& reason,
+                                     std::map<std::string, Work>& found) {
     std::set<PoolKey> nodePools;
     std::unique_lock<std::mutex> scan;
     if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
@@ -363,21 +379,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std:
     for (const auto& pns : namespacesToScan(*clusters_[0])) {
         r = clusters_[0]->pools(pns).eachPool(
             [&](store::Pool& p) {
-                for (const auto& [off, o] : p.allocations) {
-                    if (o.node == opts_.node) nodePools.insert(PoolKey{pns, p.name, ""});
-                    if (o.node != opts_.node || o.podRef.empty()) continue;
-                    if (o.podUid.empty() ? refs.count(o.podRef) != 0 : uids.count(o.podUid) != 0)
-                        continue;
-                    const std::string key =
-                        o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
-                    Work& w = found[key];
-                    if (w.reason.empty()) {
-                        auto [ns, name] = splitPodRef(o.podRef);
-                        w.pod = PodRecord{ns, name, o.podUid, false, {}};
-                        w.reason = reason;
-                    }
-                    w.hinted.insert(PoolKey{pns, p.name, ""});
-                }
+                collectGone(pns, p, live, reason, found, nodePools);
                 return true;
             },
             [](const std::string& name, const std::string& why) {
@@ -389,9 +391,42 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std:
     ::malloc_trim(0);
     if (!r) return r.error();
     nodePools_ = std::move(nodePools);
+    lastFullScan_ = Clock::now();
+    return {};
+}
+
+// Only the pools known to hold this node's entries, one GET each: a sweep between full scans
+// lists no pool (a pool that gained this node's first entry since is found by the next one).
+Result<void> Reclaimer::scanNodePools(const LiveSet& live, const std::string& reason,
+                                      std::map<std::string, Work>& found) {
+    std::set<PoolKey> nodePools;
+    for (const auto& k : nodePools_) {
+        auto p = clusters_[0]->pools(k.ns).getPool(k.pool);
+        if (!p && p.code() == Errc::NotFound) continue;
+        if (!p) return p.error();
+        collectGone(k.ns, *p, live, reason, found, nodePools);
+    }
+    nodePools_ = std::move(nodePools);
+    return {};
+}
+
+Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std::string& reason) {
+    LiveSet set;
+    for (const auto& p : live) {
+        set.uids.insert(p.uid);
+        set.refs.insert(p.ns + "/" + p.name);
+    }
+    std::map<std::string, Work> found;
+    // A full scan every ten sweeps, and at least every ten minutes apart.
+    const auto fullEvery =
+        std::max<Clock::duration>(10 * opts_.sweepInterval, std::chrono::minutes(10));
+    const bool full = reason != "node_sweep" || Clock::now() - lastFullScan_ >= fullEvery;
+    if (auto r = full ? scanAllPools(set, reason, found) : scanNodePools(set, reason, found); !r)
+        return r.error();
     const std::string what = reason == "catch_up" ? "catch-up: " : "node sweep: ";
     const std::string msg = what + std::to_string(live.size()) + " pods on node " + opts_.node +
-                            ", " + std::to_string(found.size()) + " with allocations and no pod";
+                            ", " + std::to_string(found.size()) + " with allocations and no pod" +
+                            (full ? "" : " (pools known to hold this node's entries)");
     if (reason == "catch_up" || !found.empty())
         logging::logInfo(msg);
     else

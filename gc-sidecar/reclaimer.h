@@ -169,8 +169,19 @@ class Reclaimer {
     // The steps of finish.
     std::vector<std::vector<Released>> dropReservations(std::vector<Item>& items);
     void reportItem(const Item& it);
-    // `reason`: catch_up (after a list of the pod watch) or node_sweep.
+    // `reason`: catch_up (after a list of the pod watch: every pool) or node_sweep (the pools
+    // known to hold this node's entries, every pool now and then).
     Result<void> doCatchUp(const std::vector<PodRecord>& live, const std::string& reason);
+    struct LiveSet {
+        std::set<std::string> uids, refs;
+    };
+    void collectGone(const std::string& pns, const store::Pool& p, const LiveSet& live,
+                     const std::string& reason, std::map<std::string, Work>& found,
+                     std::set<PoolKey>& nodePools) const;
+    Result<void> scanAllPools(const LiveSet& live, const std::string& reason,
+                              std::map<std::string, Work>& found);
+    Result<void> scanNodePools(const LiveSet& live, const std::string& reason,
+                               std::map<std::string, Work>& found);
     // The node sweep: the probe's report for the leader, then a catch-up on the pods now.
     void sweepNode();
     void publishReport();
@@ -210,6 +221,7 @@ class Reclaimer {
     bool stopping_ = false;
     Clock::time_point nextJournal_{};
     Clock::time_point nextSweep_{};
+    Clock::time_point lastFullScan_{};  // of every pool: catch-up, or a sweep
     // Addresses whose AddressKept Event was emitted ("uid ip"): a sweep that keeps them again
     // says nothing new. Worker thread only.
     std::set<std::string> keptReported_;

@@ -255,12 +255,11 @@ TEST_CASE(
     std::vector<gc::PodRecord> live;
     f.opts.livePods = [&] { return std::optional(live); };
     f.make();
-    f.r->catchUp({});
-    f.run();                                       // the pod watch's first catch-up: nothing yet
     f.allocate(5, own("c5", "app/forced", "u5"));  // its pod force-deleted, event missed
     const auto ip = *core::IpAddress::parse("10.1.0.5");
     f.nodeHeld = {ip};
-    for (int i = 0; i < 3; ++i) f.run();
+    f.r->catchUp({});
+    for (int i = 0; i < 3; ++i) f.run();  // the pod watch's catch-up, then sweeps
     CHECK(f.held(5));
     CHECK(f.events.count("AddressKept") == 1);  // once, not at every sweep
     auto rep = f.fake.report(kNode);
@@ -272,6 +271,8 @@ TEST_CASE(
     CHECK_FALSE(f.held(5));
     CHECK_FALSE(f.fake.hasReservation(kNs, "10.1.0.5"));
     CHECK(f.metrics.releases("node_sweep") == 1);
+    // Between full scans a sweep reads only the pools known to hold this node's entries.
+    CHECK(f.fake.calls("eachPool") == 1);
     f.probeFails = true;
     f.run();
     CHECK_FALSE(f.fake.report(kNode)->complete);
