@@ -26,9 +26,13 @@ COPY plugin plugin
 COPY gc-sidecar gc-sidecar
 COPY cli cli
 COPY test test
+# The git revision the programs report (allot --version, ...): the build context has no .git,
+# so pass it: --build-arg REVISION=$(git describe --always --dirty --exclude '*'). Unset: "unknown".
+ARG REVISION=
 # -O2, not meson's release -O3: g++ 12 raises false -Wrestrict errors in <string> at -O3
 # (as scripts/build).
 RUN meson setup /build --buildtype=release -Doptimization=2 -Db_ndebug=false -Dstatic_curl=/opt/curl-static \
+      -Drevision="$REVISION" \
     && ninja -C /build plugin/allot gc-sidecar/allot-gc cli/kubectl-allot \
     && strip /build/plugin/allot /build/gc-sidecar/allot-gc /build/cli/kubectl-allot
 

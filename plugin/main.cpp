@@ -6,12 +6,20 @@
 
 extern char** environ;
 
-int main() {
+int main(int argc, char** argv) {
     allot::plugin::EnvMap env;
     for (char** e = environ; *e; ++e) {
         std::string kv = *e;
         auto eq = kv.find('=');
         if (eq != std::string::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    // --version and a call without CNI_COMMAND are answered before stdin is read: a person at
+    // a terminal would otherwise wait for input.
+    if (auto answer = allot::plugin::answerWithoutStdin(
+            std::vector<std::string>(argv + 1, argv + argc), env)) {
+        std::cout << answer->stdoutText << std::flush;
+        std::cerr << answer->stderrText << std::flush;
+        return answer->exitCode;
     }
     // Read at most one byte over the limit: parseNetConf then rejects it, naming the limit,
     // without the whole of an endless stdin in memory first.

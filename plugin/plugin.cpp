@@ -1,6 +1,7 @@
 #include "plugin/plugin.h"
 
 #include "plugin/node_paths.h"
+#include "version/version.h"
 
 namespace allot::plugin {
 
@@ -216,6 +217,16 @@ Outcome dispatch(EngineContext& ctx, const Request& q, const Deps& deps) {
 }
 
 }  // namespace
+
+std::optional<Outcome> answerWithoutStdin(const std::vector<std::string>& args, const EnvMap& env) {
+    if (!args.empty() && args[0] == "--version") return Outcome{0, versionLine("allot") + "\n"};
+    if (auto c = env.find("CNI_COMMAND"); c != env.end() && !c->second.empty()) return std::nullopt;
+    std::string versions;
+    for (const auto& v : supportedVersions()) versions += (versions.empty() ? "" : ", ") + v;
+    return Outcome{0, "",
+                   "CNI " + versionLine("allot plugin") +
+                       "\nCNI protocol versions supported: " + versions + "\n"};
+}
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     logging::Logger* log = deps.log;

@@ -4,7 +4,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "log/log.h"
 #include "plugin/claims.h"
@@ -42,12 +44,21 @@ struct Deps {
 struct Outcome {
     int exitCode = 0;
     std::string stdoutText;
+    std::string stderrText;  // for a person at a terminal (answerWithoutStdin); never a log
     // Engine counters for tests and benchmarks.
     int conflicts = 0;
     int served = 0;
 };
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps);
+
+// What the plugin answers before it reads stdin, for a person rather than a runtime (which
+// passes no arguments and always sets CNI_COMMAND): `allot --version` (argv[1], checked before
+// anything else) prints "allot <version> (revision <rev>)" on stdout; a call without
+// CNI_COMMAND prints, as the reference plugins do (libcni's skel), "CNI allot plugin <version>
+// (revision <rev>)" and the CNI versions it supports on stderr. Both exit 0. nullopt: a CNI
+// call, for run(). The VERSION command's stdout stays its JSON alone.
+std::optional<Outcome> answerWithoutStdin(const std::vector<std::string>& args, const EnvMap& env);
 
 inline constexpr int kDelDeadlineMs = 10'000;  // DEL journals rather than block teardown
 inline constexpr int kStatusTimeoutMs = 3'000;

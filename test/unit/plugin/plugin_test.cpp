@@ -22,6 +22,7 @@
 #include "node/pool_cache.h"
 #include "store/memory_store.h"
 #include "store/pool_codec.h"
+#include "version/version.h"
 
 using namespace allot;
 using namespace allot::plugin;
@@ -184,6 +185,46 @@ TEST_CASE("VERSION echoes the input version") {
     CHECK(v.exitCode == 0);
     CHECK(parsed(v).find("cniVersion")->asString() == "0.4.0");
     CHECK(parsed(v).find("supportedVersions")->items().size() == 7);
+}
+
+TEST_CASE(
+    "allot --version prints the version and revision on stdout and exits 0, before any CNI "
+    "variable is read") {
+    const std::string line = "allot " + std::string(allot::version()) + " (revision " +
+                             std::string(allot::revision()) + ")\n";
+    for (const EnvMap& env : {EnvMap{}, EnvMap{{"CNI_COMMAND", "ADD"}}}) {
+        auto a = answerWithoutStdin({"--version"}, env);
+        REQUIRE(a);
+        CHECK(a->exitCode == 0);
+        CHECK(a->stdoutText == line);
+        CHECK(a->stderrText.empty());
+    }
+}
+
+TEST_CASE(
+    "a call without CNI_COMMAND says what the plugin is on stderr, as the reference plugins, "
+    "and writes nothing on stdout") {
+    for (const EnvMap& env : {EnvMap{}, EnvMap{{"CNI_COMMAND", ""}}}) {
+        auto a = answerWithoutStdin({}, env);
+        REQUIRE(a);
+        CHECK(a->exitCode == 0);
+        CHECK(a->stdoutText.empty());
+        CHECK(a->stderrText == "CNI allot plugin " + std::string(allot::version()) + " (revision " +
+                                   std::string(allot::revision()) +
+                                   ")\nCNI protocol versions supported: 0.1.0, 0.2.0, 0.3.0, "
+                                   "0.3.1, 0.4.0, 1.0.0, 1.1.0\n");
+    }
+}
+
+TEST_CASE("a CNI call is left to run(), and VERSION writes its JSON alone on stdout") {
+    CHECK_FALSE(answerWithoutStdin({}, {{"CNI_COMMAND", "VERSION"}}));
+    CHECK_FALSE(answerWithoutStdin({"--help"}, {{"CNI_COMMAND", "ADD"}}));
+    Harness h;
+    auto v = run({{"CNI_COMMAND", "VERSION"}}, R"({"cniVersion":"1.1.0"})", h.deps);
+    CHECK(v.exitCode == 0);
+    CHECK(v.stderrText.empty());
+    CHECK(json::parse(v.stdoutText).ok());
+    CHECK(v.stdoutText.find("revision") == std::string::npos);
 }
 
 TEST_CASE("errors map to CNI codes and go to stdout as JSON") {
