@@ -267,7 +267,7 @@ std::vector<Flag> tuningFlags() {
          "Lease electing the repair leader (default allot-gc)",
          stringSetter(&Config::leaseName, true, false)},
         {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS",
-         "namespace of the Lease (default kube-system)",
+         "namespace of the Lease and of the node reports (default kube-system)",
          stringSetter(&Config::leaseNamespace, true, false)},
         {"lease-duration", "ALLOT_GC_LEASE_DURATION", "DURATION",
          "how long a leader's claim lasts without renewal (default 15s)",
@@ -377,8 +377,8 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
     std::vector<bool> seen(table.size(), false);
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        if (a == "--help" || a == "-h") {
-            out.help = true;
+        if (a == "--help" || a == "-h" || a == "--version") {
+            (a == "--version" ? out.version : out.help) = true;
             return out;
         }
         if (a.rfind("--", 0) != 0) return bad("argument", a, "is not a flag (see --help)");
@@ -445,6 +445,7 @@ std::string usage() {
         s += std::string(left.size() < 36 ? 36 - left.size() : 1, ' ');
         s += "[$" + std::string(f.env) + "]\n      " + f.help + "\n";
     }
+    s += "  --version                         the version and the git revision it was built from\n";
     s += "  --help                            this text\n";
     return s;
 }

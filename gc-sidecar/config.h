@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "core/result.h"
 
 namespace allot::gc {
@@ -41,7 +42,7 @@ struct Config {
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
     Millis tokenCheckInterval{std::chrono::seconds(30)};
     std::string leaseName = "allot-gc";
-    std::string leaseNamespace = "kube-system";
+    std::string leaseNamespace = cluster::kDefaultLeaseNamespace;  // and the node reports
     Millis leaseDuration{std::chrono::seconds(15)};
     Millis leaseRenewInterval{std::chrono::seconds(5)};
     Millis watchTimeout{std::chrono::minutes(5)};
@@ -55,6 +56,7 @@ struct Config {
 struct ParsedArgs {
     Config config;
     bool help = false;
+    bool version = false;  // --version: print allot::versionLine("allot-gc") and exit
 };
 
 using GetEnv = std::function<std::optional<std::string>(const std::string& name)>;

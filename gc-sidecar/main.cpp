@@ -6,6 +6,7 @@
 
 #include "gc-sidecar/config.h"
 #include "gc-sidecar/daemon.h"
+#include "version/version.h"
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
@@ -21,6 +22,10 @@ int main(int argc, char** argv) {
     }
     if (parsed->help) {
         std::fputs(allot::gc::usage().c_str(), stdout);
+        return 0;
+    }
+    if (parsed->version) {
+        std::puts(allot::versionLine("allot-gc").c_str());
         return 0;
     }
     return allot::gc::runDaemon(parsed->config);

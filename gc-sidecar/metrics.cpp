@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "version/version.h"
+
 namespace allot::gc {
 
 namespace {
@@ -42,6 +44,17 @@ void line(std::string& s, const std::string& name, const std::string& labels, do
     s += ' ';
     s += buf;
     s += '\n';
+}
+
+// Which build serves these metrics, as a constant 1 with the build in its labels (the
+// Prometheus convention for build information, as Go programs' *_build_info).
+void buildInfo(std::string& s) {
+    header(s, "allot_build_info", "gauge",
+           "1, labelled with the version and git revision allot-gc was built from.");
+    line(s, "allot_build_info",
+         "version=\"" + escapeLabel(std::string(version())) + "\",revision=\"" +
+             escapeLabel(std::string(revision())) + "\"",
+         1);
 }
 
 }  // namespace
@@ -175,6 +188,7 @@ std::string Metrics::render() const {
     std::lock_guard l(m_);
     std::string s;
     s.reserve(4096 + pools_.size() * 256);
+    buildInfo(s);
     header(s, "allot_pool_size", "gauge",
            "Allocatable addresses in the pool's range (leader only).");
     for (const auto& p : pools_)

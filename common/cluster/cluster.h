@@ -17,6 +17,10 @@ namespace allot::cluster {
 
 using core::Result;
 
+// Where allot-gc keeps its Leases (the leader's, the node reports) unless told otherwise:
+// allot-gc's --lease-namespace and kubectl allot version's.
+inline constexpr const char* kDefaultLeaseNamespace = "kube-system";
+
 struct PodInfo {
     std::string uid;
     std::string phase;  // Pending, Running, Succeeded, Failed, Unknown

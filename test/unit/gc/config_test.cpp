@@ -164,6 +164,20 @@ TEST_CASE("--help wins and the usage documents every flag with its variable") {
     (void)p;
 }
 
+TEST_CASE("--version asks for the version alone: no node name needed, nothing else parsed") {
+    auto v = parse({"--version"});
+    REQUIRE(v.ok());
+    CHECK(v->version);
+    CHECK_FALSE(v->help);
+    auto first = parse({"--version", "--leak-passes=zero"});
+    REQUIRE(first.ok());
+    CHECK(first->version);
+    auto plain = parse({"--node-name=n"});
+    REQUIRE(plain.ok());
+    CHECK_FALSE(plain->version);
+    CHECK(has(gc::usage(), "--version"));
+}
+
 TEST_CASE("an empty variable counts as unset, except an empty journal dir turns replay off") {
     auto p =
         parse({}, {{"NODE_NAME", "n"}, {"ALLOT_GC_NAMESPACE", ""}, {"ALLOT_GC_JOURNAL_DIR", ""}});

@@ -12,6 +12,7 @@
 #include "gc-sidecar/release.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/timestamp.h"
+#include "version/version.h"
 
 using namespace allot;
 using namespace std::chrono_literals;
@@ -156,6 +157,16 @@ TEST_CASE("health: the watch's progress and, for the leader, the repair loop's")
                           "allot_leak_candidates 0", "allot_api_errors_total 0",
                           "allot_watch_restarts_total 0", "# TYPE allot_repair_pass_seconds gauge"})
         CHECK_MESSAGE(text.find(s) != std::string::npos, s);
+}
+
+TEST_CASE(
+    "the metrics say which build serves them: allot_build_info with its version and revision") {
+    gc::Metrics m;
+    const std::string text = m.render();
+    CHECK(text.find("# TYPE allot_build_info gauge\n") != std::string::npos);
+    CHECK(text.find("\nallot_build_info{version=\"" + std::string(allot::version()) +
+                    "\",revision=\"" + std::string(allot::revision()) + "\"} 1\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("a plugin token is kept until half its hour has passed, then renewed") {
