@@ -14,6 +14,7 @@
 #include "gc-sidecar/network_status.h"
 #include "gc-sidecar/reclaimer_item.h"
 #include "log/log.h"
+#include "version/version.h"
 
 namespace allot::gc {
 
@@ -193,6 +194,8 @@ void Reclaimer::publishReport() {
     core::NodeReport rep;
     rep.node = opts_.node;
     rep.at = std::chrono::system_clock::now();
+    rep.version = version();
+    rep.revision = revision();
     if (opts_.probe) {
         if (auto held = opts_.probe()) {
             rep.complete = true;

@@ -1,6 +1,7 @@
 // K8sCluster's node reports (core::NodeReport): one Lease per node, allot-node-<node>, in the
 // Lease namespace. spec.holderIdentity is the node and spec.renewTime when it probed; the
-// annotations say whether the probe saw every namespace and which addresses it found held.
+// annotations say whether the probe saw every namespace and which addresses it found held,
+// and which build of allot-gc wrote them.
 #include <sstream>
 
 #include "cluster/k8s_cluster.h"
@@ -17,6 +18,8 @@ namespace {
 constexpr const char* kReportLabel = "allot.cni.dev/node-report";
 constexpr const char* kHeldAnnotation = "allot.cni.dev/held";
 constexpr const char* kProbeAnnotation = "allot.cni.dev/probe";
+constexpr const char* kVersionAnnotation = "allot.cni.dev/version";
+constexpr const char* kRevisionAnnotation = "allot.cni.dev/revision";
 // Past this many held addresses a report says "incomplete": it proves nothing, and the object
 // stays far under the API server's 256 KiB for annotations.
 constexpr size_t kMaxReported = 4000;
@@ -37,6 +40,8 @@ core::NodeReport reportOf(const json::Value& lease) {
     r.node = json::stringAt(lease, {"spec", "holderIdentity"});
     if (auto t = k8s::parseTime(json::stringAt(lease, {"spec", "renewTime"}))) r.at = *t;
     r.complete = json::stringAt(lease, {"metadata", "annotations", kProbeAnnotation}) == "complete";
+    r.version = json::stringAt(lease, {"metadata", "annotations", kVersionAnnotation});
+    r.revision = json::stringAt(lease, {"metadata", "annotations", kRevisionAnnotation});
     std::istringstream held(json::stringAt(lease, {"metadata", "annotations", kHeldAnnotation}));
     for (std::string ip; std::getline(held, ip, ',');) {
         auto parsed = core::IpAddress::parse(ip);
@@ -59,6 +64,8 @@ json::Value leaseOf(const std::string& ns, const core::NodeReport& r) {
     Value annotations = Value::object();
     annotations.set(kProbeAnnotation, Value::string(complete ? "complete" : "incomplete"));
     annotations.set(kHeldAnnotation, Value::string(held));
+    annotations.set(kVersionAnnotation, Value::string(r.version));
+    annotations.set(kRevisionAnnotation, Value::string(r.revision));
     Value md = Value::object();
     md.set("name", Value::string(leaseName(r.node)));
     md.set("namespace", Value::string(ns));

@@ -53,6 +53,9 @@ struct NodeReport {
     std::chrono::system_clock::time_point at{};
     bool complete = false;
     std::set<IpAddress> held;
+    // The build of the allot-gc that wrote it (kubectl allot version); empty from one older
+    // than these fields.
+    std::string version, revision;
 };
 
 // True when every node that reports (and whose Node exists) reported, after `since`, a

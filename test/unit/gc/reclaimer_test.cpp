@@ -8,6 +8,7 @@
 #include "core/naming.h"
 #include "fake_cluster.h"
 #include "node/journal.h"
+#include "version/version.h"
 
 using namespace allot;
 using namespace std::chrono_literals;
@@ -266,6 +267,8 @@ TEST_CASE(
     REQUIRE(rep);
     CHECK(rep->complete);
     CHECK(rep->held.count(ip) == 1);
+    CHECK(rep->version == allot::version());  // what kubectl allot version shows for the node
+    CHECK(rep->revision == allot::revision());
     f.nodeHeld.clear();
     f.run();
     CHECK_FALSE(f.held(5));
