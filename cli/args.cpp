@@ -28,6 +28,7 @@ Commands:
                         refused while the holding pod is alive unless --force
   lint FILE|-           validate a NetworkAttachmentDefinition or CNI config with the
                         plugin's parser; reports overlaps with existing pools
+  version               this program's version and revision, and each node's allot-gc's
 
 Global flags:
   --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else
@@ -106,6 +107,16 @@ Whereabouts does (warnings),
 the pool each range uses, and existing pools whose ranges overlap (unless --offline).
 Exits 1 when a config does not parse, 0 otherwise.
 )"},
+        {"version",
+         R"(Usage: kubectl allot version [--client] [--lease-namespace NS] [-o table|json|yaml]
+
+The version and git revision of this kubectl-allot, then, for each node, those of its
+allot-gc, as the node's report says (the Lease allot-node-<node> in the Lease namespace,
+rewritten at every node sweep; default kube-system, as allot-gc's --lease-namespace) and how
+long ago it was written. A Node without a report runs no allot-gc (or one that does not
+sweep); "unknown" is an allot-gc older than the version in its report.
+--client: this program's alone, without the cluster.
+)"},
     };
     return help;
 }
@@ -135,6 +146,8 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
         o.ns = v;
     else if (flag == "--pool")
         o.pool = v;
+    else if (flag == "--lease-namespace")
+        o.leaseNamespace = v;
     else if (flag == "-o" || flag == "--output") {
         if (v == "table" || v == "wide")
             o.output = Format::Table;
@@ -156,9 +169,9 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
 }
 
 bool takesValue(const std::string& f) {
-    static const char* kValued[] = {"--kubeconfig", "--context",    "-n",
-                                    "--namespace",  "-o",           "--output",
-                                    "--pool",       "--leak-grace", "--request-timeout"};
+    static const char* kValued[] = {
+        "--kubeconfig", "--context", "-n",           "--namespace",       "-o",
+        "--output",     "--pool",    "--leak-grace", "--request-timeout", "--lease-namespace"};
     for (const char* k : kValued)
         if (f == k) return true;
     return false;
@@ -199,6 +212,10 @@ Result<Options> parseArgs(const std::vector<std::string>& argv) {
             o.offline = true;
             continue;
         }
+        if (a == "--client") {
+            o.client = true;
+            continue;
+        }
         std::string flag = a, value;
         bool hasValue = false;
         if (auto eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
@@ -219,7 +236,7 @@ Result<Options> parseArgs(const std::vector<std::string>& argv) {
     if (!commandHelp().count(o.command))
         return makeError(Errc::InvalidConfig, "unknown command \"" + o.command + "\"");
     const size_t n = o.args.size();
-    if (o.command == "pools" || o.command == "check") {
+    if (o.command == "pools" || o.command == "check" || o.command == "version") {
         if (n != 0) return makeError(Errc::InvalidConfig, o.command + " takes no arguments");
     } else if (o.command == "who") {
         if (n == 0) return makeError(Errc::InvalidConfig, "who needs at least one IP address");

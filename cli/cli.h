@@ -38,6 +38,8 @@ struct Options {
     bool force = false;    // release
     std::string pool;      // release: which pool, when an IP is held in several
     bool offline = false;  // lint: no API server (no overlap check)
+    bool client = false;   // version: this program's only, no cluster
+    std::string leaseNamespace = cluster::kDefaultLeaseNamespace;  // version: the node reports
     std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};  // check
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };
@@ -90,6 +92,10 @@ int runRelease(Env& env);
 // (--offline, or no API server): no overlap check then.
 int runLint(Env* env, const Options& opts, const std::string& source, const std::string& input,
             std::ostream& out, std::ostream& err);
+
+// This program's version and revision, and each node's allot-gc's from its node report (and
+// the Nodes that have none); `env` null (or --client): this program's alone.
+int runVersion(Env* env, const Options& opts, std::ostream& out, std::ostream& err);
 
 // Shell completion (complete.cpp): the candidates for the words typed so far (the last one
 // being completed), one per line, then cobra's directive line as kubectl expects of

@@ -14,7 +14,8 @@ namespace {
 
 constexpr int kFiles = 0, kNoFiles = 4;
 
-const std::vector<std::string> kCommands = {"pools", "who", "pod", "check", "release", "lint"};
+const std::vector<std::string> kCommands = {"pools",   "who",  "pod",    "check",
+                                            "release", "lint", "version"};
 
 const std::vector<std::string> kGlobalFlags = {"--kubeconfig", "--context",         "--namespace",
                                                "--output",     "--request-timeout", "--help"};
@@ -24,6 +25,7 @@ const std::map<std::string, std::vector<std::string>>& commandFlags() {
         {"check", {"--leak-grace"}},
         {"release", {"--force", "--pool"}},
         {"lint", {"--offline"}},
+        {"version", {"--client", "--lease-namespace"}},
     };
     return f;
 }
@@ -43,8 +45,9 @@ std::string completions(const std::vector<std::string>& words) {
     if (previous == "-o" || previous == "--output")
         return render({"table", "json", "yaml"}, partial, kNoFiles);
     if (previous == "--kubeconfig") return render({}, partial, kFiles);
-    static const std::set<std::string> valued = {"--context", "-n",           "--namespace",
-                                                 "--pool",    "--leak-grace", "--request-timeout"};
+    static const std::set<std::string> valued = {
+        "--context",        "-n", "--namespace", "--pool", "--leak-grace", "--request-timeout",
+        "--lease-namespace"};
     if (valued.count(previous)) return render({}, partial, kNoFiles);
     std::string command;
     for (size_t i = 0; i + 1 < words.size() && command.empty(); ++i) {

@@ -123,12 +123,14 @@ int dispatch(Env& env) {
     if (c == "who") return runWho(env);
     if (c == "pod") return runPod(env);
     if (c == "check") return runCheck(env);
+    if (c == "version") return runVersion(&env, env.opts, env.out, env.err);
     return runRelease(env);
 }
 
 }  // namespace
 
 int run(const Options& opts, std::ostream& out, std::ostream& err) {
+    if (opts.command == "version" && opts.client) return runVersion(nullptr, opts, out, err);
     std::optional<std::string> input;
     if (opts.command == "lint") {
         auto in = readInput(opts.args[0]);
@@ -150,6 +152,7 @@ int run(const Options& opts, std::ostream& out, std::ostream& err) {
                 err << "warning: " << client.error().message << ": overlaps not checked\n";
             return runLint(nullptr, opts, opts.args[0], *input, out, err);
         }
+        if (opts.command == "version") runVersion(nullptr, opts, out, err);  // the client's
         err << "error: " << client.error().message << "\n";
         return kExitError;
     }
