@@ -44,6 +44,22 @@ t_start() {
   expect_eq "allot_ready" "$(gc_metric a allot_ready)" 1
 }
 
+# One version everywhere: allot-gc --version, its allot_build_info metric, and what kubectl allot
+# version reads from the node's report (the Lease its sweep writes).
+t_version() {
+  local own cli node_version
+  own=$("$GC" --version) || return 1
+  [[ "$own" =~ ^allot-gc\ ([^ ]+)\ \(revision\ ([^\)]+)\)$ ]] || { echo "allot-gc --version: '$own'"; return 1; }
+  local v=${BASH_REMATCH[1]} r=${BASH_REMATCH[2]}
+  expect_eq "allot_build_info" "$(gc_metric a "allot_build_info{version=\"$v\",revision=\"$r\"}")" 1 || return 1
+  cli=$GC_ROOT/${GC_BUILD_DIR:-build}/cli/kubectl-allot
+  reported() { "$cli" version -o json | jq -e --arg v "$v" --arg r "$r" \
+    '.nodes[] | select(.node == "node-a" and .version == $v and .revision == $r)' >/dev/null; }
+  wait_for 10 reported || { echo "kubectl allot version: $("$cli" version -o json | jq -c '.nodes[] | select(.node == "node-a")')"; return 1; }
+  expect_eq "client" "$("$cli" version --client)" "kubectl-allot $v (revision $r)" || return 1
+  note "allot-gc $v (revision $r): --version, allot_build_info and kubectl allot version agree"
+}
+
 RANGE1=10.61.0.0/24
 t_delete() {
   mk_nad net1 "{\"range\":\"$RANGE1\"}" || return 1
@@ -770,6 +786,7 @@ t_mirror() {
 
 # ------------------------------------------------------------------- run --
 check "allot-gc starts, syncs and serves /readyz, /healthz, /metrics" t_start
+check "allot-gc --version, allot_build_info and kubectl allot version name one version and revision" t_version
 check "a deleted pod's address and reservation are released, with an AddressReleased Event" t_delete
 check "200 pods deleted at once on one node: every address released, p99 under 2 s" t_latency
 check "a pod deleted while allot-gc was down is released at its restart; live pods are not" t_catchup
