@@ -82,6 +82,11 @@ Runs allot-gc's repair analysis once, changing nothing, and lists each finding:
   allocation_without_reservation   an entry with no OverlappingRangeIPReservation
   reservation_without_allocation   a reservation no entry holds
   undecodable_pool/undecodable_entry  data allot cannot read
+  slice_node_gone                  a node's slice pool holding addresses after its Node went
+  outside_node_slice               an address outside every slice its node has now, or held
+                                   by a pod running on another node
+  pool_object_full                 an IPPool object that cannot take another entry (its
+                                   ADDs fail with code 11)
   bad_nad_config                   a NAD with allot/whereabouts IPAM that does not parse
 One scan is a snapshot: an ADD in flight can show as allocation_without_reservation for a
 moment (allot-gc waits for several passes before it acts).
@@ -149,7 +154,7 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
     else if (flag == "--lease-namespace")
         o.leaseNamespace = v;
     else if (flag == "-o" || flag == "--output") {
-        if (v == "table" || v == "wide")
+        if (v == "table")
             o.output = Format::Table;
         else if (v == "json")
             o.output = Format::Json;
@@ -157,7 +162,8 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
             o.output = Format::Yaml;
         else
             return makeError(Errc::InvalidConfig,
-                             "--output \"" + v + "\": want table, json or yaml");
+                             "--output \"" + v + "\": want table, json or yaml" +
+                                 (v == "wide" ? " (the table already shows every column)" : ""));
     } else if (flag == "--leak-grace" || flag == "--request-timeout") {
         auto d = parseDuration(flag, v);
         if (!d) return d.error();

@@ -112,6 +112,22 @@ TEST_CASE("kubectl-allot reads global flags before and after the command and ref
     CHECK(cli::helpText("release").find("--force") != std::string::npos);
 }
 
+TEST_CASE("-o wide is refused with why, not taken silently as the table") {
+    auto w = cli::parseArgs({"pools", "-o", "wide"});
+    REQUIRE_FALSE(w.ok());
+    CHECK(w.error().message.find("every column") != std::string::npos);
+}
+
+TEST_CASE("check --help names every finding kind the analysis can report") {
+    const std::string help = cli::helpText("check");
+    for (auto kind : allot::core::kAnomalyKinds) {
+        std::string k(allot::core::name(kind));
+        if (k == "undecodable_pool" || k == "undecodable_entry")
+            k = "undecodable_pool/undecodable_entry";
+        CHECK_MESSAGE(help.find(k) != std::string::npos, "check --help omits " << k);
+    }
+}
+
 TEST_CASE(
     "who names the pool, pod, state and reservation of an address, and exits 4 for a free one") {
     Fixture f;
