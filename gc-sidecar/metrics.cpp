@@ -171,10 +171,10 @@ void Metrics::renderSlices(std::string& s) const {
     auto labels = [](const SliceGauge& g) {
         return "namespace=\"" + escapeLabel(g.ns) + "\",pool=\"" + escapeLabel(g.pool) + "\"";
     };
-    header(s, "allot_node_slices_total", "gauge",
+    header(s, "allot_node_slices", "gauge",
            "Slices in the NodeSlicePool's range (slice controller, leader only).");
     for (const auto& g : slices_)
-        line(s, "allot_node_slices_total", labels(g), static_cast<double>(g.total));
+        line(s, "allot_node_slices", labels(g), static_cast<double>(g.total));
     header(s, "allot_node_slices_free", "gauge", "Slices no Node holds (leader only).");
     for (const auto& g : slices_)
         line(s, "allot_node_slices_free", labels(g), static_cast<double>(g.free));

@@ -13,7 +13,7 @@
 // allot's additions: IPv6 and dual-stack (one NodeSlicePool per range, core/node_slices.h), a
 // slice size or range change that renumbers no live pod, and exhaustion made visible: a
 // Warning Event NodeSlicesExhausted on the Node and on the NodeSlicePool, and the metrics
-// allot_node_slices_total / allot_node_slices_free / allot_nodes_without_slice.
+// allot_node_slices / allot_node_slices_free / allot_nodes_without_slice.
 //
 // Level-driven: each pass lists NADs, Nodes and NodeSlicePools (every interval while leading;
 // no watch) and writes only what differs, guarded by the resourceVersion read. Running a pass

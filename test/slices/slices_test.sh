@@ -163,7 +163,7 @@ t_exhausted() {
   (( nodes > 2 )) || { echo "only $nodes Nodes"; return 1; }
   wait_for 10 metric_is s "allot_nodes_without_slice{namespace=\"$POOLNS\",pool=\"$NETX\"}" $(( nodes - 2 )) ||
     { echo "allot_nodes_without_slice: $(gc_metric s "allot_nodes_without_slice{namespace=\"$POOLNS\",pool=\"$NETX\"}"), want $(( nodes - 2 ))"; return 1; }
-  expect_eq allot_node_slices_total "$(gc_metric s "allot_node_slices_total{namespace=\"$POOLNS\",pool=\"$NETX\"}")" 2 || return 1
+  expect_eq allot_node_slices "$(gc_metric s "allot_node_slices{namespace=\"$POOLNS\",pool=\"$NETX\"}")" 2 || return 1
   expect_eq allot_node_slices_free "$(gc_metric s "allot_node_slices_free{namespace=\"$POOLNS\",pool=\"$NETX\"}")" 0 || return 1
   local left
   left=$(unassigned_nodes "$NETX" | head -1)

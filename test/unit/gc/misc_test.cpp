@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <sstream>
+
 #include "core/naming.h"
 #include "fake_cluster.h"
 #include "gc-sidecar/events.h"
@@ -157,6 +159,24 @@ TEST_CASE("health: the watch's progress and, for the leader, the repair loop's")
                           "allot_leak_candidates 0", "allot_api_errors_total 0",
                           "allot_watch_restarts_total 0", "# TYPE allot_repair_pass_seconds gauge"})
         CHECK_MESSAGE(text.find(s) != std::string::npos, s);
+}
+
+TEST_CASE("no gauge is named as a counter: a _total name is a counter's") {
+    gc::Metrics m;
+    m.setLeader(true);
+    m.setNodeSlices({gc::SliceGauge{"kube-system", "net", 4, 1, 0}});
+    const std::string text = m.render();
+    CHECK(text.find("allot_node_slices{namespace=\"kube-system\",pool=\"net\"} 4") !=
+          std::string::npos);
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("# TYPE ", 0) != 0) continue;
+        std::istringstream f(line.substr(7));
+        std::string name, type;
+        f >> name >> type;
+        const bool total = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+        if (type == "gauge") CHECK_MESSAGE(!total, name << " is a gauge named as a counter");
+    }
 }
 
 TEST_CASE(
