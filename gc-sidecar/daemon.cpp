@@ -69,6 +69,15 @@ class Joiner {
     int running_ = 0;
 };
 
+// The plugin's report of how an ADD or DEL ended (k8s::RelayOutcome), into the metrics.
+std::optional<k8s::RelayResponse> cniOutcome(Metrics& metrics, const k8s::RelayRequest& r) {
+    auto o = k8s::parseRelayOutcomePath(r.path);
+    if (!o) return std::nullopt;
+    metrics.observeCni(
+        CniCall{o->command, o->network, o->outcome, static_cast<double>(o->micros) / 1e6});
+    return k8s::RelayResponse{k8s::RelayResponse::Kind::Answered, 200, -1, ""};
+}
+
 // Tokens for the plugin's ServiceAccount ("ns/name") by TokenRequest, valid an hour and
 // renewed once half of that has passed.
 NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::string& sa) {
@@ -197,6 +206,7 @@ bool Daemon::loadClusterConfig() {
     cluster_ = std::move(*cluster);
     copts_.requestTimeout = cfg_.requestTimeout;
     copts_.userAgent = "allot-gc/" + cfg_.nodeName;
+    copts_.onThrottled = [this] { metrics_.addApiThrottled(); };
     return true;
 }
 
@@ -223,8 +233,9 @@ std::optional<std::vector<Cluster*>> Daemon::clusters(int n) {
     for (int i = 0; i < n; ++i) {
         auto c = newClient();
         if (!c) return std::nullopt;
-        owned_.push_back(std::make_unique<K8sCluster>(
-            std::move(*c), [this](const core::Error&) { metrics_.addApiError(); }));
+        owned_.push_back(std::make_unique<K8sCluster>(std::move(*c), [this](const core::Error& e) {
+            metrics_.addApiError(core::errcName(e.code));
+        }));
         out.push_back(owned_.back().get());
     }
     return out;
@@ -300,7 +311,7 @@ bool Daemon::startRepair() {
             repair_->setLeading(leading);
             if (slices_) slices_->setLeading(leading);
         },
-        [this] { metrics_.addApiError(); }, stop_);
+        [this](const core::Error& e) { metrics_.addApiError(core::errcName(e.code)); }, stop_);
     return true;
 }
 
@@ -373,6 +384,8 @@ bool Daemon::bindRelay() {
     while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
     ro.health = std::make_shared<RelayHealth>();
     ro.known = [this](const k8s::RelayRequest& r) { return podIndex_.answer(r); };
+    ro.onRefused = [this](const char* reason) { metrics_.addRelayRefused(reason); };
+    ro.local.push_back([this](const k8s::RelayRequest& r) { return cniOutcome(metrics_, r); });
     // This node's slices for the plugin's ADD (slice_watch.h), on a client of their own.
     if (auto c = newClient()) {
         sliceCopy_ = std::make_unique<NodeSliceCopy>(cfg_.nodeName);
@@ -412,6 +425,7 @@ bool Daemon::writeNodeKubeconfig() {
             pluginTokenSource(std::move(*tokenClient), cfg_.pluginServiceAccount));
     }
     auto w = nodeKubeconfig_->refresh();
+    metrics_.setPluginTokenExpiry(static_cast<double>(nodeKubeconfig_->expiry().value_or(0)));
     if (!w)
         logging::logError("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message);
     else if (*w)
@@ -448,6 +462,8 @@ void Daemon::waitForSignal() {
             sig = sigtimedwait(&sigs_, nullptr, &ts);
             if (sig < 0) {
                 auto w = nodeKubeconfig_->refresh();
+                metrics_.setPluginTokenExpiry(
+                    static_cast<double>(nodeKubeconfig_->expiry().value_or(0)));
                 if (!w)
                     logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " +
                                      w.error().message);

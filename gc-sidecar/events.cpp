@@ -47,7 +47,7 @@ void EventRecorder::run() {
         auto r = client_.create(k8s::collectionPath(k8s::kEvent, eventNamespace(e.object)), body);
         if (!r) {
             metrics_.addEventDropped();
-            metrics_.addApiError();
+            metrics_.addApiError(core::errcName(r.code()));
             logging::logWarn("event " + e.reason + " for " + e.object.kind + " " + e.object.ns +
                              "/" + e.object.name + " not recorded: " + r.error().message);
         }

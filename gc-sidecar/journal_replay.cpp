@@ -18,13 +18,15 @@ void Reclaimer::replayJournal() {
         logging::logWarn("journal " + opts_.journalDir + ": " + entries.error().message);
         return;
     }
+    uint64_t left = entries->size() + bad.size();
     for (const auto& e : *entries) {
-        if (stop_.stopped()) return;
-        replayEntry(journal, e);
+        if (stop_.stopped()) break;
+        if (replayEntry(journal, e)) --left;
     }
+    metrics_.setJournalBacklog(left);
 }
 
-void Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e) {
+bool Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e) {
     Cluster& c = *clusters_[0];
     const std::string ns = e.poolNamespace.empty() ? opts_.poolNamespace : e.poolNamespace;
     // The container the plugin's DEL was for: only its own records go (core::heldBy), never
@@ -40,10 +42,13 @@ void Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e)
     if (failure) {
         metrics_.addJournalFailure();
         logging::logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
-        return;
+        return false;
     }
-    if (auto rm = journal.remove(e); !rm)
+    if (auto rm = journal.remove(e); !rm) {
         logging::logWarn("journal entry " + e.file + ": " + rm.error().message);
+        return false;
+    }
+    return true;
 }
 
 // The pools of `ns` holding an entry of `caller` (a journal entry that names none).

@@ -66,7 +66,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     auto got = client_.get(path);
     if (!got) {
         if (got.code() != Errc::NotFound) {
-            if (onApiError_) onApiError_();
+            if (onApiError_) onApiError_(got.error());
             logging::logWarn("Lease " + opts_.ns + "/" + opts_.name + ": " + got.error().message);
             return false;
         }
@@ -82,7 +82,7 @@ bool LeaderElector::tryAcquireOrRenew() {
         auto made = client_.create(k8s::collectionPath(k8s::kLease, opts_.ns), lease);
         if (!made) {
             if (made.code() != Errc::AlreadyExists) {
-                if (onApiError_) onApiError_();
+                if (onApiError_) onApiError_(made.error());
                 logging::logWarn("creating Lease " + opts_.ns + "/" + opts_.name + ": " +
                                  made.error().message);
             }
@@ -117,7 +117,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     auto put = client_.replace(path, lease);  // metadata.resourceVersion is the one just read
     if (!put) {
         if (put.code() != Errc::Conflict) {
-            if (onApiError_) onApiError_();
+            if (onApiError_) onApiError_(put.error());
             logging::logWarn("updating Lease " + opts_.ns + "/" + opts_.name + ": " +
                              put.error().message);
         }

@@ -55,7 +55,7 @@ class LeaderElector {
 
     // onChange: leadership gained or lost. onApiError: a failed request (for the metric).
     LeaderElector(LeaseOptions opts, k8s::Client client, std::function<void(bool leading)> onChange,
-                  std::function<void()> onApiError, StopSignal& stop)
+                  std::function<void(const core::Error&)> onApiError, StopSignal& stop)
         : opts_(std::move(opts)),
           client_(std::move(client)),
           onChange_(std::move(onChange)),
@@ -74,7 +74,7 @@ class LeaderElector {
     LeaseOptions opts_;
     k8s::Client client_;
     std::function<void(bool)> onChange_;
-    std::function<void()> onApiError_;
+    std::function<void(const core::Error&)> onApiError_;
     StopSignal& stop_;
     std::atomic<bool> leading_{false};
     std::optional<LeaseRecord> observed_;

@@ -22,6 +22,23 @@ struct PoolGauge {
     uint64_t size = 0, used = 0, free = 0;  // size saturates at 2^64-1 for huge IPv6 ranges
 };
 
+// A Prometheus histogram: cumulative counts per upper bound, their sum and count.
+struct Histogram {
+    explicit Histogram(std::vector<double> bounds = {})
+        : bounds(std::move(bounds)), counts(this->bounds.size(), 0) {}
+    void observe(double v);
+    std::vector<double> bounds;
+    std::vector<uint64_t> counts;  // observations <= bounds[i] (not yet cumulative)
+    double sum = 0;
+    uint64_t count = 0;
+};
+
+// One ADD or DEL as the plugin told the node relay (k8s::RelayOutcome).
+struct CniCall {
+    std::string command, network, outcome;
+    double seconds = 0;
+};
+
 class Metrics {
   public:
     using Clock = std::chrono::steady_clock;
@@ -37,7 +54,14 @@ class Metrics {
     // the age in seconds of the oldest. Every reason is shown, 0 when none.
     void setHeld(const std::map<std::string, std::pair<uint64_t, double>>& byReason);
     void repairPassDone(double seconds);
-    void addApiError();
+    // A failed API request, by what failed (core::errcName: "Transient", "Forbidden", ...).
+    void addApiError(const std::string& kind);
+    void addApiThrottled();                        // a 429 from the API server
+    void addRelayRefused(const std::string& why);  // a plugin request the relay did not carry
+    void observeCni(const CniCall& call);
+    void setJournalBacklog(uint64_t entries);
+    // When the token in the plugin's kubeconfig expires (Unix seconds); 0: unknown.
+    void setPluginTokenExpiry(double unixSeconds);
     void addWatchRestart();
     void addEventDropped();
     void addJournalFailure();
@@ -58,7 +82,12 @@ class Metrics {
     std::string render() const;
 
   private:
-    void renderSlices(std::string& s) const;  // with m_ held
+    // With m_ held.
+    void renderSlices(std::string& s) const;
+    void renderPools(std::string& s) const;
+    void renderHeld(std::string& s) const;
+    void renderRepair(std::string& s) const;
+    void renderNode(std::string& s) const;
 
     mutable std::mutex m_;
     std::map<std::string, uint64_t> releases_;
@@ -68,13 +97,16 @@ class Metrics {
     std::vector<PoolGauge> pools_;
     std::vector<SliceGauge> slices_;
     double lastPassSeconds_ = 0;
-    uint64_t passes_ = 0;
-    double passSecondsSum_ = 0;
+    Histogram repairPasses_;
+    std::map<std::string, Histogram> cniCalls_;  // key: command, network, outcome (labels)
+    std::map<std::string, uint64_t> apiErrors_, relayRefused_;
+    uint64_t journalBacklog_ = 0;
+    double pluginTokenExpiry_ = 0;
     Clock::time_point lastPass_{};
     Clock::time_point leaderSince_{};
     Clock::time_point lastWatch_{};
-    std::atomic<uint64_t> leakCandidates_{0}, apiErrors_{0}, watchRestarts_{0}, releaseFailures_{0},
-        eventsDropped_{0}, journalFailures_{0};
+    std::atomic<uint64_t> leakCandidates_{0}, watchRestarts_{0}, releaseFailures_{0},
+        eventsDropped_{0}, journalFailures_{0}, apiThrottled_{0};
     std::atomic<bool> leader_{false}, ready_{false};
 };
 

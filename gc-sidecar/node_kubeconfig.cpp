@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
@@ -86,6 +87,20 @@ std::string renderNodeKubeconfig(const std::string& server, const std::string& c
     return k.dump() + "\n";
 }
 
+std::optional<int64_t> jwtExpiry(const std::string& token) {
+    const auto a = token.find('.');
+    const auto b = a == std::string::npos ? a : token.find('.', a + 1);
+    if (b == std::string::npos) return std::nullopt;
+    auto payload = k8s::base64Decode(std::string_view(token).substr(a + 1, b - a - 1), true);
+    if (!payload) return std::nullopt;
+    auto v = json::parse(*payload);
+    const json::Value* exp = v && v->isObject() ? v->find("exp") : nullptr;
+    if (!exp) return std::nullopt;
+    auto n = exp->asInt();
+    if (!n || *n <= 0) return std::nullopt;
+    return *n;
+}
+
 core::Result<bool> NodeKubeconfig::refresh() {
     auto token = tokenSource_ ? tokenSource_()
                               : k8s::readSmallFile(saDir_ + "/token", "ServiceAccount token");
@@ -113,13 +128,17 @@ core::Result<bool> NodeKubeconfig::refresh() {
         if (in) {
             std::ostringstream have;
             have << in.rdbuf();
-            if (have.str() == want) return false;
+            if (have.str() == want) {
+                expiry_ = jwtExpiry(t);
+                return false;
+            }
         }
     }
     auto slash = path_.rfind('/');
     if (slash != std::string::npos && slash > 0)
         if (auto d = node::makeDirs(path_.substr(0, slash), 0755); !d) return d.error();
     if (auto w = node::writeFileAtomic(path_, want, 0600); !w) return w.error();
+    expiry_ = jwtExpiry(t);
     return true;
 }
 

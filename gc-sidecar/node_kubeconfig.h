@@ -5,7 +5,9 @@
 // was changed or removed by someone else).
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/result.h"
@@ -19,6 +21,10 @@ std::string renderNodeKubeconfig(const std::string& server, const std::string& c
                                  const std::string& token, const std::string& ns);
 
 std::string base64Encode(const std::string& data);
+
+// The `exp` claim (Unix seconds) of a JWT such as a ServiceAccount token; nullopt when the
+// token is not a JWT or has none. Read, not verified: only to say when the plugin's fails.
+std::optional<int64_t> jwtExpiry(const std::string& token);
 
 // The plugin's tokens (TokenRequest): valid this long, renewed once half of it has passed.
 // In seconds: std::chrono::hours(1) / 2 is hours(0) (an integer count), which renewed the
@@ -49,10 +55,13 @@ class NodeKubeconfig {
     core::Result<bool> refresh();
 
     void setTokenSource(TokenSource s) { tokenSource_ = std::move(s); }
+    // The expiry (jwtExpiry) of the token the last successful refresh put in the file.
+    std::optional<int64_t> expiry() const { return expiry_; }
 
   private:
     std::string path_, saDir_, server_, ns_;
     TokenSource tokenSource_;
+    std::optional<int64_t> expiry_;
 };
 
 }  // namespace allot::gc

@@ -91,7 +91,7 @@ bool PodWatch::relist(std::string& rv) {
     });
     if (!listed) {
         metrics_.addWatchRestart();
-        metrics_.addApiError();
+        metrics_.addApiError(core::errcName(listed.code()));
         logging::logWarn("listing the pods of node " + opts_.node +
                          " failed: " + listed.error().message);
         return false;
@@ -190,7 +190,7 @@ bool PodWatch::watchFrom(std::string& rv) {
         failures_ = 0;
         return false;
     }
-    metrics_.addApiError();
+    metrics_.addApiError(core::errcName(r.code()));
     logging::logWarn("pod watch of node " + opts_.node + " failed: " + r.error().message +
                      " (resuming from " + rv + ")");
     pause();

@@ -189,7 +189,8 @@ class Reclaimer {
     std::set<std::string> namespacesToScan(Cluster& c);
     // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
     void replayJournal();
-    void replayEntry(node::Journal& journal, const node::JournalEntry& e);
+    // True when the entry was replayed and removed.
+    bool replayEntry(node::Journal& journal, const node::JournalEntry& e);
     std::optional<std::string> poolsHeldBy(Cluster& c, const std::string& ns,
                                            const core::Owner& caller,
                                            std::vector<std::string>& pools);

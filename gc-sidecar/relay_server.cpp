@@ -141,26 +141,40 @@ RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, siz
     };
 }
 
+namespace {
+
+k8s::RelayResponse refused(const RelayServerOptions& opts, const char* reason, std::string why) {
+    if (opts.onRefused) opts.onRefused(reason);
+    return {k8s::RelayResponse::Kind::Refused, 0, -1, std::move(why)};
+}
+
+}  // namespace
+
 k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayRequest& req,
                                const RelayForward& forward) {
     using Kind = k8s::RelayResponse::Kind;
     if (req.server != opts.server)
-        return {Kind::Refused, 0, -1, "this relay talks to " + opts.server + ", not " + req.server};
+        return refused(opts, "other_server",
+                       "this relay talks to " + opts.server + ", not " + req.server);
     if (k8s::relayLocal(req.path)) {
         for (const auto& local : opts.local)
             if (auto r = local(req)) return *r;
         return {Kind::Refused, 0, -1, "no answer here for " + req.path};
     }
     if (!k8s::relayAllowed(req.method, req.path))
-        return {Kind::Refused, 0, -1, "not a pool request: " + req.method + " " + req.path};
+        return refused(opts, "not_a_pool_request",
+                       "not a pool request: " + req.method + " " + req.path);
     // Only the Accepts allot sends: the field becomes a header on allot-gc's connection.
     if (!req.accept.empty() && req.accept != k8s::kAcceptMetadata)
-        return {Kind::Refused, 0, -1, "not an Accept allot sends: " + req.accept};
+        return refused(opts, "not_a_pool_request", "not an Accept allot sends: " + req.accept);
     if (opts.known)
         if (auto known = opts.known(req)) return std::move(*known);
     if (opts.health && opts.health->down.load())
-        return {Kind::Refused, 0, -1, "relay cannot reach the API server: " + opts.health->why()};
-    return forward(req);
+        return refused(opts, "api_unreachable",
+                       "relay cannot reach the API server: " + opts.health->why());
+    auto r = forward(req);
+    if (r.kind == Kind::Refused && opts.onRefused) opts.onRefused("api_unreachable");
+    return r;
 }
 
 RelayServer::RelayServer(RelayServerOptions opts, RelayForward forward)

@@ -55,6 +55,9 @@ struct RelayServerOptions {
     // Answers an API request allot-gc already knows (a pod of this node: claim_pod_index.h)
     // without the API server; nullopt: forwarded.
     std::function<std::optional<k8s::RelayResponse>(const k8s::RelayRequest&)> known;
+    // A pool request not carried, by why: "other_server", "not_a_pool_request",
+    // "api_unreachable" (the metric allot_relay_refused_total).
+    std::function<void(const char* reason)> onRefused;
 };
 
 // Turns at the relay's API clients: first come, first served, and a request waits only until

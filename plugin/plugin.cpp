@@ -229,6 +229,7 @@ std::optional<Outcome> answerWithoutStdin(const std::vector<std::string>& args, 
 }
 
 Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
+    const auto started = Clock::now();
     logging::Logger* log = deps.log;
     auto parsedEnv = parseEnv(env);
     const std::string guessedVersion = versionOf(stdinText);
@@ -284,6 +285,11 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     for (const auto& w : ctx.warnings) log->warn(w);
     out.conflicts = ctx.conflicts;
     out.served = ctx.served;
+    if (handle->report && (e.command == Command::Add || e.command == Command::Del))
+        handle->report(CallReport{
+            e.command == Command::Add ? "ADD" : "DEL",
+            out.exitCode == 0 ? "ok" : "cni_" + std::to_string(out.exitCode), net->name,
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started)});
     return out;
 }
 

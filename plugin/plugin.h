@@ -2,6 +2,7 @@
 // The CNI entry point as a function: environment + stdin in, stdout text + exit code out.
 // main.cpp wires in the real store, locks and journal; tests wire in the in-memory ones.
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -15,12 +16,22 @@
 
 namespace allot::plugin {
 
+// How one ADD or DEL ended, for the node's metrics (allot-gc's relay keeps them).
+struct CallReport {
+    std::string command;  // "ADD", "DEL"
+    std::string outcome;  // "ok", or "cni_<code>"
+    std::string network;  // the network config's name
+    std::chrono::microseconds took{0};
+};
+
 struct StoreHandle {
     std::unique_ptr<store::PoolStore> store;
     std::string poolNamespace;
     // IPAMClaims (allowPersistentIPs) on the store's connection; null: a network that asks for
     // them gets ordinary addresses, with a warning.
     std::unique_ptr<ClaimApi> claims = nullptr;
+    // Told how the call ended (best effort, never fails the call); null: nobody to tell.
+    std::function<void(const CallReport&)> report = nullptr;
 };
 
 struct Deps {

@@ -1,11 +1,27 @@
 #include "plugin/wiring.h"
 
+#include "k8s/relay.h"
 #include "node/node_name.h"
 #include "plugin/netlink_check.h"
 #include "plugin/node_paths.h"
 #include "store/k8s_store.h"
 
 namespace allot::plugin {
+
+namespace {
+
+// The node's relay keeps the metrics of the calls it serves: tell it how this one ended. A
+// call that never reached the relay tells nobody (nothing listens, or it stopped answering).
+std::function<void(const CallReport&)> reportToRelay(k8s::Client& client) {
+    return [&client](const CallReport& r) {
+        if (!client.relayInUse()) return;
+        client.setDeadline(Clock::now() + std::chrono::milliseconds(200));
+        (void)client.askRelay(k8s::relayOutcomePath(
+            {r.command, r.outcome, r.network, static_cast<uint64_t>(r.took.count())}));
+    };
+}
+
+}  // namespace
 
 Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
     logging::Logger log;
@@ -30,7 +46,7 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
                 ")");
         std::string ns = (*s)->poolNamespace();
         auto claims = makeK8sClaimApi((*s)->client(), deadline);
-        return StoreHandle{std::move(*s), ns, std::move(claims)};
+        return StoreHandle{std::move(*s), ns, std::move(claims), reportToRelay((*s)->client())};
     };
     deps.makeLocker = [](const core::ValidatedConfig& c) {
         return node::makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);

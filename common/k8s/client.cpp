@@ -167,7 +167,9 @@ Result<HttpResponse> Client::raw(std::string_view method, const std::string& pat
     ++requests_;
     auto http = direct();
     if (!http) return http.error();
-    return (*http)->send(method, cfg_.server + path, body, contentType, timeout, accept);
+    auto resp = (*http)->send(method, cfg_.server + path, body, contentType, timeout, accept);
+    if (resp && resp->status == 429 && options_.onThrottled) options_.onThrottled();
+    return resp;
 }
 
 void Client::refreshToken() {

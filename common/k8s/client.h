@@ -63,6 +63,9 @@ class Client {
         // allot-gc's node relay (relay.h): when something listens there, requests that may go
         // through it do, and the rest go direct. Empty: always direct.
         std::string relaySocket;
+        // Called for each 429 (Too Many Requests) the API server answers this client, the
+        // relay's forwarding included: API priority and fairness is holding it back.
+        std::function<void()> onThrottled;
     };
 
     // Reads cfg.tokenFile (if any) now. Errors: InvalidConfig (unreadable token file, TLS

@@ -34,17 +34,18 @@ std::string inQuotes(const std::string& s) {
     return "\"" + s + "\"";
 }
 
-int base64Value(unsigned char c) {
+int base64Value(unsigned char c, bool url) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
     if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
+    if (c == (url ? '-' : '+')) return 62;
+    if (c == (url ? '_' : '/')) return 63;
     return -1;
 }
 
-// Standard base64 with optional padding; whitespace (line breaks) is skipped.
-std::optional<std::string> base64Decode(std::string_view in) {
+}  // namespace
+
+std::optional<std::string> base64Decode(std::string_view in, bool url) {
     std::string out;
     out.reserve(in.size() * 3 / 4);
     uint32_t acc = 0;
@@ -57,7 +58,7 @@ std::optional<std::string> base64Decode(std::string_view in) {
             continue;
         }
         if (padding > 0) return std::nullopt;  // data after padding
-        const int v = base64Value(c);
+        const int v = base64Value(c, url);
         if (v < 0) return std::nullopt;
         acc = (acc << 6) | static_cast<uint32_t>(v);
         bits += 6;
@@ -69,6 +70,8 @@ std::optional<std::string> base64Decode(std::string_view in) {
     if (padding > 2 || bits >= 6) return std::nullopt;
     return out;
 }
+
+namespace {
 
 // Lookup helpers over one parsed kubeconfig; every error names the file and the key.
 class Reader {

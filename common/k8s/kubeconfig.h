@@ -2,6 +2,7 @@
 // Where the API server is and who we are: from a kubeconfig file or from the in-cluster
 // ServiceAccount. kubeconfig.cpp is the only user of yaml-cpp (hence yamlDocuments here too).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,10 @@
 #include "json/json.h"
 
 namespace allot::k8s {
+
+// Base64 with optional padding, whitespace skipped; `url`: the URL-safe alphabet ('-', '_') of
+// JWTs. nullopt on any other character or a malformed end.
+std::optional<std::string> base64Decode(std::string_view in, bool url = false);
 
 struct ClusterConfig {
     std::string server;  // https://host:port[/prefix], no trailing slash

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -237,6 +238,68 @@ std::optional<RelayClaimQuery> parseRelayClaimPath(std::string_view path) {
         !name(path.substr(slash + 1)))
         return std::nullopt;
     return RelayClaimQuery{std::string(path.substr(0, slash)), std::string(path.substr(slash + 1))};
+}
+
+namespace {
+
+constexpr size_t kMaxOutcomeNetwork = 63;
+
+bool outcomeWord(std::string_view w) {
+    if (w.empty() || w.size() > 16) return false;
+    for (char c : w)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+
+std::optional<uint64_t> decimal(std::string_view w) {
+    if (w.empty() || w.size() > 19) return std::nullopt;
+    uint64_t v = 0;
+    for (char c : w) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return v;
+}
+
+// The next '/'-terminated segment of `path`, removed from it.
+std::optional<std::string_view> take(std::string_view& path) {
+    auto slash = path.find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    auto w = path.substr(0, slash);
+    path.remove_prefix(slash + 1);
+    return w;
+}
+
+}  // namespace
+
+std::string relayOutcomePath(const RelayOutcome& o) {
+    std::string net;
+    for (char c : o.network.substr(0, kMaxOutcomeNetwork))
+        net += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'
+                   ? c
+                   : '_';
+    if (net.empty()) net = "_";
+    std::string out(kRelayLocalPrefix);
+    out.append("outcome/").append(o.command).append("/").append(o.outcome).append("/");
+    return out.append(std::to_string(o.micros)).append("/").append(net);
+}
+
+std::optional<RelayOutcome> parseRelayOutcomePath(std::string_view path) {
+    if (!segment(path, kRelayLocalPrefix) || !segment(path, "outcome/")) return std::nullopt;
+    RelayOutcome o;
+    auto cmd = take(path), outcome = take(path), micros = take(path);
+    if (!cmd || !outcome || !micros || !outcomeWord(*cmd) || !outcomeWord(*outcome))
+        return std::nullopt;
+    auto us = decimal(*micros);
+    if (!us || path.empty() || path.size() > kMaxOutcomeNetwork) return std::nullopt;
+    for (char c : path)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+            return std::nullopt;
+    o.command = std::string(*cmd);
+    o.outcome = std::string(*outcome);
+    o.micros = *us;
+    o.network = std::string(path);
+    return o;
 }
 
 core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_point deadline) {

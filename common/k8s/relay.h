@@ -79,6 +79,17 @@ struct RelayClaimQuery {
 };
 std::optional<RelayClaimQuery> parseRelayClaimPath(std::string_view path);
 
+// How one CNI call ended, told by the plugin after its ADD or DEL (answered 200, nothing kept
+// but allot-gc's metrics): the command ("ADD", "DEL"), the outcome ("ok" or "cni_<code>"),
+// the call's duration in microseconds, and the network's name (characters other than
+// letters, digits, '.', '_' and '-' become '_'; at most 63).
+struct RelayOutcome {
+    std::string command, outcome, network;
+    uint64_t micros = 0;
+};
+std::string relayOutcomePath(const RelayOutcome& o);
+std::optional<RelayOutcome> parseRelayOutcomePath(std::string_view path);
+
 // Requests the plugin makes: GET/PUT of an IPPool, POST of IPPools and of reservations,
 // GET/DELETE of a reservation, GET of a NodeSlicePool, in any namespace; for an IPAMClaim
 // (allowPersistentIPs), GET of a pod and of an IPAMClaim and PUT of the claim's status.

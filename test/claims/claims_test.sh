@@ -251,7 +251,7 @@ t_claim_deleted_frees() {
   kubectl delete pod -n "$RUN_NS" launcher-g --grace-period=0 --force >/dev/null 2>&1
   start_claim_gc repair --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   port=$GC_PORT; log=$GC_LOG
-  passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_passes_total" { print $2 }'; }
+  passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_pass_duration_seconds_count" { print $2 }'; }
   passes_reach() { local p; p=$(passes); (( ${p:-0} >= $1 )); }
   wait_for 60 passes_reach 3 ||
     { echo "allot-gc made no 3 repair passes"; tail -n 20 "$log"; return 1; }
@@ -392,7 +392,7 @@ gone_pod() { kubectl delete pod -n "$RUN_NS" "$1" --grace-period=0 --force >/dev
 # repair_passes N: allot-gc (GC_PORT) has made at least N more repair passes than now.
 repair_passes() {
   local port=$GC_PORT want
-  passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_passes_total" { print $2 }'; }
+  passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_pass_duration_seconds_count" { print $2 }'; }
   want=$(( $(passes) + $1 ))
   reached() { local p; p=$(passes); (( ${p:-0} >= want )); }
   wait_for 60 reached || { echo "allot-gc made no $1 more repair passes"; tail -n 20 "$GC_LOG"; return 1; }

@@ -36,7 +36,7 @@ t_start() {
   local m
   m=$(gc_metrics a)
   local s
-  for s in allot_releases_total allot_leak_candidates allot_anomalies_total allot_repair_pass_seconds \
+  for s in allot_releases_total allot_leak_candidates allot_anomalies_total allot_repair_pass_duration_seconds \
            allot_api_errors_total allot_watch_restarts_total allot_is_leader; do
     grep -q "^# TYPE $s " <<<"$m" || { echo "metric $s missing"; return 1; }
   done
@@ -302,7 +302,7 @@ is_leader() { [[ "$(gc_metric "$1" allot_is_leader)" == 1 ]]; }
 leaders() { local n; for n in "$@"; do [[ "$(gc_metric "$n" allot_is_leader)" == 1 ]] && echo "$n"; done; }
 one_leader() { [[ "$(leaders r1 r2 | wc -l)" == 1 ]]; }
 lease_holder() { kubectl get lease -n kube-system "$RUN-lease" -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
-passes() { local v; v=$(gc_metric "$1" allot_repair_passes_total); echo "${v:-0}"; }
+passes() { local v; v=$(gc_metric "$1" allot_repair_pass_duration_seconds_count); echo "${v:-0}"; }
 passes_reach() { (( $(passes "$1") >= $2 )); }
 
 t_elect() {
@@ -731,7 +731,7 @@ pmap(res, range(n), 32)
   pid=$(gc_pid big)
   rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status")
   hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$pid/status")
-  secs=$(gc_metric big allot_repair_pass_seconds)
+  secs=$(gc_metric big allot_repair_last_pass_duration_seconds)
   cand=$(gc_metric big allot_leak_candidates)
   note "leader after 3 passes: VmRSS $(( rss / 1024 )) MiB, peak VmHWM $(( hwm / 1024 )) MiB; last pass ${secs} s; leak candidates $cand"
   grep "repair pass:" "$WORK/gc-big.log" | tail -n 1 | sed 's/^.*repair pass:/# pass:/' >>"$CHECK_DIR/notes"

@@ -155,9 +155,10 @@ TEST_CASE("health: the watch's progress and, for the leader, the repair loop's")
     m.setReady();
     CHECK(m.ready());
     const std::string text = m.render();
-    for (const char* s : {"allot_releases_total{reason=\"pod_deleted\"} 0", "allot_is_leader 1",
-                          "allot_leak_candidates 0", "allot_api_errors_total 0",
-                          "allot_watch_restarts_total 0", "# TYPE allot_repair_pass_seconds gauge"})
+    for (const char* s :
+         {"allot_releases_total{reason=\"pod_deleted\"} 0", "allot_is_leader 1",
+          "allot_leak_candidates 0", "allot_api_errors_total{kind=\"Transient\"} 0",
+          "allot_watch_restarts_total 0", "# TYPE allot_repair_pass_duration_seconds histogram"})
         CHECK_MESSAGE(text.find(s) != std::string::npos, s);
 }
 
@@ -197,4 +198,65 @@ TEST_CASE("a plugin token is kept until half its hour has passed, then renewed")
     CHECK_FALSE(gc::pluginTokenDue(minutes(29)));
     CHECK(gc::pluginTokenDue(minutes(30)));
     CHECK(gc::pluginTokenDue(minutes(59)));
+}
+
+TEST_CASE("durations are histograms: cumulative buckets, +Inf, sum and count") {
+    gc::Metrics m;
+    m.repairPassDone(0.3);
+    m.repairPassDone(7);
+    m.observeCni(gc::CniCall{"ADD", "blue", "ok", 0.004});
+    m.observeCni(gc::CniCall{"ADD", "blue", "ok", 0.02});
+    m.observeCni(gc::CniCall{"DEL", "blue", "cni_11", 12});
+    const std::string text = m.render();
+    for (const char* s :
+         {"allot_repair_pass_duration_seconds_bucket{le=\"0.25\"} 0",
+          "allot_repair_pass_duration_seconds_bucket{le=\"0.5\"} 1",
+          "allot_repair_pass_duration_seconds_bucket{le=\"10\"} 2",
+          "allot_repair_pass_duration_seconds_bucket{le=\"+Inf\"} 2",
+          "allot_repair_pass_duration_seconds_sum 7.300000",
+          "allot_repair_pass_duration_seconds_count 2", "allot_repair_last_pass_duration_seconds 7",
+          "allot_cni_request_duration_seconds_bucket{command=\"ADD\",network=\"blue\",outcome="
+          "\"ok\","
+          "le=\"0.005\"} 1",
+          "allot_cni_request_duration_seconds_bucket{command=\"ADD\",network=\"blue\",outcome="
+          "\"ok\","
+          "le=\"0.025\"} 2",
+          "allot_cni_request_duration_seconds_count{command=\"ADD\",network=\"blue\",outcome="
+          "\"ok\"} 2",
+          "allot_cni_request_duration_seconds_bucket{command=\"DEL\",network=\"blue\",outcome="
+          "\"cni_11\",le=\"10\"} 0",
+          "allot_cni_request_duration_seconds_count{command=\"DEL\",network=\"blue\",outcome="
+          "\"cni_11\"} 1"})
+        CHECK_MESSAGE(text.find(s) != std::string::npos, s);
+}
+
+TEST_CASE("API errors by kind, 429s, relay refusals, journal backlog and token expiry are shown") {
+    gc::Metrics m;
+    m.addApiError("Forbidden");
+    m.addApiError("Forbidden");
+    m.addApiThrottled();
+    m.addRelayRefused("api_unreachable");
+    m.setJournalBacklog(3);
+    m.setPluginTokenExpiry(1800000000);
+    const std::string text = m.render();
+    for (const char* s :
+         {"allot_api_errors_total{kind=\"Forbidden\"} 2",
+          "allot_api_errors_total{kind=\"Unauthorized\"} 0", "allot_api_throttled_total 1",
+          "allot_relay_refused_total{reason=\"api_unreachable\"} 1",
+          "allot_relay_refused_total{reason=\"other_server\"} 0", "allot_journal_backlog 3",
+          "allot_plugin_token_expiry_timestamp_seconds 1800000000"})
+        CHECK_MESSAGE(text.find(s) != std::string::npos, s);
+}
+
+TEST_CASE("a token's expiry is its JWT exp claim; anything else has none") {
+    // {"alg":"none"} . {"exp":1800000000,"sub":"x"} . (no signature)
+    const std::string payload = gc::base64Encode(R"({"exp":1800000000,"sub":"x"})");
+    std::string url;
+    for (char c : payload)
+        if (c != '=') url += c == '+' ? '-' : c == '/' ? '_' : c;
+    CHECK(gc::jwtExpiry("eyJhbGciOiJub25lIn0." + url + ".") == 1800000000);
+    CHECK_FALSE(gc::jwtExpiry("not-a-jwt"));
+    CHECK_FALSE(gc::jwtExpiry("a." + gc::base64Encode(R"({"sub":"x"})") + ".b"));
+    CHECK_FALSE(gc::jwtExpiry("a.!!!.b"));
+    CHECK_FALSE(gc::jwtExpiry("a." + gc::base64Encode(R"({"exp":"soon"})") + ".b"));
 }

@@ -104,3 +104,41 @@ TEST_CASE("the relay keeps no slice of a NodeSlicePool refusing node_slice_parts
     copy.apply({k8s::WatchEvent::Type::Modified, nsp("ns", "blue", {{"node-a", "10.0.1.0/24"}})});
     CHECK(ask(o, "ns", "blue", "node-a").body == "10.0.1.0/24");
 }
+
+TEST_CASE("a CNI outcome path carries command, outcome, duration and a network name made safe") {
+    auto p = k8s::relayOutcomePath({"ADD", "cni_11", "team a/blue", 1234});
+    CHECK(k8s::relayLocal(p));
+    auto o = k8s::parseRelayOutcomePath(p);
+    REQUIRE(o);
+    CHECK(o->command == "ADD");
+    CHECK(o->outcome == "cni_11");
+    CHECK(o->micros == 1234);
+    CHECK(o->network == "team_a_blue");
+    CHECK(k8s::parseRelayOutcomePath(k8s::relayOutcomePath({"DEL", "ok", "", 0}))->network == "_");
+    CHECK(k8s::parseRelayOutcomePath(k8s::relayOutcomePath({"DEL", "ok", std::string(200, 'n'), 1}))
+              ->network.size() == 63);
+    CHECK_FALSE(k8s::parseRelayOutcomePath("/allot-relay/v1/outcome/ADD/ok/12"));
+    CHECK_FALSE(k8s::parseRelayOutcomePath("/allot-relay/v1/outcome/ADD/ok/1x/net"));
+    CHECK_FALSE(k8s::parseRelayOutcomePath("/allot-relay/v1/outcome/ADD/ok/1/../x"));
+    CHECK_FALSE(k8s::parseRelayOutcomePath("/allot-relay/v1/outcome/A\"D/ok/1/net"));
+    CHECK_FALSE(
+        k8s::parseRelayOutcomePath("/allot-relay/v1/outcome/ADD/ok/99999999999999999999/n"));
+}
+
+TEST_CASE("the relay counts the pool requests it does not carry, by why") {
+    std::vector<std::string> refused;
+    gc::RelayServerOptions o;
+    o.server = kServer;
+    o.onRefused = [&](const char* why) { refused.emplace_back(why); };
+    auto fwd = [](const k8s::RelayRequest&) { return k8s::RelayResponse{}; };
+    const std::string pool = "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/ns/ippools/p";
+    gc::relayAnswer(o, {"https://elsewhere:6443", "GET", pool, "", "", 1000}, fwd);
+    gc::relayAnswer(o, {kServer, "GET", "/api/v1/secrets", "", "", 1000}, fwd);
+    o.health = std::make_shared<gc::RelayHealth>();
+    o.health->failed("connection refused");
+    gc::relayAnswer(o, {kServer, "GET", pool, "", "", 1000}, fwd);
+    o.health->answered();
+    gc::relayAnswer(o, {kServer, "GET", pool, "", "", 1000}, fwd);
+    CHECK(refused ==
+          std::vector<std::string>{"other_server", "not_a_pool_request", "api_unreachable"});
+}
