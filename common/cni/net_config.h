@@ -3,6 +3,7 @@
 // core config model, plus what the CNI layer passes through (routes, dns, prevResult, ...).
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,42 @@ using core::Result;
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
 inline constexpr size_t kMaxExcludes = 1024;      // per range entry
 inline constexpr size_t kMaxNamespaceBytes = 63;  // "namespace": a DNS-1123 label
+
+// Every key of the "ipam" object (and of the flat file merged under it) that the decoder
+// reads. docs/configuration.md documents exactly these (the lint test config-doc checks it),
+// and a unit test checks that each is decoded.
+inline constexpr std::string_view kIpamKeys[] = {
+    "type",
+    "range",
+    "range_start",
+    "range_end",
+    "exclude",
+    "ipRanges",
+    "gateway",
+    "addresses",
+    "routes",
+    "dns",
+    "network_name",
+    "enable_overlapping_ranges",
+    "node_slice_size",
+    "node_slice_parts",
+    "kubernetes",
+    "configuration_path",
+    "log_file",
+    "log_level",
+    "log_format",
+    "namespace",
+    "lock_dir",
+    "journal_dir",
+    "relay_socket",
+    "deadline_ms",
+    "released_ip_cooldown_s",
+    "sticky_statefulsets",
+    "leader_lease_duration",
+    "leader_renew_deadline",
+    "leader_retry_period",
+    "sleep_for_race",
+};
 
 struct Attachment {
     std::string containerId;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
 
 using namespace allot;
 using namespace allot::cni;
@@ -327,4 +328,32 @@ TEST_CASE("parseNetConfAll still refuses a document it cannot read at all") {
     CHECK(parseNetConfAll("{", {}, errors).code() == core::Errc::Decode);
     CHECK(parseNetConfAll(R"({"name":"n"})", {}, errors).code() == core::Errc::InvalidConfig);
     CHECK(errors.empty());
+}
+
+// What parseNetConfAll says about `ipam` (every error, or the one that stopped it).
+static std::string problems(const std::string& ipam) {
+    std::vector<core::Error> errors;
+    auto r =
+        parseNetConfAll(R"({"cniVersion":"1.0.0","name":"n","ipam":)" + ipam + "}", {}, errors);
+    std::string out = r.ok() ? "" : r.error().message;
+    for (const auto& e : errors) out += e.message + "\n";
+    return out;
+}
+
+TEST_CASE("every key of kIpamKeys is decoded: a value of the wrong type is refused, naming it") {
+    // [{}] is of the wrong type for every key: no string, bool, number or object, and a list
+    // whose entry lacks what every list key requires.
+    for (std::string_view key : kIpamKeys) {
+        CAPTURE(key);
+        std::string said = problems("{\"" + std::string(key) + "\":[{}]}");
+        CHECK(said.find("\"ipam." + std::string(key)) != std::string::npos);
+    }
+    // A key outside the table is not read at all; node_dirs counts only in the flat file.
+    CHECK(problems(R"({"no_such_key":[{}]})").empty());
+    CHECK(problems(R"({"node_dirs":[{}]})").empty());
+}
+
+TEST_CASE("kIpamKeys names each key once") {
+    std::set<std::string_view> seen;
+    for (std::string_view key : kIpamKeys) CHECK_MESSAGE(seen.insert(key).second, key);
 }
