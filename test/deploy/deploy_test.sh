@@ -8,6 +8,20 @@ source "$ROOT/test/lib.sh"   # cluster_start, ok, bad, suite_summary
 SUITE_NAME=deploy
 cluster_start >/dev/null
 
+# The README's install commands, as a user runs them from the repository (client-side apply).
+readme_install() {
+  cd "$ROOT" &&
+    kubectl apply -f deploy/crds/ -f deploy/rbac.yaml &&
+    kubectl apply -f deploy/daemonset.yaml &&
+    kubectl apply -f deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml &&
+    kubectl apply -f deploy/example-nad.yaml
+}
+if out=$(readme_install 2>&1); then
+  ok "the README's install commands apply"
+else
+  bad "the README's install commands: $out"
+fi
+
 for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/optional/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do
   if out=$(kubectl apply --server-side --force-conflicts --field-manager=allot-test -f "$f" 2>&1); then
     ok "server-side apply $(basename "$f")"

@@ -449,7 +449,16 @@ t_no_root_changes() {
 }
 check "the machine's /var/lib is untouched (libcni's cache stayed per node)" t_no_root_changes
 
+# The README's first command, as a user runs it: its own API server, namespaces and logs.
+t_demo() {
+  local out
+  out=$(cd "$root" && scripts/demo 2>&1) || { tail -n 20 <<<"$out"; return 1; }
+  grep -q "demo ok in" <<<"$out" || { echo "no 'demo ok' line"; tail -n 20 <<<"$out"; return 1; }
+}
+check "scripts/demo runs to its end" t_demo
+
 # Tear down now (a private cluster too), so that the summary is the last line.
 declare -F _allot_run_cleanups >/dev/null && _allot_run_cleanups >/dev/null 2>&1
+
 suite_summary
 ((failed == 0))
