@@ -46,7 +46,8 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
                 ")");
         std::string ns = (*s)->poolNamespace();
         auto claims = makeK8sClaimApi((*s)->client(), deadline);
-        return StoreHandle{std::move(*s), ns, std::move(claims), reportToRelay((*s)->client())};
+        auto report = reportToRelay((*s)->client());  // before the store moves into the handle
+        return StoreHandle{std::move(*s), ns, std::move(claims), std::move(report)};
     };
     deps.makeLocker = [](const core::ValidatedConfig& c) {
         return node::makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);

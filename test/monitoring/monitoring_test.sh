@@ -50,20 +50,19 @@ t_rules() {
 RANGE=10.77.0.0/27
 NET=mon-net
 
-# ADDs through node-1's relay until the pool is 95 % used; prints nothing, sets POOL.
+# ADDs through node-1's relay until the pool is 95 % used; sets POOL, USED and SIZE.
 fill_pool() {
-  local ipam size want i
+  local ipam i
   ipam=$(jq -cn --arg r "$RANGE" --arg s "$WORK/nodes/node-1/relay.sock" '{range: $r, relay_socket: $s}')
   CONF=$(netconf "$NET" "$ipam" node-1)
   POOL=$(pool_name "$RANGE")
   add node-1 ctr-0 pod-0 uid-0 "$CONF" >/dev/null || return 1
   wait_for 20 gc_has_pool_size || { echo "no allot_pool_size for $POOL"; return 1; }
-  size=$(pool_gauge allot_pool_size)
-  want=$(( (size * 95 + 99) / 100 ))
-  for (( i = 1; i < want; i++ )); do
+  SIZE=$(pool_gauge allot_pool_size)
+  USED=$(( (SIZE * 95 + 99) / 100 ))
+  for (( i = 1; i < USED; i++ )); do
     add node-1 "ctr-$i" "pod-$i" "uid-$i" "$CONF" >/dev/null || return 1
   done
-  echo "$want $size"
 }
 pool_gauge() { gc_metric m "$1{namespace=\"$POOLNS\",pool=\"$POOL\"}"; }
 gc_has_pool_size() { [[ -n "$(pool_gauge allot_pool_size)" ]]; }
@@ -71,9 +70,8 @@ pool_used_is() { [[ "$(pool_gauge allot_pool_used)" == "$1" ]]; }
 
 t_live() {
   start_gc m node-1 --repair-interval=1s --relay-socket="$WORK/nodes/node-1/relay.sock" || return 1
-  local filled used size
-  filled=$(fill_pool) || return 1
-  read -r used size <<<"$filled"
+  fill_pool || return 1
+  local used=$USED size=$SIZE
   wait_for 20 pool_used_is "$used" || { echo "allot_pool_used $(pool_gauge allot_pool_used), want $used"; return 1; }
   gc_metrics m >"$WORK/metrics.txt"
   # promtool prints nothing and exits 0 on clean metrics; any finding is a failure.
