@@ -20,12 +20,16 @@ Commands:
                         node slices, and the networks (NADs) that use it
   who IP...             who holds each address: pool, pod, container, interface, node,
                         pod UID, the pod's state, and its OverlappingRangeIPReservation
-  pod NAMESPACE/NAME    every address the pod holds, across pools
+  pod [NAME]            every address the pod holds, across pools; without NAME, every pod
+                        of the namespace (-A: of every namespace) that holds one
   check                 the repair loop's analysis, read-only: leaked entries, duplicates,
                         missing or orphan reservations, out-of-range entries, NADs that do
-                        not parse; exits 1 when it finds any
+                        not parse; exits 1 when it finds any. -o json is a report that
+                        release --from-report reads
   release IP            release an address (as allot-gc does) and record an Event;
-                        refused while the holding pod is alive unless --force
+  release --from-report FILE
+                        release the leaks a check report found that are still leaks;
+                        refused unless --force; --dry-run says what would go
   lint FILE|-           validate a NetworkAttachmentDefinition or CNI config with the
                         plugin's parser; reports overlaps with existing pools
   version               this program's version and revision, and each node's allot-gc's
@@ -34,8 +38,12 @@ Global flags:
   --kubeconfig PATH     kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else
                         the in-cluster ServiceAccount)
   --context NAME        kubeconfig context (default: its current-context)
-  -n, --namespace NS    the pools' namespace (default: the context's, else kube-system)
-  -o, --output FORMAT   table (default), json or yaml
+  -n, --namespace NS    the pods' namespace, as in kubectl (pod, check; default: the
+                        context's namespace, else default)
+  -A, --all-namespaces  pods of every namespace (pod, check)
+  --pool-namespace NS   the namespace of the IPPools and reservations (default:
+                        $ALLOT_POOL_NAMESPACE, else kube-system)
+  -o, --output FORMAT   table (default), wide (more columns), json or yaml
   --request-timeout S   give up after S seconds (default 60)
   -h, --help            help; `kubectl allot COMMAND --help` for a command's
 
@@ -43,34 +51,15 @@ Completion: kubectl 1.26+ completes `kubectl allot` through kubectl_complete-all
 on PATH beside kubectl-allot); for the binary alone: source <(kubectl-allot completion bash).
 
 Exit codes: 0 ok; 1 check/lint found problems; 2 bad command line; 3 kubeconfig, API or
-input error; 4 not found (who, pod, release); 5 release refused (pod alive).
+input error; 4 not found (who, pod, release); 5 release refused (pod alive, or no --force).
 )";
 
-const std::map<std::string, std::string>& commandHelp() {
-    static const std::map<std::string, std::string> help = {
-        {"pools", R"(Usage: kubectl allot pools [-n NS] [-o table|json|yaml]
+const char* kCheckHelp =
+    R"(Usage: kubectl allot check [--pool-namespace NS] [-n NS | -A] [--leak-grace DURATION]
+                           [-o table|wide|json|yaml]
 
-Each IPPool of the namespace with its range, size (allocatable addresses, network and
-broadcast excluded), used, free and % used, the node it belongs to (node-slice pools), and
-the networks (NetworkAttachmentDefinitions, any namespace) whose IPAM config maps to it.
-Then each NodeSlicePool with its slices and their use.
-)"},
-        {"who", R"(Usage: kubectl allot who IP... [-n NS] [-o table|json|yaml]
-
-For each address: the IPPool that holds it (several when overlapping pools hold it twice),
-the container ID, interface, node, pod and pod UID recorded, the pod's state now (running,
-pending, terminal, gone, replaced: a pod of that name with another UID, unknown: no pod
-recorded), and whether its OverlappingRangeIPReservation exists and agrees.
-Exits 4 when some address is held by no pool.
-)"},
-        {"pod", R"(Usage: kubectl allot pod NAMESPACE/NAME [-n NS] [-o table|json|yaml]
-
-Every address the pod holds in the namespace's pools, with its state now.
-Exits 4 when it holds none.
-)"},
-        {"check", R"(Usage: kubectl allot check [-n NS] [--leak-grace DURATION] [-o table|json|yaml]
-
-Runs allot-gc's repair analysis once, changing nothing, and lists each finding:
+Runs allot-gc's repair analysis once on the pools of the pool namespace, changing nothing,
+and lists each finding (all of them, or with -n only those about pods of that namespace):
   leaked                           an entry whose pod is gone (no_pod), re-created with
                                    another UID (other_uid), terminated (terminal), on a
                                    deleted Node (node_gone), or on a Node NotReady longer
@@ -88,11 +77,17 @@ Runs allot-gc's repair analysis once, changing nothing, and lists each finding:
   pool_object_full                 an IPPool object that cannot take another entry (its
                                    ADDs fail with code 11)
   bad_nad_config                   a NAD with allot/whereabouts IPAM that does not parse
+Each finding names its kind, reason, pool namespace and pool, reservation, ip, offset, pod,
+pod UID, container ID, interface, node and a message; -o wide shows them all. The -o json
+(or yaml) document is a report: `release --from-report FILE` releases its leaks.
 One scan is a snapshot: an ADD in flight can show as allocation_without_reservation for a
 moment (allot-gc waits for several passes before it acts).
 Exits 1 when it finds anything, 0 when the pools are healthy.
-)"},
-        {"release", R"(Usage: kubectl allot release IP [--force] [--pool NAME] [-n NS] [-o ...]
+)";
+
+const char* kReleaseHelp =
+    R"(Usage: kubectl allot release IP [--force] [--dry-run] [--pool NAME] [--pool-namespace NS]
+       kubectl allot release --from-report FILE|- [--force] [--dry-run] [-o ...]
 
 Releases the address through allot-gc's code path (a resourceVersion-guarded pool write
 that removes the entry only while the holder seen still holds it, then its reservation)
@@ -100,10 +95,44 @@ and records a Kubernetes Event (reason AddressReleased) naming who released what
 Refused (exit 5) unless --force: a pod that lives would lose its address, and one that is
 gone may still have a sandbox holding it (allot-gc frees those itself once its node's probe,
 or the Node's deletion, proves them unused). --pool picks the pool when overlapping pools
-hold the IP.
-Exits 4 when no pool holds it.
+hold the IP. Exits 4 when no pool holds it.
+--from-report FILE: the leaked findings of a `check -o json` (or yaml) report, each in its
+report's pool namespace. Each is checked again first and skipped, saying why, when its
+entry is gone or now held by another container ID, or its pod is running or pending now.
+Without --force nothing is released (exit 5); with it, each of the rest is released.
+--dry-run: prints what would be released (and what skipped) and changes nothing.
+)";
+
+const std::map<std::string, std::string>& commandHelp() {
+    static const std::map<std::string, std::string> help = {
+        {"pools", R"(Usage: kubectl allot pools [--pool-namespace NS] [-o table|wide|json|yaml]
+
+Each IPPool of the namespace with its range, size (allocatable addresses, network and
+broadcast excluded), used, free and % used, the node it belongs to (node-slice pools), and
+the networks (NetworkAttachmentDefinitions, any namespace) whose IPAM config maps to it.
+Then each NodeSlicePool with its slices and their use. -o wide adds the pool's namespace.
 )"},
-        {"lint", R"(Usage: kubectl allot lint FILE|- [--offline] [-n NS] [-o table|json|yaml]
+        {"who", R"(Usage: kubectl allot who IP... [--pool-namespace NS] [-o table|wide|json|yaml]
+
+For each address: the IPPool that holds it (several when overlapping pools hold it twice),
+the container ID, interface, node, pod and pod UID recorded, the pod's state now (running,
+pending, terminal, gone, replaced: a pod of that name with another UID, unknown: no pod
+recorded), and whether its OverlappingRangeIPReservation exists and agrees.
+-o wide adds the network, the offset and the whole container ID.
+Exits 4 when some address is held by no pool.
+)"},
+        {"pod", R"(Usage: kubectl allot pod [NAME] [-n NS | -A] [--pool-namespace NS] [-o ...]
+
+Every address the pod NAME of namespace NS (-n; default: the context's namespace, else
+default) holds in the pools, with its state now. NAMESPACE/NAME is accepted too.
+Without NAME: every pod of NS holding an address; with -A, of every namespace (with NAME
+and -A: every pod of that name). -o wide adds the network, offset and whole container ID.
+Exits 4 when it holds none.
+)"},
+        {"check", kCheckHelp},
+        {"release", kReleaseHelp},
+        {"lint",
+         R"(Usage: kubectl allot lint FILE|- [--offline] [--pool-namespace NS] [-o table|json|yaml]
 
 Validates NetworkAttachmentDefinition manifests (YAML or JSON, several documents allowed)
 or a bare CNI network config / conflist with the plugin's own parser. Reports every value
@@ -113,13 +142,13 @@ the pool each range uses, and existing pools whose ranges overlap (unless --offl
 Exits 1 when a config does not parse, 0 otherwise.
 )"},
         {"version",
-         R"(Usage: kubectl allot version [--client] [--lease-namespace NS] [-o table|json|yaml]
+         R"(Usage: kubectl allot version [--client] [--lease-namespace NS] [-o table|wide|json|yaml]
 
 The version and git revision of this kubectl-allot, then, for each node, those of its
 allot-gc, as the node's report says (the Lease allot-node-<node> in the Lease namespace,
 rewritten at every node sweep; default kube-system, as allot-gc's --lease-namespace) and how
-long ago it was written. A Node without a report runs no allot-gc (or one that does not
-sweep); "unknown" is an allot-gc older than the version in its report.
+long ago it was written (-o wide: and when). A Node without a report runs no allot-gc (or
+one that does not sweep); "unknown" is an allot-gc older than the version in its report.
 --client: this program's alone, without the cluster.
 )"},
     };
@@ -142,28 +171,37 @@ Result<std::chrono::milliseconds> parseDuration(const std::string& flag, const s
     return std::chrono::milliseconds(n * u->second);
 }
 
+Result<Format> parseFormat(const std::string& v) {
+    static const std::map<std::string, Format> formats = {{"table", Format::Table},
+                                                          {"wide", Format::Wide},
+                                                          {"json", Format::Json},
+                                                          {"yaml", Format::Yaml}};
+    auto f = formats.find(v);
+    if (f == formats.end())
+        return makeError(Errc::InvalidConfig,
+                         "--output \"" + v + "\" is not a format: want table, wide, json or yaml");
+    return f->second;
+}
+
 Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) {
     if (flag == "--kubeconfig")
         o.kubeconfig = v;
     else if (flag == "--context")
         o.context = v;
     else if (flag == "-n" || flag == "--namespace")
-        o.ns = v;
+        o.podNamespace = v;
+    else if (flag == "--pool-namespace")
+        o.poolNamespace = v;
     else if (flag == "--pool")
         o.pool = v;
+    else if (flag == "--from-report")
+        o.fromReport = v;
     else if (flag == "--lease-namespace")
         o.leaseNamespace = v;
     else if (flag == "-o" || flag == "--output") {
-        if (v == "table")
-            o.output = Format::Table;
-        else if (v == "json")
-            o.output = Format::Json;
-        else if (v == "yaml")
-            o.output = Format::Yaml;
-        else
-            return makeError(Errc::InvalidConfig,
-                             "--output \"" + v + "\": want table, json or yaml" +
-                                 (v == "wide" ? " (the table already shows every column)" : ""));
+        auto f = parseFormat(v);
+        if (!f) return f.error();
+        o.output = *f;
     } else if (flag == "--leak-grace" || flag == "--request-timeout") {
         auto d = parseDuration(flag, v);
         if (!d) return d.error();
@@ -175,12 +213,74 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
 }
 
 bool takesValue(const std::string& f) {
-    static const char* kValued[] = {
-        "--kubeconfig", "--context", "-n",           "--namespace",       "-o",
-        "--output",     "--pool",    "--leak-grace", "--request-timeout", "--lease-namespace"};
+    static const char* kValued[] = {"--kubeconfig",
+                                    "--context",
+                                    "-n",
+                                    "--namespace",
+                                    "-o",
+                                    "--output",
+                                    "--pool",
+                                    "--leak-grace",
+                                    "--request-timeout",
+                                    "--lease-namespace",
+                                    "--pool-namespace",
+                                    "--from-report"};
     for (const char* k : kValued)
         if (f == k) return true;
     return false;
+}
+
+// Flags without a value; false when `a` is not one.
+bool setSwitch(Options& o, const std::string& a) {
+    if (a == "-h" || a == "--help")
+        o.help = true;
+    else if (a == "--force")
+        o.force = true;
+    else if (a == "--dry-run")
+        o.dryRun = true;
+    else if (a == "-A" || a == "--all-namespaces")
+        o.allNamespaces = true;
+    else if (a == "--offline")
+        o.offline = true;
+    else if (a == "--client")
+        o.client = true;
+    else
+        return false;
+    return true;
+}
+
+// What each command takes: its arguments, and the pod namespace flags only where it names or
+// lists pods (so a script written when -n meant the pools' namespace fails loudly).
+Result<void> checkCommand(const Options& o) {
+    const std::string& c = o.command;
+    const size_t n = o.args.size();
+    const bool podScoped = c == "pod" || c == "check";
+    if (!podScoped && (!o.podNamespace.empty() || o.allNamespaces))
+        return makeError(Errc::InvalidConfig,
+                         c + " takes no " +
+                             (o.allNamespaces ? "-A/--all-namespaces" : "-n/--namespace") +
+                             " (the pods' namespace): the pools' namespace is --pool-namespace");
+    if (!o.podNamespace.empty() && o.allNamespaces)
+        return makeError(Errc::InvalidConfig, "-n/--namespace and -A/--all-namespaces together");
+    if (c != "release" && (o.dryRun || !o.fromReport.empty()))
+        return makeError(
+            Errc::InvalidConfig,
+            std::string(o.dryRun ? "--dry-run" : "--from-report") + " is release's flag");
+    if (c == "pools" || c == "check" || c == "version") {
+        if (n != 0) return makeError(Errc::InvalidConfig, c + " takes no arguments");
+    } else if (c == "who") {
+        if (n == 0) return makeError(Errc::InvalidConfig, "who needs at least one IP address");
+    } else if (c == "pod") {
+        if (n > 1) return makeError(Errc::InvalidConfig, "pod takes at most one pod name");
+    } else if (c == "release" && !o.fromReport.empty()) {
+        if (n != 0 || !o.pool.empty())
+            return makeError(Errc::InvalidConfig,
+                             "release --from-report takes no IP and no --pool: the report names "
+                             "each pool");
+    } else if (n != 1) {
+        return makeError(Errc::InvalidConfig, c + " needs exactly one argument");
+    }
+    return {};
 }
 
 }  // namespace
@@ -206,22 +306,7 @@ Result<Options> parseArgs(const std::vector<std::string>& argv) {
             positionalOnly = true;
             continue;
         }
-        if (a == "-h" || a == "--help") {
-            o.help = true;
-            continue;
-        }
-        if (a == "--force") {
-            o.force = true;
-            continue;
-        }
-        if (a == "--offline") {
-            o.offline = true;
-            continue;
-        }
-        if (a == "--client") {
-            o.client = true;
-            continue;
-        }
+        if (setSwitch(o, a)) continue;
         std::string flag = a, value;
         bool hasValue = false;
         if (auto eq = a.find('='); eq != std::string::npos && a.rfind("--", 0) == 0) {
@@ -241,14 +326,7 @@ Result<Options> parseArgs(const std::vector<std::string>& argv) {
     if (o.command.empty()) return makeError(Errc::InvalidConfig, "no command given");
     if (!commandHelp().count(o.command))
         return makeError(Errc::InvalidConfig, "unknown command \"" + o.command + "\"");
-    const size_t n = o.args.size();
-    if (o.command == "pools" || o.command == "check" || o.command == "version") {
-        if (n != 0) return makeError(Errc::InvalidConfig, o.command + " takes no arguments");
-    } else if (o.command == "who") {
-        if (n == 0) return makeError(Errc::InvalidConfig, "who needs at least one IP address");
-    } else if (n != 1) {
-        return makeError(Errc::InvalidConfig, o.command + " needs exactly one argument");
-    }
+    if (auto r = checkCommand(o); !r) return r.error();
     return o;
 }
 

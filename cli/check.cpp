@@ -12,17 +12,34 @@ namespace allot::cli {
 
 namespace {
 
-json::Value finding(const std::string& kind, const std::string& reason, const std::string& pool,
-                    const std::string& reservation, const std::string& ip,
+// One finding with every field of the report, "" (offset: null) where it does not apply.
+json::Value finding(const std::string& kind, const std::string& reason, const std::string& ns,
+                    const std::string& pool, const std::string& reservation,
                     const std::string& message) {
     json::Value f = json::Value::object();
     f.set("kind", str(kind));
     f.set("reason", str(reason));
+    f.set("poolNamespace", str(ns));
     f.set("pool", str(pool));
     f.set("reservation", str(reservation));
-    f.set("ip", str(ip));
+    f.set("ip", str(""));
+    f.set("offset", json::Value::null());
+    for (const char* k : {"podRef", "podUID", "containerID", "interface", "node", "network"})
+        f.set(k, str(""));
     f.set("message", str(message));
     return f;
+}
+
+void setEntry(json::Value& f, const std::string& ip, const core::u128* offset,
+              const core::Owner& o) {
+    f.set("ip", str(ip));
+    if (offset) f.set("offset", json::Value::numberText(core::u128ToString(*offset)));
+    f.set("podRef", str(o.podRef));
+    f.set("podUID", str(o.podUid));
+    f.set("containerID", str(o.containerId));
+    f.set("interface", str(o.ifName));
+    f.set("node", str(o.node));
+    f.set("network", str(o.network));
 }
 
 std::string leakMessage(const core::LeakCandidate& c, const std::string& ns) {
@@ -37,8 +54,25 @@ void addLeaks(const core::Findings& f, const std::map<std::string, std::string>&
         auto r = ranges.find(c.pool);
         if (r != ranges.end())
             if (auto cidr = core::Cidr::parse(r->second)) ip = cidr->at(c.offset).str();
-        out.push(finding("leaked", std::string(core::name(c.reason)), c.pool, "", ip,
-                         leakMessage(c, ns)));
+        json::Value v = finding("leaked", std::string(core::name(c.reason)), ns, c.pool, "",
+                                leakMessage(c, ns));
+        setEntry(v, ip, &c.offset, c.owner);
+        out.push(std::move(v));
+    }
+}
+
+// The anomalies; an entry without its reservation names the entry's holder too.
+void addAnomalies(const core::Findings& f, const std::string& ns, json::Value& out) {
+    std::map<std::string, const core::MissingReservation*> missing;
+    for (const auto& m : f.missing) missing[core::missingKey(m)] = &m;
+    for (const auto& a : f.anomalies) {
+        json::Value v =
+            finding(std::string(core::name(a.kind)), "", ns, a.pool, a.reservation, a.message);
+        if (auto m = missing.find(a.key); m != missing.end()) {
+            setEntry(v, m->second->ip.str(), nullptr, m->second->owner);
+            v.set("reservation", str(m->second->reservation));
+        }
+        out.push(std::move(v));
     }
 }
 
@@ -54,17 +88,35 @@ void addNadFindings(const std::vector<NadConfig>& nads, json::Value& out) {
     }
 }
 
-void checkTable(std::ostream& out, const json::Value& doc) {
+void checkTable(std::ostream& out, const json::Value& doc, bool wide) {
     Table t{{"KIND", "REASON", "POOL", "IP", "MESSAGE"}, {}};
-    for (const auto& f : list(doc, "findings"))
-        t.rows.push_back({text(f, "kind"), text(f, "reason"),
-                          text(f, "pool").empty() ? text(f, "reservation") : text(f, "pool"),
-                          text(f, "ip"), text(f, "message")});
+    if (wide)
+        t.header = {"KIND", "REASON",    "POOL",      "IP",      "OFFSET", "POD",
+                    "NODE", "CONTAINER", "INTERFACE", "POD UID", "MESSAGE"};
+    for (const auto& f : list(doc, "findings")) {
+        const std::string pool = text(f, "pool").empty() ? text(f, "reservation") : text(f, "pool");
+        if (wide)
+            t.rows.push_back({text(f, "kind"), text(f, "reason"), pool, text(f, "ip"),
+                              text(f, "offset"), text(f, "podRef"), text(f, "node"),
+                              text(f, "containerID"), text(f, "interface"), text(f, "podUID"),
+                              text(f, "message")});
+        else
+            t.rows.push_back(
+                {text(f, "kind"), text(f, "reason"), pool, text(f, "ip"), text(f, "message")});
+    }
     if (!t.rows.empty()) printTable(out, t);
     out << (t.rows.empty() ? "no anomalies" : std::to_string(t.rows.size()) + " findings")
         << " in namespace " << text(doc, "namespace") << ": " << text(doc, "pools") << " pools, "
         << text(doc, "allocations") << " allocations, " << text(doc, "reservations")
         << " reservations, " << text(doc, "pods") << " pods (" << text(doc, "seconds") << " s)\n";
+}
+
+// -n: only the findings about that namespace's pods.
+json::Value onlyPodsOf(const std::string& podNs, json::Value findings) {
+    json::Value out = json::Value::array();
+    for (auto& f : findings.items())
+        if (text(f, "podRef").rfind(podNs + "/", 0) == 0) out.push(std::move(f));
+    return out;
 }
 
 }  // namespace
@@ -82,10 +134,9 @@ int runCheck(Env& env) {
     for (const auto& u : scan.usage) ranges[u.pool] = u.range;
     json::Value findings = json::Value::array();
     addLeaks(f, ranges, env.ns, findings);
-    for (const auto& a : f.anomalies)
-        findings.push(
-            finding(std::string(core::name(a.kind)), "", a.pool, a.reservation, "", a.message));
+    addAnomalies(f, env.ns, findings);
     addNadFindings(*nads, findings);
+    if (!env.opts.podNamespace.empty()) findings = onlyPodsOf(env.podNs, std::move(findings));
 
     std::map<std::string, uint64_t> counts;
     for (const auto& x : findings.items()) ++counts[text(x, "kind")];
@@ -96,7 +147,9 @@ int runCheck(Env& env) {
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
     json::Value doc = json::Value::object();
+    doc.set("report", str("kubectl-allot check"));  // what release --from-report reads
     doc.set("namespace", str(env.ns));
+    doc.set("podNamespace", str(env.opts.podNamespace.empty() ? "" : env.podNs));
     doc.set("pools", num(scan.pools));
     doc.set("allocations", num(scan.allocations));
     doc.set("reservations", num(scan.reservations));
@@ -106,7 +159,8 @@ int runCheck(Env& env) {
     doc.set("counts", std::move(countJson));
     const bool any = !findings.items().empty();
     doc.set("findings", std::move(findings));
-    emit(env.out, env.opts.output, doc, [&](std::ostream& o) { checkTable(o, doc); });
+    emit(env.out, env.opts.output, doc,
+         [&](std::ostream& o) { checkTable(o, doc, env.opts.output == Format::Wide); });
     return any ? kExitFindings : kExitOk;
 }
 

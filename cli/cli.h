@@ -27,18 +27,27 @@ enum ExitCode : int {
     kExitRefused = 5,   // release: the holding pod is alive (use --force)
 };
 
-enum class Format { Table, Json, Yaml };
+// Wide: the table with more columns (container IDs in full, pod UID, network, ...).
+enum class Format { Table, Wide, Json, Yaml };
 
 struct Options {
     std::string command;
     std::vector<std::string> args;
-    std::string kubeconfig, context, ns;  // ns: the pools' namespace
+    std::string kubeconfig, context;
+    // -n: the pods' namespace, as in kubectl ("": the context's, else "default").
+    std::string podNamespace;
+    // --pool-namespace: the pools' ("": $ALLOT_POOL_NAMESPACE, else kube-system). Not the
+    // context's: that is the operator's app namespace, not where the pools live.
+    std::string poolNamespace;
+    bool allNamespaces = false;  // -A: pods of every namespace
     Format output = Format::Table;
     bool help = false;
-    bool force = false;    // release
-    std::string pool;      // release: which pool, when an IP is held in several
-    bool offline = false;  // lint: no API server (no overlap check)
-    bool client = false;   // version: this program's only, no cluster
+    bool force = false;      // release
+    bool dryRun = false;     // release: say what would go, change nothing
+    std::string fromReport;  // release: the `check -o json` report whose leaks to release
+    std::string pool;        // release: which pool, when an IP is held in several
+    bool offline = false;    // lint: no API server (no overlap check)
+    bool client = false;     // version: this program's only, no cluster
     std::string leaseNamespace = cluster::kDefaultLeaseNamespace;  // version: the node reports
     std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};  // check
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
@@ -81,6 +90,7 @@ struct Env {
     std::string ns;  // the pools' namespace (resolved)
     std::ostream& out;
     std::ostream& err;
+    std::string podNs = "default";  // the pods' namespace (resolved; unused with -A)
 };
 
 int runPools(Env& env);
@@ -88,6 +98,8 @@ int runWho(Env& env);
 int runPod(Env& env);
 int runCheck(Env& env);
 int runRelease(Env& env);
+// release --from-report: `report` is the text of the file (or stdin) it names.
+int runReleaseReport(Env& env, const std::string& report);
 // `input` is the text of the file (or stdin) named by the argument; `env` may be null
 // (--offline, or no API server): no overlap check then.
 int runLint(Env* env, const Options& opts, const std::string& source, const std::string& input,
@@ -103,6 +115,9 @@ int runVersion(Env* env, const Options& opts, std::ostream& out, std::ostream& e
 // shell it does not know).
 std::string completions(const std::vector<std::string>& words);
 std::string completionScript(const std::string& shell);
+
+// The pools' namespace: --pool-namespace, else $ALLOT_POOL_NAMESPACE, else kube-system.
+std::string poolNamespace(const Options& opts);
 
 // The whole program after argument parsing (main.cpp): connects, runs the command.
 int run(const Options& opts, std::ostream& out, std::ostream& err);

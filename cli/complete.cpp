@@ -17,13 +17,14 @@ constexpr int kFiles = 0, kNoFiles = 4;
 const std::vector<std::string> kCommands = {"pools",   "who",  "pod",    "check",
                                             "release", "lint", "version"};
 
-const std::vector<std::string> kGlobalFlags = {"--kubeconfig", "--context",         "--namespace",
-                                               "--output",     "--request-timeout", "--help"};
+const std::vector<std::string> kGlobalFlags = {
+    "--kubeconfig", "--context", "--pool-namespace", "--output", "--request-timeout", "--help"};
 
 const std::map<std::string, std::vector<std::string>>& commandFlags() {
     static const std::map<std::string, std::vector<std::string>> f = {
-        {"check", {"--leak-grace"}},
-        {"release", {"--force", "--pool"}},
+        {"pod", {"--namespace", "--all-namespaces"}},
+        {"check", {"--namespace", "--all-namespaces", "--leak-grace"}},
+        {"release", {"--force", "--dry-run", "--from-report", "--pool"}},
         {"lint", {"--offline"}},
         {"version", {"--client", "--lease-namespace"}},
     };
@@ -43,17 +44,19 @@ std::string completions(const std::vector<std::string>& words) {
     const std::string partial = words.empty() ? "" : words.back();
     const std::string previous = words.size() >= 2 ? words[words.size() - 2] : "";
     if (previous == "-o" || previous == "--output")
-        return render({"table", "json", "yaml"}, partial, kNoFiles);
-    if (previous == "--kubeconfig") return render({}, partial, kFiles);
+        return render({"table", "wide", "json", "yaml"}, partial, kNoFiles);
+    if (previous == "--kubeconfig" || previous == "--from-report")
+        return render({}, partial, kFiles);
     static const std::set<std::string> valued = {
-        "--context",        "-n", "--namespace", "--pool", "--leak-grace", "--request-timeout",
-        "--lease-namespace"};
+        "--context", "-n",           "--namespace",       "--pool-namespace",
+        "--pool",    "--leak-grace", "--request-timeout", "--lease-namespace"};
     if (valued.count(previous)) return render({}, partial, kNoFiles);
     std::string command;
     for (size_t i = 0; i + 1 < words.size() && command.empty(); ++i) {
         const bool isValue =
-            i > 0 && (valued.count(words[i - 1]) || words[i - 1] == "-o" ||
-                      words[i - 1] == "--output" || words[i - 1] == "--kubeconfig");
+            i > 0 &&
+            (valued.count(words[i - 1]) || words[i - 1] == "-o" || words[i - 1] == "--output" ||
+             words[i - 1] == "--kubeconfig" || words[i - 1] == "--from-report");
         if (!words[i].empty() && words[i][0] != '-' && !isValue) command = words[i];
     }
     if (!partial.empty() && partial[0] == '-') {

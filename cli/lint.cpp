@@ -158,7 +158,7 @@ int runLint(Env* env, const Options& opts, const std::string& source, const std:
         err << "error: " << source << ": " << docs.error().message << "\n";
         return kExitError;
     }
-    Linter l{env, env ? env->ns : (opts.ns.empty() ? "kube-system" : opts.ns), {}, 0, 0};
+    Linter l{env, env ? env->ns : poolNamespace(opts), {}, 0, 0};
     json::Value configs = json::Value::array();
     for (size_t i = 0; i < docs->size(); ++i) {
         std::string name;

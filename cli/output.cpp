@@ -110,6 +110,7 @@ void emit(std::ostream& out, Format format, const json::Value& doc,
         case Format::Yaml:
             return printYaml(out, doc);
         case Format::Table:
+        case Format::Wide:
             return table(out);
     }
 }

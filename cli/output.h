@@ -24,7 +24,7 @@ void printJson(std::ostream& out, const json::Value& v);
 // Block YAML; strings always double-quoted (JSON escapes), so no value is misread.
 void printYaml(std::ostream& out, const json::Value& v);
 
-// The document in `format`; for Table, `table` writes it.
+// The document in `format`; for Table and Wide, `table` writes it.
 void emit(std::ostream& out, Format format, const json::Value& doc,
           const std::function<void(std::ostream&)>& table);
 

@@ -114,13 +114,15 @@ json::Value slicePoolJson(const SlicePool& sp, const std::map<std::string, PoolR
     return v;
 }
 
-void poolsTable(std::ostream& out, const json::Value& doc) {
+void poolsTable(std::ostream& out, const json::Value& doc, bool wide) {
     Table t{{"POOL", "RANGE", "SIZE", "USED", "FREE", "USED%", "NODE", "NETWORKS"}, {}};
+    if (wide) t.header.insert(t.header.begin(), "NAMESPACE");
     for (const auto& p : list(doc, "pools")) {
         std::string nets;
         for (const auto& n : list(p, "networks")) nets += (nets.empty() ? "" : ",") + n.asString();
         t.rows.push_back({text(p, "name"), text(p, "range"), text(p, "size"), text(p, "used"),
                           text(p, "free"), text(p, "percentUsed"), text(p, "node"), nets});
+        if (wide) t.rows.back().insert(t.rows.back().begin(), text(doc, "namespace"));
     }
     printTable(out, t);
     for (const auto& sp : list(doc, "nodeSlicePools")) {
@@ -171,7 +173,8 @@ int runPools(Env& env) {
     doc.set("namespace", str(env.ns));
     doc.set("pools", std::move(poolList));
     doc.set("nodeSlicePools", std::move(sliceList));
-    emit(env.out, env.opts.output, doc, [&](std::ostream& o) { poolsTable(o, doc); });
+    emit(env.out, env.opts.output, doc,
+         [&](std::ostream& o) { poolsTable(o, doc, env.opts.output == Format::Wide); });
     return kExitOk;
 }
 

@@ -1,9 +1,13 @@
-// kubectl allot release IP [--force] [--pool NAME]: allot-gc's release path, by hand.
+// kubectl allot release IP [--force] [--pool NAME] [--dry-run], and release --from-report FILE:
+// allot-gc's release path, by hand.
 #include "cluster/release.h"
+
+#include <map>
 
 #include "cli/lookup.h"
 #include "cli/output.h"
 #include "core/anomaly.h"
+#include "k8s/kubeconfig.h"
 
 namespace allot::cli {
 
@@ -38,8 +42,9 @@ cluster::ObjectRef eventObject(const std::string& ns, const Holding& h) {
 }
 
 // The write: ReleaseIfHeld through the engine, then the reservation (engine::unreserve).
-Result<bool> releaseHolding(Env& env, const Holding& h, bool& reservationKept) {
-    auto rel = cluster::releaseFromPool(env.cluster, env.ns, h.pool, [&](const store::Pool& p) {
+Result<bool> releaseHolding(Env& env, const std::string& ns, const Holding& h,
+                            bool& reservationKept) {
+    auto rel = cluster::releaseFromPool(env.cluster, ns, h.pool, [&](const store::Pool& p) {
         std::vector<core::u128> out;
         auto e = p.allocations.find(h.offset);
         if (e != p.allocations.end() && e->second == h.owner) out.push_back(h.offset);
@@ -56,6 +61,65 @@ Result<bool> releaseHolding(Env& env, const Holding& h, bool& reservationKept) {
         }
     }
     return !rel->empty();
+}
+
+// core/release_rule.h: an operator's release is one of the proofs, and only when forced. A pod
+// that is gone or re-created says nothing about its sandbox, which may run on.
+bool alive(const std::string& state) {
+    return state != "gone" && state != "terminal" && state != "replaced";
+}
+
+// The release and its Event; the document of what was done. NotFound: the entry changed hands
+// before the write.
+Result<json::Value> releaseAndRecord(Env& env, const std::string& ns, const Holding& h,
+                                     const std::string& state) {
+    bool reservationKept = false;
+    auto done = releaseHolding(env, ns, h, reservationKept);
+    if (!done) return done.error();
+    if (!*done)
+        return core::makeError(core::Errc::NotFound,
+                               h.ip.str() + " changed hands while releasing; nothing released");
+    const std::string msg = "released " + h.ip.str() + " (pool " + ns + "/" + h.pool + ", " +
+                            core::whoHolds(h.owner) + ", pod " + state +
+                            (env.opts.force ? ", forced" : "") + ") by kubectl-allot, " +
+                            env.inventory.identity();
+    auto ev = env.inventory.recordEvent({false, "AddressReleased", msg, eventObject(ns, h)});
+    if (!ev) env.err << "warning: Event not recorded: " << ev.error().message << "\n";
+    json::Value doc = holdingJson(h);
+    doc.set("podState", str(state));
+    doc.set("released", json::Value::boolean(true));
+    doc.set("forced", json::Value::boolean(env.opts.force));
+    doc.set("reservationCleared", json::Value::boolean(!reservationKept));
+    doc.set("eventRecorded", json::Value::boolean(bool(ev)));
+    doc.set("message", str(msg));
+    return doc;
+}
+
+int refuse(Env& env, const Holding& h, const std::string& state) {
+    const std::string node = h.owner.node.empty() ? "its node" : "node " + h.owner.node;
+    env.err << "refused: " << h.ip.str() << " is held by " << core::whoHolds(h.owner)
+            << ", which is " << state << "; "
+            << (alive(state) ? "releasing it may give it to a second pod. "
+                             : "its sandbox may still run on " + node +
+                                   ": that node's allot-gc "
+                                   "frees it once no network namespace holds it, or the Node's "
+                                   "deletion does. ")
+            << "Use --force if you know it is unused.\n";
+    return kExitRefused;
+}
+
+int dryRunOne(Env& env, const Holding& h, const std::string& state) {
+    const std::string msg = "would release " + h.ip.str() + " (pool " + env.ns + "/" + h.pool +
+                            ", " + core::whoHolds(h.owner) + ", pod " + state + ")" +
+                            (env.opts.force ? "" : "; without --force a release is refused");
+    json::Value doc = holdingJson(h);
+    doc.set("podState", str(state));
+    doc.set("released", json::Value::boolean(false));
+    doc.set("dryRun", json::Value::boolean(true));
+    doc.set("forced", json::Value::boolean(env.opts.force));
+    doc.set("message", str(msg));
+    emit(env.out, env.opts.output, doc, [&](std::ostream& o) { o << msg << "\n"; });
+    return kExitOk;
 }
 
 }  // namespace
@@ -76,42 +140,156 @@ int runRelease(Env& env) {
     const Holding& h = **picked;
     auto state = podState(env.cluster, h.owner);
     if (!state) return apiError(env, "get pod " + h.owner.podRef, state.error());
-    // core/release_rule.h: an operator's release is one of the proofs, and only when forced. A
-    // pod that is gone or re-created says nothing about its sandbox, which may run on.
-    const bool alive = *state != "gone" && *state != "terminal" && *state != "replaced";
-    if (!env.opts.force) {
-        const std::string node = h.owner.node.empty() ? "its node" : "node " + h.owner.node;
-        env.err << "refused: " << ip->str() << " is held by " << core::whoHolds(h.owner)
-                << ", which is " << *state << "; "
-                << (alive ? "releasing it may give it to a second pod. "
-                          : "its sandbox may still run on " + node +
-                                ": that node's allot-gc "
-                                "frees it once no network namespace holds it, or the Node's "
-                                "deletion does. ")
-                << "Use --force if you know it is unused.\n";
-        return kExitRefused;
-    }
-    bool reservationKept = false;
-    auto done = releaseHolding(env, h, reservationKept);
-    if (!done) return apiError(env, "release " + ip->str(), done.error());
-    if (!*done) {
-        env.err << "error: " << ip->str() << " changed hands while releasing; nothing released\n";
+    if (env.opts.dryRun) return dryRunOne(env, h, *state);
+    if (!env.opts.force) return refuse(env, h, *state);
+    auto doc = releaseAndRecord(env, env.ns, h, *state);
+    if (!doc && doc.code() == core::Errc::NotFound) {
+        env.err << "error: " << doc.error().message << "\n";
         return kExitNotFound;
     }
-    const std::string msg = "released " + ip->str() + " (pool " + env.ns + "/" + h.pool + ", " +
-                            core::whoHolds(h.owner) + ", pod " + *state +
-                            (env.opts.force ? ", forced" : "") + ") by kubectl-allot, " +
-                            env.inventory.identity();
-    auto ev = env.inventory.recordEvent({false, "AddressReleased", msg, eventObject(env.ns, h)});
-    if (!ev) env.err << "warning: Event not recorded: " << ev.error().message << "\n";
-    json::Value doc = holdingJson(h);
-    doc.set("podState", str(*state));
-    doc.set("released", json::Value::boolean(true));
+    if (!doc) return apiError(env, "release " + ip->str(), doc.error());
+    emit(env.out, env.opts.output, *doc,
+         [&](std::ostream& o) { o << text(*doc, "message") << "\n"; });
+    return kExitOk;
+}
+
+// ------------------------------------------------------------------ --from-report --
+
+namespace {
+
+// A leaked finding of a check report: what the report saw.
+struct ReportedLeak {
+    std::string ns, pool, ip, containerId;
+    core::u128 offset = 0;
+};
+
+Result<std::vector<ReportedLeak>> parseReport(const std::string& input) {
+    auto docs = k8s::yamlDocuments(input);
+    if (!docs) return docs.error();
+    auto bad = [](const std::string& why) {
+        return core::makeError(core::Errc::Decode, "not a kubectl allot check report: " + why);
+    };
+    if (docs->size() != 1 || !(*docs)[0].isObject()) return bad("want one JSON or YAML object");
+    const json::Value& doc = (*docs)[0];
+    const json::Value* findings = doc.find("findings");
+    if (!findings || !findings->isArray()) return bad("no findings list");
+    if (doc.find("report") && text(doc, "report") != "kubectl-allot check")
+        return bad("report is \"" + text(doc, "report") + "\"");
+    std::vector<ReportedLeak> out;
+    for (size_t i = 0; i < findings->items().size(); ++i) {
+        const json::Value& f = findings->items()[i];
+        if (text(f, "kind") != "leaked") continue;
+        ReportedLeak l{text(f, "poolNamespace"), text(f, "pool"), text(f, "ip"),
+                       text(f, "containerID")};
+        if (l.ns.empty()) l.ns = text(doc, "namespace");
+        auto off = core::u128FromString(text(f, "offset"));
+        if (l.ns.empty() || l.pool.empty() || !off)
+            return bad("finding " + std::to_string(i + 1) +
+                       " (leaked) lacks its poolNamespace, pool or offset");
+        l.offset = *off;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+struct Outcome {
+    std::string action, why;  // released, would_release, refused, skipped, failed
+};
+
+// Whether the entry is still the leak the report saw: the same container holds the same offset,
+// and its pod is not alive. `h` and `state` get the entry now.
+Result<std::string> stillLeaked(Env& env, const ReportedLeak& l, Holding& h, std::string& state) {
+    auto p = env.cluster.pools(l.ns).getPool(l.pool);
+    if (!p && p.code() == core::Errc::NotFound) return std::string("its IPPool is gone");
+    if (!p) return p.error();
+    auto e = p->allocations.find(l.offset);
+    auto cidr = core::Cidr::parse(p->range);
+    if (e == p->allocations.end() || !cidr) return std::string("no longer held");
+    if (e->second.containerId != l.containerId)
+        return "now held by container " + e->second.containerId + ", not the report's " +
+               l.containerId;
+    h = {p->name,  p->range,  cidr->at(l.offset),
+         l.offset, e->second, cluster::networkNamesFor(*p, e->second)};
+    auto s = podState(env.cluster, h.owner);
+    if (!s) return s.error();
+    state = *s;
+    if (alive(state)) return "its pod is " + state + " now";
+    return std::string();
+}
+
+Result<Outcome> settle(Env& env, const ReportedLeak& l, Holding& h) {
+    std::string state;
+    auto why = stillLeaked(env, l, h, state);
+    if (!why) return why.error();
+    if (!why->empty()) return Outcome{"skipped", *why};
+    const std::string seen = core::whoHolds(h.owner) + ", pod " + state;
+    if (env.opts.dryRun) return Outcome{"would_release", seen};
+    if (!env.opts.force) return Outcome{"refused", seen + ": without --force"};
+    auto doc = releaseAndRecord(env, l.ns, h, state);
+    if (!doc && doc.code() == core::Errc::NotFound) return Outcome{"skipped", "changed hands"};
+    if (!doc) return doc.error();
+    return Outcome{"released", seen};
+}
+
+void reportTable(std::ostream& out, const json::Value& doc, bool wide) {
+    Table t{{"ACTION", "IP", "POOL", "CONTAINER", "WHY"}, {}};
+    if (wide) t.header.insert(t.header.begin() + 2, "NAMESPACE");
+    for (const auto& r : list(doc, "results")) {
+        const std::string ctr = text(r, "containerID");
+        t.rows.push_back({text(r, "action"), text(r, "ip"), text(r, "pool"),
+                          wide ? ctr : ctr.substr(0, 12), text(r, "why")});
+        if (wide) t.rows.back().insert(t.rows.back().begin() + 2, text(r, "poolNamespace"));
+    }
+    if (!t.rows.empty()) printTable(out, t);
+    out << list(doc, "results").size() << " leaks in the report";
+    for (const char* k : {"released", "would_release", "refused", "skipped"})
+        out << ", " << text(*doc.find("counts"), k) << " " << k;
+    out << (flag(doc, "dryRun") ? " (dry run: nothing changed)" : "") << "\n";
+}
+
+}  // namespace
+
+int runReleaseReport(Env& env, const std::string& input) {
+    auto leaks = parseReport(input);
+    if (!leaks) {
+        env.err << "error: " << env.opts.fromReport << ": " << leaks.error().message << "\n";
+        return kExitError;
+    }
+    json::Value results = json::Value::array();
+    std::map<std::string, uint64_t> counts = {
+        {"released", 0}, {"would_release", 0}, {"refused", 0}, {"skipped", 0}};
+    for (const auto& l : *leaks) {
+        Holding h;
+        auto o = settle(env, l, h);
+        if (!o)
+            return apiError(env, "release " + l.ip + " (" + l.ns + "/" + l.pool + ")", o.error());
+        ++counts[o->action];
+        json::Value r = json::Value::object();
+        r.set("action", str(o->action));
+        r.set("ip", str(l.ip));
+        r.set("poolNamespace", str(l.ns));
+        r.set("pool", str(l.pool));
+        r.set("offset", json::Value::numberText(core::u128ToString(l.offset)));
+        r.set("containerID", str(l.containerId));
+        r.set("podRef", str(h.owner.podRef));
+        r.set("why", str(o->why));
+        results.push(std::move(r));
+    }
+    json::Value doc = json::Value::object(), countJson = json::Value::object();
+    for (const auto& [k, n] : counts) countJson.set(k, num(n));
+    doc.set("dryRun", json::Value::boolean(env.opts.dryRun));
     doc.set("forced", json::Value::boolean(env.opts.force));
-    doc.set("reservationCleared", json::Value::boolean(!reservationKept));
-    doc.set("eventRecorded", json::Value::boolean(bool(ev)));
-    doc.set("message", str(msg));
-    emit(env.out, env.opts.output, doc, [&](std::ostream& o) { o << msg << "\n"; });
+    doc.set("counts", std::move(countJson));
+    doc.set("results", std::move(results));
+    emit(env.out, env.opts.output, doc,
+         [&](std::ostream& o) { reportTable(o, doc, env.opts.output == Format::Wide); });
+    if (counts["refused"]) {
+        env.err << "refused: " << counts["refused"]
+                << " leaks not released: their sandboxes may still run on their nodes (allot-gc "
+                   "frees them once a node's probe or the Node's deletion proves them unused). "
+                   "Use --force if you know they are unused.\n";
+        return kExitRefused;
+    }
     return kExitOk;
 }
 

@@ -124,10 +124,22 @@ int dispatch(Env& env) {
     if (c == "pod") return runPod(env);
     if (c == "check") return runCheck(env);
     if (c == "version") return runVersion(&env, env.opts, env.out, env.err);
-    return runRelease(env);
+    if (env.opts.fromReport.empty()) return runRelease(env);
+    auto report = readInput(env.opts.fromReport);
+    if (!report) {
+        env.err << "error: " << report.error().message << "\n";
+        return kExitError;
+    }
+    return runReleaseReport(env, *report);
 }
 
 }  // namespace
+
+std::string poolNamespace(const Options& opts) {
+    if (!opts.poolNamespace.empty()) return opts.poolNamespace;
+    const char* env = std::getenv("ALLOT_POOL_NAMESPACE");
+    return env && *env ? env : "kube-system";
+}
 
 int run(const Options& opts, std::ostream& out, std::ostream& err) {
     if (opts.command == "version" && opts.client) return runVersion(nullptr, opts, out, err);
@@ -156,13 +168,15 @@ int run(const Options& opts, std::ostream& out, std::ostream& err) {
         err << "error: " << client.error().message << "\n";
         return kExitError;
     }
-    const std::string ns = !opts.ns.empty()           ? opts.ns
-                           : !cfg->namespace_.empty() ? cfg->namespace_
-                                                      : "kube-system";
+    // The pods' namespace as kubectl resolves it; the pools' is not the context's (design:
+    // the plugin's kubeconfig names the pools' namespace, an operator's names an app's).
+    const std::string podNs = !opts.podNamespace.empty() ? opts.podNamespace
+                              : !cfg->namespace_.empty() ? cfg->namespace_
+                                                         : "default";
     cluster::K8sCluster cl(std::move(*client), nullptr);
     cl.setPageSize(1000);
     K8sInventory inv(cl);
-    Env env{cl, inv, opts, ns, out, err};
+    Env env{cl, inv, opts, poolNamespace(opts), out, err, podNs};
     if (input) return runLint(opts.offline ? nullptr : &env, opts, opts.args[0], *input, out, err);
     return dispatch(env);
 }

@@ -59,10 +59,11 @@ std::string age(const std::string& at) {
     return std::to_string(s / 86400) + "d";
 }
 
-void versionTable(std::ostream& out, const json::Value& doc) {
+void versionTable(std::ostream& out, const json::Value& doc, bool wide) {
     out << versionLine("kubectl-allot") << "\n";  // the document's client
     if (!doc.find("nodes")) return;
     Table t{{"NODE", "ALLOT-GC", "REVISION", "REPORTED"}, {}};
+    if (wide) t.header.push_back("REPORTED AT");
     for (const auto& n : list(doc, "nodes")) {
         if (!flag(n, "reported")) {
             t.rows.push_back({text(n, "node"), "", "", "no report"});
@@ -71,6 +72,7 @@ void versionTable(std::ostream& out, const json::Value& doc) {
         // A report without a version: an allot-gc from before reports carried one.
         const std::string v = text(n, "version").empty() ? "unknown" : text(n, "version");
         t.rows.push_back({text(n, "node"), v, text(n, "revision"), age(text(n, "reportedAt"))});
+        if (wide) t.rows.back().push_back(text(n, "reportedAt"));
     }
     out << "\n";
     printTable(out, t);
@@ -82,7 +84,8 @@ int runVersion(Env* env, const Options& opts, std::ostream& out, std::ostream& e
     json::Value doc = json::Value::object();
     doc.set("client", buildJson(version(), revision()));
     auto print = [&] {
-        emit(out, opts.output, doc, [&](std::ostream& o) { versionTable(o, doc); });
+        emit(out, opts.output, doc,
+             [&](std::ostream& o) { versionTable(o, doc, opts.output == Format::Wide); });
     };
     if (!env || opts.client) {
         print();

@@ -36,7 +36,7 @@ on_exit "kpy 'for r in (\"ippools\", \"overlappingrangeipreservations\"):
     api(\"DELETE\", \"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/%s\" % (sys.argv[1], r))' '$BIGNS' >/dev/null 2>&1"
 
 # ka ARGS...: kubectl-allot as the admin (KUBECONFIG), on the suite's pool namespace.
-ka() { "$CLI" -n "$POOLNS" "$@"; }
+ka() { "$CLI" --pool-namespace "$POOLNS" "$@"; }
 # rc_of CMD...: the exit status, output to $WORK/out (stdout) and $WORK/err.
 rc_of() { "$@" >"$WORK/out" 2>"$WORK/err"; echo $?; }
 expect_json() {  # expect_json WHAT JQ-BOOLEAN (over $WORK/out)
@@ -74,6 +74,10 @@ t_help_and_usage() {
   expect_eq "unknown flag" "$(rc_of "$CLI" pools --bogus)" 2 || return 1
   grep -q 'unknown flag --bogus' "$WORK/err" || return 1
   expect_eq "bad output" "$(rc_of "$CLI" pools -o xml)" 2 || return 1
+  grep -q '"xml" is not a format: want table, wide, json or yaml' "$WORK/err" || { cat "$WORK/err"; return 1; }
+  # -n is the pods' namespace now: a command that names no pod says where the pools' went.
+  expect_eq "pools -n" "$(rc_of "$CLI" -n "$POOLNS" pools)" 2 || return 1
+  grep -q -- '--pool-namespace' "$WORK/err" || { cat "$WORK/err"; return 1; }
   expect_eq "missing kubeconfig" "$(rc_of "$CLI" --kubeconfig "$WORK/none" pools)" 3 || return 1
   grep -q "$WORK/none" "$WORK/err" || { cat "$WORK/err"; return 1; }
   [[ ! -s "$WORK/out" ]] || { echo "stdout on error:"; cat "$WORK/out"; return 1; }
@@ -89,6 +93,8 @@ t_pools() {
   grep -Eq "^$POOL +$R +254 +3 +251 +1.2 +- +$PODNS/$NET$" "$WORK/out" || { cat "$WORK/out"; return 1; }
   expect_eq "yaml rc" "$(rc_of ka pools -o yaml)" 0 || return 1
   grep -q "\"name\": \"$POOL\"" "$WORK/out" || { cat "$WORK/out"; return 1; }
+  expect_eq "wide rc" "$(rc_of ka pools -o wide)" 0 || return 1
+  grep -Eq "^$POOLNS +$POOL +$R +254 +3 +251 +1.2 +- +$PODNS/$NET$" "$WORK/out" || { cat "$WORK/out"; return 1; }
 }
 
 t_who() {
@@ -101,12 +107,35 @@ t_who() {
   expect_eq "not an IP" "$(rc_of ka who 10.141.0.999)" 2 || return 1
   expect_eq "table rc" "$(rc_of ka who "$IP1")" 0 || return 1
   grep -Eq "^$IP1 +$POOL +$PODNS/a1 +running +net1 +node-a +ctr-a1 " "$WORK/out" || { cat "$WORK/out"; return 1; }
+  expect_eq "wide rc" "$(rc_of ka who "$IP1" -o wide)" 0 || return 1
+  grep -Eq " +NETWORK +OFFSET$" "$WORK/out" && grep -Eq " +$NET +${IP1##*.}$" "$WORK/out" || { cat "$WORK/out"; return 1; }
 }
 
 t_pod() {
   expect_eq "pod rc" "$(rc_of ka pod "$PODNS/a3" -o json)" 0 || return 1
   expect_json "pod" ".pod == \"$PODNS/a3\" and .podUID == \"$(uid_of a3)\" and .podState == \"pending\" and ([.addresses[].ip] == [\"$IP3\"])" || return 1
   expect_eq "none rc" "$(rc_of ka pod "$PODNS/nobody")" 4 || return 1
+  # As in kubectl: -n names the pod's namespace.
+  expect_eq "pod -n rc" "$(rc_of ka pod -n "$PODNS" a3 -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "pod -n" ".pod == \"$PODNS/a3\" and ([.addresses[].ip] == [\"$IP3\"])" || return 1
+  expect_eq "pod -n other rc" "$(rc_of ka pod -n default a3)" 4 || return 1
+  expect_eq "pod list rc" "$(rc_of ka pod -n "$PODNS" -o json)" 0 || return 1
+  expect_json "pod list" "[.addresses[].ip] | sort == ([\"$IP1\", \"$IP2\", \"$IP3\"] | sort)" || return 1
+  expect_eq "pod -A rc" "$(rc_of ka pod -A a2 -o json)" 0 || return 1
+  expect_json "pod -A" "[.addresses[].podRef] == [\"$PODNS/a2\"]" || return 1
+}
+
+# A context whose namespace is an app's: pod NAME is looked up there, and the pools are still
+# the pools' namespace's (never the context's).
+t_context_namespace() {
+  local kc=$WORK/app.kubeconfig
+  cp "$KUBECONFIG" "$kc" && kubectl --kubeconfig "$kc" config set-context --current --namespace "$PODNS" >/dev/null || return 1
+  expect_eq "pod rc" "$(ALLOT_POOL_NAMESPACE=$POOLNS rc_of "$CLI" --kubeconfig "$kc" pod a1 -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "pod" ".pod == \"$PODNS/a1\" and ([.addresses[].ip] == [\"$IP1\"])" || return 1
+  expect_eq "pools rc" "$(ALLOT_POOL_NAMESPACE=$POOLNS rc_of "$CLI" --kubeconfig "$kc" pools -o json)" 0 || return 1
+  expect_json "pools" "(.namespace == \"$POOLNS\") and ([.pools[] | select(.name == \"$POOL\")] | length == 1)" || return 1
+  expect_eq "pools default rc" "$(env -u ALLOT_POOL_NAMESPACE "$CLI" --kubeconfig "$kc" pools -o json >"$WORK/out" 2>"$WORK/err"; echo $?)" 0 || return 1
+  expect_json "kube-system, not the context's" '.namespace == "kube-system"' || return 1
 }
 
 # A pool as Whereabouts writes it (no node, poduid or network on the entries).
@@ -149,14 +178,17 @@ t_whereabouts_binary() {
 
 # Through kubectl's plugin mechanism: kubectl-allot on PATH is `kubectl allot`.
 t_kubectl_plugin() {
-  PATH=$WORK/bin:$PATH kubectl allot -n "$POOLNS" who "$IP1" -o json >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
+  PATH=$WORK/bin:$PATH kubectl allot --pool-namespace "$POOLNS" who "$IP1" -o json >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
   expect_json "kubectl allot who" ".results[0].podRef == \"$PODNS/a1\"" || return 1
+  PATH=$WORK/bin:$PATH kubectl allot pod -n "$PODNS" a1 --pool-namespace "$POOLNS" -o json >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
+  expect_json "kubectl allot pod -n" "[.addresses[].ip] == [\"$IP1\"]" || return 1
 }
 
 check "help, usage errors and exit codes" t_help_and_usage
 check "pools: size, use, networks (table, JSON, YAML)" t_pools
 check "who: pool, pod, state and reservation; exit 4 for a free address" t_who
-check "pod: every address of a pod" t_pod
+check "pod: every address of a pod; -n the pod's namespace, no name lists, -A every namespace" t_pod
+check "a context namespace set to an app's: pod NAME is found there, pools stay the pools'" t_context_namespace
 check "who and pools read a pool written in Whereabouts' form" t_whereabouts_pool
 if wa_bin=$("$root/bench/build-whereabouts" --print 2>/dev/null); then
   check "who and pools read a pool the Whereabouts binary wrote" t_whereabouts_binary "$wa_bin"
@@ -206,7 +238,7 @@ findings() {
 # timed_check: check -o json on BIGNS, its rc in CHECK_RC and wall time (ms) in CHECK_MS.
 timed_check() {
   local t0=$EPOCHREALTIME
-  "$CLI" -n "$BIGNS" check -o json >"$WORK/out" 2>"$WORK/err"
+  "$CLI" --pool-namespace "$BIGNS" check -o json >"$WORK/out" 2>"$WORK/err"
   CHECK_RC=$?
   CHECK_MS=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
 }
@@ -277,10 +309,10 @@ t_check_seeded() {
   expect_json "leak ip" "[.findings[] | select(.reason == \"no_pod\") | .ip] == [\"$SEED_s_gone\"]" || return 1
   expect_json "bad NAD message" ".findings[] | select(.kind == \"bad_nad_config\" and (.message | contains(\"$RUN-bad\"))) | .message | contains(\"range\")" || return 1
   note "check of $BIG healthy + 8 seeded anomalies: $CHECK_MS ms wall, $(jq -r .seconds "$WORK/out") s inside (target < 2000)"
-  "$CLI" -n "$BIGNS" check >"$WORK/table" 2>&1
+  "$CLI" --pool-namespace "$BIGNS" check >"$WORK/table" 2>&1
   grep -q '^leaked +no_pod' "$WORK/table" -E || { cat "$WORK/table"; return 1; }
   # Read-only: the leaked entry is still there.
-  expect_eq "still held" "$(rc_of "$CLI" -n "$BIGNS" who "$SEED_s_gone")" 0
+  expect_eq "still held" "$(rc_of "$CLI" --pool-namespace "$BIGNS" who "$SEED_s_gone")" 0
 }
 
 # An IPPool that cannot take another entry even in Whereabouts' form (10,038 entries of ~156
@@ -298,7 +330,7 @@ st, o = api("POST", "/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/%s/ippool
              "spec": {"range": "10.104.0.0/17", "allocations": allocs}})
 if st != 201: raise SystemExit("pool: %s %s" % (st, o))
 ' "$ns" || return 1
-  "$CLI" -n "$ns" check -o json >"$WORK/out" 2>"$WORK/err"
+  "$CLI" --pool-namespace "$ns" check -o json >"$WORK/out" 2>"$WORK/err"
   expect_json "one pool_object_full finding, on the pool, saying what ADDs get" \
     '[.findings[] | select(.kind == "pool_object_full")] | length == 1 and .[0].pool == "10.104.0.0-17" and (.[0].message | contains("code 11"))' || return 1
   kubectl delete namespace "$ns" --wait=false >/dev/null
@@ -331,6 +363,61 @@ t_release() {
   pool_has_podref "$POOL" a3 || { echo "a3 lost its address"; return 1; }
 }
 check "release: refused without --force (a live pod, or a gone pod whose sandbox may run on); --force frees with its reservation and an Event" t_release
+
+# Seeded leaks (entries whose pods do not exist) beside live entries, in a pool namespace of
+# their own: check's JSON report is what release --from-report reads; --dry-run lists exactly
+# the leaks and changes nothing, no --force refuses, --force frees exactly the leaks.
+t_release_from_report() {
+  local ns=$RUN-leaks uid1 uid2 off pod leaks='["10.150.0.10","10.150.0.11","10.150.0.12"]'
+  local all='["10","11","12","2","3"]'
+  kubectl create namespace "$ns" >/dev/null || return 1
+  make_pods node-l l-live1 l-live2 >>"$WORK/pods" || return 1
+  uid1=$(uid_of l-live1) uid2=$(uid_of l-live2)
+  {
+    cat <<EOF
+apiVersion: whereabouts.cni.cncf.io/v1alpha1
+kind: IPPool
+metadata: {name: 10.150.0.0-24, namespace: $ns}
+spec:
+  range: 10.150.0.0/24
+  allocations:
+    "2": {id: ctr-l-live1, podref: $PODNS/l-live1, ifname: net1, poduid: "$uid1", node: node-l}
+    "3": {id: ctr-l-live2, podref: $PODNS/l-live2, ifname: net1, poduid: "$uid2", node: node-l}
+    "10": {id: ctr-l-gone1, podref: $PODNS/l-gone1, ifname: net1, poduid: u1, node: node-l}
+    "11": {id: ctr-l-gone2, podref: $PODNS/l-gone2, ifname: net1, poduid: u2, node: node-l}
+    "12": {id: ctr-l-gone3, podref: $PODNS/l-gone3, ifname: net1}
+EOF
+    for off in 2:l-live1 3:l-live2 10:l-gone1 11:l-gone2 12:l-gone3; do
+      pod=${off#*:}
+      printf -- '---\napiVersion: whereabouts.cni.cncf.io/v1alpha1\nkind: OverlappingRangeIPReservation\n'
+      printf 'metadata: {name: 10.150.0.%s, namespace: %s}\n' "${off%%:*}" "$ns"
+      printf 'spec: {containerid: ctr-%s, podref: %s/%s, ifname: net1}\n' "$pod" "$PODNS" "$pod"
+    done
+  } | kubectl apply -f - >/dev/null || return 1
+  entries() { kubectl get ippool -n "$ns" 10.150.0.0-24 -o json | jq -c '.spec.allocations | keys | sort'; }
+  expect_eq "check rc" "$(rc_of "$CLI" --pool-namespace "$ns" check -o json)" 1 || { cat "$WORK/err"; return 1; }
+  cp "$WORK/out" "$WORK/r.json"
+  # NADs are cluster-wide: bad_nad_config findings of other checks are not this pool's.
+  expect_json "report" '[.findings[] | select(.kind != "bad_nad_config") | .kind + "/" + .reason + " " + .ip] | sort == ["leaked/no_pod 10.150.0.10", "leaked/no_pod 10.150.0.11", "leaked/no_pod 10.150.0.12"]' || return 1
+  expect_json "report fields" ".findings[] | select(.ip == \"10.150.0.10\") | .poolNamespace == \"$ns\" and .pool == \"10.150.0.0-24\" and .offset == 10 and .containerID == \"ctr-l-gone1\" and .podRef == \"$PODNS/l-gone1\" and .node == \"node-l\"" || return 1
+  expect_eq "dry run rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --dry-run -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "dry run lists exactly the leaks" "([.results[] | select(.action == \"would_release\") | .ip] | sort) == $leaks and (.results | length) == 3" || return 1
+  expect_eq "entries after dry run" "$(entries)" "$all" || return 1
+  expect_eq "no --force rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json")" 5 || return 1
+  grep -q -- '--force' "$WORK/err" || { cat "$WORK/err"; return 1; }
+  expect_eq "entries after refusal" "$(entries)" "$all" || return 1
+  expect_eq "release rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --force -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "released exactly the leaks" "([.results[] | select(.action == \"released\") | .ip] | sort) == $leaks" || return 1
+  expect_eq "live entries stay" "$(entries)" '["2","3"]' || return 1
+  expect_eq "reservations" "$(kubectl get overlappingrangeipreservations -n "$ns" -o json | jq -c '[.items[].metadata.name] | sort')" '["10.150.0.2","10.150.0.3"]' || return 1
+  # The same report again: nothing is a leak any more, nothing more goes.
+  expect_eq "again rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --force -o json)" 0 || return 1
+  expect_json "again" ".counts.released == 0 and .counts.skipped == 3" || return 1
+  kubectl delete ippool -n "$ns" --all >/dev/null
+  kubectl delete overlappingrangeipreservations -n "$ns" --all >/dev/null
+  kubectl delete namespace "$ns" --wait=false >/dev/null
+}
+check "release --from-report: a check report's leaks, exactly (dry run, refusal, --force), live entries stay" t_release_from_report
 
 # ----------------------------------------------------------------- lint --
 

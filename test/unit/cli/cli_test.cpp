@@ -56,14 +56,27 @@ struct Fixture {
         }
     }
 
+    std::string report;  // what release --from-report reads
+
     int run(std::vector<std::string> argv) {
+        argv.insert(argv.end(), {"-o", "json"});
+        return runAs(argv);
+    }
+    // As run.cpp does, with "app" as the kubeconfig context's namespace.
+    int runAs(const std::vector<std::string>& argv) {
         out.str("");
         err.str("");
-        argv.insert(argv.end(), {"-o", "json"});
         auto opts = cli::parseArgs(argv);
         REQUIRE(opts.ok());
-        cli::Env env{fake, inv, *opts, kNs, out, err};
+        cli::Env env{fake,
+                     inv,
+                     *opts,
+                     kNs,
+                     out,
+                     err,
+                     opts->podNamespace.empty() ? "app" : opts->podNamespace};
         const std::string& c = opts->command;
+        if (!opts->fromReport.empty()) return cli::runReleaseReport(env, report);
         if (c == "pools") return cli::runPools(env);
         if (c == "who") return cli::runWho(env);
         if (c == "pod") return cli::runPod(env);
@@ -90,11 +103,13 @@ std::vector<std::string> kinds(const json::Value& checkDoc) {
 }  // namespace
 
 TEST_CASE("kubectl-allot reads global flags before and after the command and refuses bad ones") {
-    auto o = cli::parseArgs({"-n", "x", "who", "10.0.0.1", "--output=yaml", "--context", "c"});
+    auto o = cli::parseArgs(
+        {"--pool-namespace", "x", "who", "10.0.0.1", "--output=yaml", "--context", "c"});
     REQUIRE(o.ok());
     CHECK(o->command == "who");
     CHECK(o->args == std::vector<std::string>{"10.0.0.1"});
-    CHECK(o->ns == "x");
+    CHECK(o->poolNamespace == "x");
+    CHECK(cli::poolNamespace(*o) == "x");
     CHECK(o->context == "c");
     CHECK(o->output == cli::Format::Yaml);
     CHECK(!cli::parseArgs({"who"}).ok());
@@ -112,10 +127,61 @@ TEST_CASE("kubectl-allot reads global flags before and after the command and ref
     CHECK(cli::helpText("release").find("--force") != std::string::npos);
 }
 
-TEST_CASE("-o wide is refused with why, not taken silently as the table") {
+TEST_CASE("-n names the pods' namespace, --pool-namespace the pools', -A every namespace") {
+    auto o = cli::parseArgs({"-n", "app", "pod", "web-0"});
+    REQUIRE(o.ok());
+    CHECK(o->podNamespace == "app");
+    CHECK(o->poolNamespace.empty());
+    CHECK_FALSE(o->allNamespaces);
+    auto a = cli::parseArgs({"check", "-A", "--pool-namespace=allot"});
+    REQUIRE(a.ok());
+    CHECK(a->allNamespaces);
+    CHECK(a->podNamespace.empty());
+    CHECK(cli::poolNamespace(*a) == "allot");
+    REQUIRE(cli::parseArgs({"pod", "--all-namespaces"}).ok());
+    CHECK(cli::parseArgs({"pod", "--all-namespaces"})->args.empty());
+    auto both = cli::parseArgs({"pod", "-n", "app", "-A"});
+    REQUIRE_FALSE(both.ok());
+    CHECK(both.error().message.find("together") != std::string::npos);
+    CHECK_FALSE(cli::parseArgs({"pod", "a", "b"}).ok());
+}
+
+TEST_CASE("a command that names no pod refuses -n and -A, pointing at --pool-namespace") {
+    for (const char* c : {"pools", "who", "release", "lint", "version"}) {
+        std::vector<std::string> argv = {c, "-n", "kube-system"};
+        if (std::string(c) == "who" || std::string(c) == "release") argv.push_back("10.0.0.1");
+        if (std::string(c) == "lint") argv.push_back("-");
+        auto r = cli::parseArgs(argv);
+        REQUIRE_FALSE_MESSAGE(r.ok(), c);
+        CHECK(r.error().message.find("--pool-namespace") != std::string::npos);
+        argv[1] = "-A";
+        argv.erase(argv.begin() + 2);
+        auto all = cli::parseArgs(argv);
+        REQUIRE_FALSE_MESSAGE(all.ok(), c);
+        CHECK(all.error().message.find("-A/--all-namespaces") != std::string::npos);
+    }
+}
+
+TEST_CASE("an unknown -o format is an error naming it and every allowed one; wide is a format") {
+    auto x = cli::parseArgs({"pools", "-o", "xml"});
+    REQUIRE_FALSE(x.ok());
+    CHECK(x.error().message.find("\"xml\"") != std::string::npos);
+    CHECK(x.error().message.find("table, wide, json or yaml") != std::string::npos);
     auto w = cli::parseArgs({"pools", "-o", "wide"});
-    REQUIRE_FALSE(w.ok());
-    CHECK(w.error().message.find("every column") != std::string::npos);
+    REQUIRE(w.ok());
+    CHECK(w->output == cli::Format::Wide);
+}
+
+TEST_CASE("release flags: --from-report takes no IP nor --pool; --dry-run is release's alone") {
+    auto r = cli::parseArgs({"release", "--from-report", "r.json", "--dry-run"});
+    REQUIRE(r.ok());
+    CHECK(r->fromReport == "r.json");
+    CHECK(r->dryRun);
+    CHECK_FALSE(cli::parseArgs({"release", "10.0.0.1", "--from-report", "r.json"}).ok());
+    CHECK_FALSE(cli::parseArgs({"release", "--from-report", "r.json", "--pool", "p"}).ok());
+    CHECK_FALSE(cli::parseArgs({"release"}).ok());
+    CHECK_FALSE(cli::parseArgs({"check", "--dry-run"}).ok());
+    CHECK_FALSE(cli::parseArgs({"pools", "--from-report", "r.json"}).ok());
 }
 
 TEST_CASE("check --help names every finding kind the analysis can report") {
@@ -186,7 +252,60 @@ TEST_CASE("pod lists every address a pod holds across pools") {
     std::sort(ips.begin(), ips.end());
     CHECK(ips == std::vector<std::string>{"10.1.0.7", "10.2.0.9"});
     CHECK(f.run({"pod", "app/nobody"}) == cli::kExitNotFound);
-    CHECK(f.run({"pod", "no-slash"}) == cli::kExitUsage);
+    CHECK(f.run({"pod", "a/b/c"}) == cli::kExitUsage);
+}
+
+TEST_CASE("pod NAME is looked up in -n's namespace, else the context's; -A in every one") {
+    Fixture f;
+    f.fake.putPod("app", "db", "uid-db");
+    f.allocate(7, own("c-db", "db", "uid-db"));
+    f.allocate(8, core::Owner{"c-db2", "other/db", "net1", "node-a", "uid-db2", "macnet"});
+    f.allocate(9, own("c-web", "web", "uid-web"));
+    CHECK(f.run({"pod", "db"}) == cli::kExitOk);  // the context's namespace: app
+    CHECK(cli::text(f.doc(), "pod") == "app/db");
+    REQUIRE(cli::list(f.doc(), "addresses").size() == 1);
+    CHECK(cli::text(cli::list(f.doc(), "addresses")[0], "ip") == "10.1.0.7");
+    CHECK(f.run({"pod", "-n", "other", "db"}) == cli::kExitOk);
+    CHECK(cli::text(cli::list(f.doc(), "addresses")[0], "ip") == "10.1.0.8");
+    CHECK(f.run({"pod", "-n", "nowhere", "db"}) == cli::kExitNotFound);
+    CHECK(f.run({"pod", "-n", "other", "app/db"}) == cli::kExitUsage);  // two namespaces
+    CHECK(f.run({"pod", "-A", "db"}) == cli::kExitOk);
+    std::vector<std::string> refs;
+    const auto d = f.doc();
+    for (const auto& a : cli::list(d, "addresses")) refs.push_back(cli::text(a, "podRef"));
+    std::sort(refs.begin(), refs.end());
+    CHECK(refs == std::vector<std::string>{"app/db", "other/db"});
+}
+
+TEST_CASE("pod without a name lists the namespace's pods that hold addresses; -A every one") {
+    Fixture f;
+    f.allocate(7, own("c-db", "db", "uid-db"));
+    f.allocate(9, own("c-web", "web", "uid-web"));
+    f.allocate(8, core::Owner{"c-x", "other/x", "net1", "node-a", "uid-x", "macnet"});
+    CHECK(f.run({"pod"}) == cli::kExitOk);
+    CHECK(cli::list(f.doc(), "addresses").size() == 2);
+    CHECK(f.run({"pod", "-A"}) == cli::kExitOk);
+    CHECK(cli::list(f.doc(), "addresses").size() == 3);
+    CHECK(f.run({"pod", "-n", "empty"}) == cli::kExitNotFound);
+}
+
+TEST_CASE("-o wide adds the network, offset and the whole container ID to the table") {
+    Fixture f;
+    const std::string ctr = "0123456789abcdef0123";
+    f.fake.putPod("app", "web", "uid-web");
+    f.allocate(5, own(ctr, "web", "uid-web"));
+    CHECK(f.runAs({"who", "10.1.0.5"}) == cli::kExitOk);
+    CHECK(f.out.str().find(ctr) == std::string::npos);
+    CHECK(f.out.str().find("NETWORK") == std::string::npos);
+    CHECK(f.runAs({"who", "10.1.0.5", "-o", "wide"}) == cli::kExitOk);
+    const std::string t = f.out.str();
+    CHECK(t.find("RESERVATION   NETWORK   OFFSET\n") != std::string::npos);
+    CHECK(t.find(ctr + "   uid-web   ok            macnet    5\n") != std::string::npos);
+    CHECK(f.runAs({"pools", "-o", "wide"}) == cli::kExitOk);
+    CHECK(f.out.str().rfind("NAMESPACE   POOL", 0) == 0);
+    CHECK(f.runAs({"check", "-o", "wide"}) == cli::kExitOk);
+    CHECK(f.runAs({"pod", "-n", "app", "web", "-o", "wide"}) == cli::kExitOk);
+    CHECK(f.out.str().find(ctr) != std::string::npos);
 }
 
 TEST_CASE("check finds nothing on a healthy pool and exits 0") {
@@ -265,6 +384,119 @@ TEST_CASE(
     CHECK(f.inv.events[0].message.find("user tester") != std::string::npos);
     CHECK(cli::flag(f.doc(), "released"));
     CHECK(f.run({"release", "10.1.0.5"}) == cli::kExitNotFound);
+}
+
+TEST_CASE("release --dry-run says what it would release and changes nothing") {
+    Fixture f;
+    f.allocate(5, own("c-gone", "gone", "uid-gone"));
+    CHECK(f.run({"release", "10.1.0.5", "--dry-run"}) == cli::kExitOk);
+    CHECK(cli::flag(f.doc(), "dryRun"));
+    CHECK_FALSE(cli::flag(f.doc(), "released"));
+    CHECK(cli::text(f.doc(), "message").find("would release 10.1.0.5") != std::string::npos);
+    CHECK(cli::text(f.doc(), "message").find("--force") != std::string::npos);
+    CHECK(f.run({"release", "10.1.0.5", "--dry-run", "--force"}) == cli::kExitOk);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(5) == 1);
+    CHECK(f.fake.pools(kNs).getReservation("10.1.0.5").ok());
+    CHECK(f.inv.events.empty());
+}
+
+TEST_CASE("check -o json reports each leak with its pool namespace, offset, pod, container, node") {
+    Fixture f;
+    f.allocate(3, own("c-gone", "gone", "uid-gone"));
+    f.allocate(4, core::Owner{"c-o", "other/o", "net1", "node-b", "uid-o", "macnet"});
+    CHECK(f.run({"check"}) == cli::kExitFindings);
+    auto d = f.doc();
+    CHECK(cli::text(d, "report") == "kubectl-allot check");
+    const auto& fs = cli::list(d, "findings");
+    REQUIRE(fs.size() == 2);
+    const json::Value& l = cli::text(fs[0], "ip") == "10.1.0.3" ? fs[0] : fs[1];
+    CHECK(cli::text(l, "kind") == "leaked");
+    CHECK(cli::text(l, "reason") == "no_pod");
+    CHECK(cli::text(l, "poolNamespace") == kNs);
+    CHECK(cli::text(l, "pool") == kPool);
+    CHECK(cli::text(l, "offset") == "3");
+    CHECK(cli::text(l, "podRef") == "app/gone");
+    CHECK(cli::text(l, "podUID") == "uid-gone");
+    CHECK(cli::text(l, "containerID") == "c-gone");
+    CHECK(cli::text(l, "interface") == "net1");
+    CHECK(cli::text(l, "node") == "node-a");
+    // -n: only the findings about that namespace's pods.
+    CHECK(f.run({"check", "-n", "other"}) == cli::kExitFindings);
+    REQUIRE(cli::list(f.doc(), "findings").size() == 1);
+    CHECK(cli::text(cli::list(f.doc(), "findings")[0], "podRef") == "other/o");
+    CHECK(f.run({"check", "-n", "clean"}) == cli::kExitOk);
+    CHECK(f.run({"check", "-A"}) == cli::kExitFindings);
+    CHECK(cli::list(f.doc(), "findings").size() == 2);
+}
+
+TEST_CASE(
+    "release --from-report frees exactly the report's leaks that are still leaks, --dry-run "
+    "none, and without --force none (exit 5)") {
+    Fixture f;
+    f.fake.putPod("app", "live", "uid-live");
+    f.allocate(2, own("c-live", "live", "uid-live"));
+    f.allocate(3, own("c-gone", "gone", "uid-gone"));
+    f.allocate(4, own("c-gone2", "gone2", "uid-gone2"));
+    f.allocate(5, own("c-moved", "moved", "uid-moved"));
+    f.allocate(6, own("c-back", "back", "uid-back"));
+    f.allocate(9, own("c-nores", "nores", "uid-nores"), kPool, false);  // not a leak kind
+    f.fake.putPod("app", "nores", "uid-nores");
+    CHECK(f.run({"check"}) == cli::kExitFindings);
+    f.report = f.out.str();
+    // Since the report: .5 was re-used by another container, the pod of .6 came back.
+    f.allocate(5, own("c-new", "new", "uid-new"));
+    f.fake.putPod("app", "back", "uid-back");
+
+    CHECK(f.run({"release", "--from-report", "r.json", "--dry-run"}) == cli::kExitOk);
+    auto actions = [&] {
+        std::vector<std::string> out;
+        const auto d = f.doc();
+        for (const auto& r : cli::list(d, "results"))
+            out.push_back(cli::text(r, "ip") + " " + cli::text(r, "action"));
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    CHECK(actions() == std::vector<std::string>{"10.1.0.3 would_release", "10.1.0.4 would_release",
+                                                "10.1.0.5 skipped", "10.1.0.6 skipped"});
+    CHECK(f.out.str().find("not the report's c-moved") != std::string::npos);
+    CHECK(f.out.str().find("its pod is running now") != std::string::npos);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 6);
+
+    CHECK(f.run({"release", "--from-report", "r.json"}) == cli::kExitRefused);
+    CHECK(f.err.str().find("--force") != std::string::npos);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 6);
+    CHECK(f.inv.events.empty());
+
+    CHECK(f.run({"release", "--from-report", "r.json", "--force"}) == cli::kExitOk);
+    CHECK(actions() == std::vector<std::string>{"10.1.0.3 released", "10.1.0.4 released",
+                                                "10.1.0.5 skipped", "10.1.0.6 skipped"});
+    const auto left = f.fake.pool(kNs, kPool)->allocations;
+    CHECK(left.size() == 4);
+    CHECK(left.count(3) == 0);
+    CHECK(left.count(4) == 0);
+    CHECK(left.at(5).containerId == "c-new");
+    CHECK_FALSE(f.fake.pools(kNs).getReservation("10.1.0.3").ok());
+    CHECK(f.fake.pools(kNs).getReservation("10.1.0.2").ok());
+    CHECK(f.inv.events.size() == 2);
+    // Run again: each is gone now, nothing more is released.
+    CHECK(f.run({"release", "--from-report", "r.json", "--force"}) == cli::kExitOk);
+    CHECK(cli::text(*f.doc().find("counts"), "released") == "0");
+    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 4);
+}
+
+TEST_CASE("release --from-report refuses what is not a check report, and reads its YAML form") {
+    Fixture f;
+    f.report = R"({"pools": []})";
+    CHECK(f.run({"release", "--from-report", "x.json"}) == cli::kExitError);
+    CHECK(f.err.str().find("not a kubectl allot check report") != std::string::npos);
+    f.report = R"({"findings": [{"kind": "leaked", "pool": "p"}]})";
+    CHECK(f.run({"release", "--from-report", "x.json"}) == cli::kExitError);
+    CHECK(f.err.str().find("finding 1") != std::string::npos);
+    f.allocate(3, own("c-gone", "gone", "uid-gone"));
+    CHECK(f.runAs({"check", "-o", "yaml"}) == cli::kExitFindings);
+    f.report = f.out.str();
+    CHECK(f.run({"release", "--from-report", "r.yaml", "--force"}) == cli::kExitOk);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(3) == 0);
 }
 
 TEST_CASE("release --force frees a running pod's address") {
@@ -382,7 +614,7 @@ TEST_CASE("pools shows each NodeSlicePool's slices with the use of their node's 
 TEST_CASE("completion offers commands, each command's flags, output formats and files for lint") {
     CHECK(cli::completions({""}) == "pools\nwho\npod\ncheck\nrelease\nlint\nversion\n:4\n");
     CHECK(cli::completions({"p"}) == "pools\npod\n:4\n");
-    CHECK(cli::completions({"release", "--f"}) == "--force\n:4\n");
+    CHECK(cli::completions({"release", "--f"}) == "--force\n--from-report\n:4\n");
     CHECK(cli::completions({"check", "--"}).find("--leak-grace\n") != std::string::npos);
     CHECK(cli::completions({"pools", "--"}).find("--force") == std::string::npos);
     CHECK(cli::completions({"-o", "j"}) == "json\n:4\n");
