@@ -25,7 +25,8 @@ gc_init || suite_die "plugin binary present"
 CHECK_DIR=$WORK
 CHECK_TIME=ms
 mkdir -p "$WORK/bin"
-cp "${1:-$root/build/cli/kubectl-allot}" "$WORK/bin/kubectl-allot" || suite_die "kubectl-allot binary present"
+CLI_BUILT=${1:-$root/build/cli/kubectl-allot}
+cp "$CLI_BUILT" "$WORK/bin/kubectl-allot" || suite_die "kubectl-allot binary present"
 CLI=$WORK/bin/kubectl-allot
 BIG=${CLI_BIG:-5000}
 # The check's namespace: BIG pods and the pools of the check (gc_cleanup empties BIGNS).
@@ -449,6 +450,30 @@ EOF
   expect_eq "bad yaml rc" "$(printf 'a: [\n' | rc_of ka lint -)" 3 || return 1
 }
 check "lint: the plugin's parser, overlaps with existing pools, stdin" t_lint
+
+# ----------------------------------------------------------------- krew --
+
+# scripts/krew-package: a tarball, and a manifest naming its real sha256 whose bin runs.
+t_krew_package() {
+  local bin_dir manifest tarball sha bin got
+  bin_dir=$(cd "$(dirname "$CLI_BUILT")/.." && pwd)
+  manifest=$("$root/scripts/krew-package" --build "$bin_dir" --out "$WORK/krew" --check) || return 1
+  grep -qx 'apiVersion: krew.googlecontainertools.github.com/v1alpha2' "$manifest" || { cat "$manifest"; return 1; }
+  grep -qx 'kind: Plugin' "$manifest" && grep -qx '  name: allot' "$manifest" || { cat "$manifest"; return 1; }
+  grep -qx '        os: linux' "$manifest" || { cat "$manifest"; return 1; }
+  [[ $(uname -m) != x86_64 ]] || grep -qx '        arch: amd64' "$manifest" || { cat "$manifest"; return 1; }
+  ! grep -q '@' "$manifest" || { echo "unfilled placeholder:"; grep '@' "$manifest"; return 1; }
+  tarball=$WORK/krew/$(awk '$1 == "uri:" { n = split($2, p, "/"); print p[n] }' "$manifest")
+  sha=$(awk '$1 == "sha256:" { print $2 }' "$manifest")
+  bin=$(awk '$1 == "bin:" { print $2 }' "$manifest")
+  expect_eq "sha256" "$sha" "$(sha256sum "$tarball" | cut -d' ' -f1)" || return 1
+  mkdir -p "$WORK/krew/unpacked" && tar -C "$WORK/krew/unpacked" -xzf "$tarball" || return 1
+  expect_eq "files" "$(tar -tzf "$tarball" | sort | tr '\n' ' ')" "LICENSE kubectl-allot " || return 1
+  got=$("$WORK/krew/unpacked/$bin" version --client) || return 1
+  expect_eq "bin runs" "$got" "$("$CLI" version --client)" || return 1
+  grep -qx "  version: v$("$CLI" version --client -o json | jq -r .client.version)" "$manifest" || { cat "$manifest"; return 1; }
+}
+check "krew: the manifest's sha256 is the tarball's, and its bin runs version --client" t_krew_package
 
 suite_summary
 (( failed == 0 ))
