@@ -26,9 +26,9 @@ Commands:
                         missing or orphan reservations, out-of-range entries, NADs that do
                         not parse; exits 1 when it finds any. -o json is a report that
                         release --from-report reads
-  release IP            release an address (as allot-gc does) and record an Event;
+  release IP            release an address (as allot-gc does) and record an Event
   release --from-report FILE
-                        release the leaks a check report found that are still leaks;
+                        release the leaks of a check report that are still leaks; both
                         refused unless --force; --dry-run says what would go
   lint FILE|-           validate a NetworkAttachmentDefinition or CNI config with the
                         plugin's parser; reports overlaps with existing pools
