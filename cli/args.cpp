@@ -24,12 +24,13 @@ Commands:
                         of the namespace (-A: of every namespace) that holds one
   check                 the repair loop's analysis, read-only: leaked entries, duplicates,
                         missing or orphan reservations, out-of-range entries, NADs that do
-                        not parse; exits 1 when it finds any. -o json is a report that
-                        release --from-report reads
+                        not parse; exits 1 when it finds any (0 with -o json|yaml: a
+                        report, which release --from-report reads)
   release IP            release an address (as allot-gc does) and record an Event
   release --from-report FILE
                         release the leaks of a check report that are still leaks; both
-                        refused unless --force; --dry-run says what would go
+                        need --force unless the entry's Node is deleted; --dry-run says
+                        what would go
   lint FILE|-           validate a NetworkAttachmentDefinition or CNI config with the
                         plugin's parser; reports overlaps with existing pools
   version               this program's version and revision, and each node's allot-gc's
@@ -82,7 +83,8 @@ pod UID, container ID, interface, node and a message; -o wide shows them all. Th
 (or yaml) document is a report: `release --from-report FILE` releases its leaks.
 One scan is a snapshot: an ADD in flight can show as allocation_without_reservation for a
 moment (allot-gc waits for several passes before it acts).
-Exits 1 when it finds anything, 0 when the pools are healthy.
+Exits 1 when it finds anything, 0 when the pools are healthy; with -o json or yaml it exits 0
+either way (the document counts the findings), so that a report can be saved and passed on.
 )";
 
 const char* kReleaseHelp =
@@ -92,15 +94,15 @@ const char* kReleaseHelp =
 Releases the address through allot-gc's code path (a resourceVersion-guarded pool write
 that removes the entry only while the holder seen still holds it, then its reservation)
 and records a Kubernetes Event (reason AddressReleased) naming who released what.
-Refused (exit 5) unless --force: a pod that lives would lose its address, and one that is
-gone may still have a sandbox holding it (allot-gc frees those itself once its node's probe,
-or the Node's deletion, proves them unused). --pool picks the pool when overlapping pools
-hold the IP. Exits 4 when no pool holds it.
+Refused (exit 5) unless --force, or unless the entry's Node object is deleted (its sandboxes
+went with it): a pod that lives would lose its address, and one that is gone may still have a
+sandbox holding it (allot-gc frees those itself once its node's probe proves them unused).
+--pool picks the pool when overlapping pools hold the IP. Exits 4 when no pool holds it.
 --from-report FILE: the leaked findings of a `check -o json` (or yaml) report, each in its
 report's pool namespace. Each is checked again first and skipped, saying why, when its
 entry is gone or now held by another container ID, or its pod is running or pending now.
-Without --force nothing is released (exit 5); with it, each of the rest is released.
---dry-run: prints what would be released (and what skipped) and changes nothing.
+Those whose Node is deleted are released; the others only with --force (else exit 5).
+--dry-run: prints what would be released, refused and skipped, changes nothing, exits 0.
 )";
 
 const std::map<std::string, std::string>& commandHelp() {

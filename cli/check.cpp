@@ -161,7 +161,8 @@ int runCheck(Env& env) {
     doc.set("findings", std::move(findings));
     emit(env.out, env.opts.output, doc,
          [&](std::ostream& o) { checkTable(o, doc, env.opts.output == Format::Wide); });
-    return any ? kExitFindings : kExitOk;
+    const bool report = env.opts.output == Format::Json || env.opts.output == Format::Yaml;
+    return any && !report ? kExitFindings : kExitOk;
 }
 
 }  // namespace allot::cli

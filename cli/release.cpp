@@ -72,7 +72,7 @@ bool alive(const std::string& state) {
 // The release and its Event; the document of what was done. NotFound: the entry changed hands
 // before the write.
 Result<json::Value> releaseAndRecord(Env& env, const std::string& ns, const Holding& h,
-                                     const std::string& state) {
+                                     const std::string& state, const std::string& why) {
     bool reservationKept = false;
     auto done = releaseHolding(env, ns, h, reservationKept);
     if (!done) return done.error();
@@ -80,19 +80,50 @@ Result<json::Value> releaseAndRecord(Env& env, const std::string& ns, const Hold
         return core::makeError(core::Errc::NotFound,
                                h.ip.str() + " changed hands while releasing; nothing released");
     const std::string msg = "released " + h.ip.str() + " (pool " + ns + "/" + h.pool + ", " +
-                            core::whoHolds(h.owner) + ", pod " + state +
-                            (env.opts.force ? ", forced" : "") + ") by kubectl-allot, " +
-                            env.inventory.identity();
+                            core::whoHolds(h.owner) + ", pod " + state + ", " + why +
+                            ") by kubectl-allot, " + env.inventory.identity();
     auto ev = env.inventory.recordEvent({false, "AddressReleased", msg, eventObject(ns, h)});
     if (!ev) env.err << "warning: Event not recorded: " << ev.error().message << "\n";
     json::Value doc = holdingJson(h);
     doc.set("podState", str(state));
     doc.set("released", json::Value::boolean(true));
     doc.set("forced", json::Value::boolean(env.opts.force));
+    doc.set("proof", str(why));
     doc.set("reservationCleared", json::Value::boolean(!reservationKept));
     doc.set("eventRecorded", json::Value::boolean(bool(ev)));
     doc.set("message", str(msg));
     return doc;
+}
+
+// core/release_rule.h's NodeDeleted: the entry names a node whose Node object is gone, and its
+// sandboxes with it. Such a release needs no --force. Read once per run.
+class DeletedNodes {
+  public:
+    explicit DeletedNodes(Env& env) : env_(env) {}
+    Result<bool> holds(const core::Owner& owner) {
+        if (owner.node.empty()) return false;
+        if (!nodes_) {
+            std::set<std::string> names;
+            auto r = env_.cluster.eachNode([&](const std::string& name, cluster::NodeInfo&) {
+                names.insert(name);
+                return true;
+            });
+            if (!r) return r.error();
+            nodes_ = std::move(names);
+        }
+        return nodes_->count(owner.node) == 0;
+    }
+
+  private:
+    Env& env_;
+    std::optional<std::set<std::string>> nodes_;
+};
+
+// What proves the release: "" when nothing does but --force. A pod its object still shows
+// alive keeps its address whatever its Node (the pod GC has not caught up).
+std::string proof(const Env& env, const std::string& state, bool nodeDeleted) {
+    if (nodeDeleted && !alive(state)) return "Node deleted";
+    return env.opts.force ? "forced" : "";
 }
 
 int refuse(Env& env, const Holding& h, const std::string& state) {
@@ -108,10 +139,11 @@ int refuse(Env& env, const Holding& h, const std::string& state) {
     return kExitRefused;
 }
 
-int dryRunOne(Env& env, const Holding& h, const std::string& state) {
-    const std::string msg = "would release " + h.ip.str() + " (pool " + env.ns + "/" + h.pool +
-                            ", " + core::whoHolds(h.owner) + ", pod " + state + ")" +
-                            (env.opts.force ? "" : "; without --force a release is refused");
+int dryRunOne(Env& env, const Holding& h, const std::string& state, const std::string& why) {
+    const std::string msg =
+        "would release " + h.ip.str() + " (pool " + env.ns + "/" + h.pool + ", " +
+        core::whoHolds(h.owner) + ", pod " + state +
+        (why.empty() ? "); without --force a release is refused" : ", " + why + ")");
     json::Value doc = holdingJson(h);
     doc.set("podState", str(state));
     doc.set("released", json::Value::boolean(false));
@@ -140,9 +172,13 @@ int runRelease(Env& env) {
     const Holding& h = **picked;
     auto state = podState(env.cluster, h.owner);
     if (!state) return apiError(env, "get pod " + h.owner.podRef, state.error());
-    if (env.opts.dryRun) return dryRunOne(env, h, *state);
-    if (!env.opts.force) return refuse(env, h, *state);
-    auto doc = releaseAndRecord(env, env.ns, h, *state);
+    DeletedNodes deleted(env);
+    auto gone = deleted.holds(h.owner);
+    if (!gone) return apiError(env, "list Nodes", gone.error());
+    const std::string why = proof(env, *state, *gone);
+    if (env.opts.dryRun) return dryRunOne(env, h, *state, why);
+    if (why.empty()) return refuse(env, h, *state);
+    auto doc = releaseAndRecord(env, env.ns, h, *state, why);
     if (!doc && doc.code() == core::Errc::NotFound) {
         env.err << "error: " << doc.error().message << "\n";
         return kExitNotFound;
@@ -217,18 +253,21 @@ Result<std::string> stillLeaked(Env& env, const ReportedLeak& l, Holding& h, std
     return std::string();
 }
 
-Result<Outcome> settle(Env& env, const ReportedLeak& l, Holding& h) {
+Result<Outcome> settle(Env& env, DeletedNodes& deleted, const ReportedLeak& l, Holding& h) {
     std::string state;
     auto why = stillLeaked(env, l, h, state);
     if (!why) return why.error();
     if (!why->empty()) return Outcome{"skipped", *why};
+    auto gone = deleted.holds(h.owner);
+    if (!gone) return gone.error();
+    const std::string by = proof(env, state, *gone);
     const std::string seen = core::whoHolds(h.owner) + ", pod " + state;
-    if (env.opts.dryRun) return Outcome{"would_release", seen};
-    if (!env.opts.force) return Outcome{"refused", seen + ": without --force"};
-    auto doc = releaseAndRecord(env, l.ns, h, state);
+    if (by.empty()) return Outcome{"refused", seen + ": needs --force"};
+    if (env.opts.dryRun) return Outcome{"would_release", seen + ", " + by};
+    auto doc = releaseAndRecord(env, l.ns, h, state, by);
     if (!doc && doc.code() == core::Errc::NotFound) return Outcome{"skipped", "changed hands"};
     if (!doc) return doc.error();
-    return Outcome{"released", seen};
+    return Outcome{"released", seen + ", " + by};
 }
 
 void reportTable(std::ostream& out, const json::Value& doc, bool wide) {
@@ -258,9 +297,10 @@ int runReleaseReport(Env& env, const std::string& input) {
     json::Value results = json::Value::array();
     std::map<std::string, uint64_t> counts = {
         {"released", 0}, {"would_release", 0}, {"refused", 0}, {"skipped", 0}};
+    DeletedNodes deleted(env);
     for (const auto& l : *leaks) {
         Holding h;
-        auto o = settle(env, l, h);
+        auto o = settle(env, deleted, l, h);
         if (!o)
             return apiError(env, "release " + l.ip + " (" + l.ns + "/" + l.pool + ")", o.error());
         ++counts[o->action];
@@ -284,11 +324,11 @@ int runReleaseReport(Env& env, const std::string& input) {
     emit(env.out, env.opts.output, doc,
          [&](std::ostream& o) { reportTable(o, doc, env.opts.output == Format::Wide); });
     if (counts["refused"]) {
-        env.err << "refused: " << counts["refused"]
+        env.err << (env.opts.dryRun ? "would be refused: " : "refused: ") << counts["refused"]
                 << " leaks not released: their sandboxes may still run on their nodes (allot-gc "
                    "frees them once a node's probe or the Node's deletion proves them unused). "
                    "Use --force if you know they are unused.\n";
-        return kExitRefused;
+        if (!env.opts.dryRun) return kExitRefused;
     }
     return kExitOk;
 }

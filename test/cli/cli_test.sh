@@ -56,6 +56,7 @@ uid_of() { awk -v n="$1" '$1 == n { print $2 }' "$WORK/pods"; }
 R=10.141.0.0/24
 NET=$RUN-a
 mk_nad "$NET" "{\"range\":\"$R\"}" || suite_die "NAD $NET"
+mk_node node-a True || suite_die "Node node-a"  # it exists: its sandboxes may hold addresses
 make_pods node-a a1 a2 a3 >"$WORK/pods" || suite_die "pods"
 CONF=$(netconf "$NET" "{\"range\":\"$R\"}" node-a)
 IP1=$(add node-a ctr-a1 a1 "$(uid_of a1)" "$CONF") || suite_die "ADD a1"
@@ -250,8 +251,8 @@ t_check_healthy() {
   note "seeded $BIG pods, $BIG allocations and $BIG reservations through the API in $(( SECONDS - t0 )) s"
   for i in 1 2 3; do
     timed_check
-    # rc 1 only for other runs' broken NADs (findings leaves them out).
-    expect_eq "check rc" "$CHECK_RC" "$(jq -r 'if .findings == [] then 0 else 1 end' "$WORK/out")" || { cat "$WORK/err"; return 1; }
+    # A report (-o json) exits 0 with findings or without; the table exits 1 on findings.
+    expect_eq "check rc" "$CHECK_RC" 0 || { cat "$WORK/err"; return 1; }
     all+=" $CHECK_MS"
     (( CHECK_MS > worst )) && worst=$CHECK_MS
   done
@@ -304,13 +305,14 @@ EOF
 t_check_seeded() {
   seed_anomalies || return 1
   timed_check
-  expect_eq "check rc" "$CHECK_RC" 1 || { cat "$WORK/err"; return 1; }
+  expect_eq "check -o json rc" "$CHECK_RC" 0 || { cat "$WORK/err"; return 1; }
   expect_eq "findings" "$(findings | tr '\n' ' ')" \
     "allocation_without_reservation bad_nad_config duplicate_ip leaked/no_pod leaked/other_uid leaked/terminal out_of_range reservation_without_allocation " || return 1
   expect_json "leak ip" "[.findings[] | select(.reason == \"no_pod\") | .ip] == [\"$SEED_s_gone\"]" || return 1
   expect_json "bad NAD message" ".findings[] | select(.kind == \"bad_nad_config\" and (.message | contains(\"$RUN-bad\"))) | .message | contains(\"range\")" || return 1
   note "check of $BIG healthy + 8 seeded anomalies: $CHECK_MS ms wall, $(jq -r .seconds "$WORK/out") s inside (target < 2000)"
   "$CLI" --pool-namespace "$BIGNS" check >"$WORK/table" 2>&1
+  expect_eq "check (table) rc" "$?" 1 || return 1
   grep -q '^leaked +no_pod' "$WORK/table" -E || { cat "$WORK/table"; return 1; }
   # Read-only: the leaked entry is still there.
   expect_eq "still held" "$(rc_of "$CLI" --pool-namespace "$BIGNS" who "$SEED_s_gone")" 0
@@ -366,12 +368,15 @@ t_release() {
 check "release: refused without --force (a live pod, or a gone pod whose sandbox may run on); --force frees with its reservation and an Event" t_release
 
 # Seeded leaks (entries whose pods do not exist) beside live entries, in a pool namespace of
-# their own: check's JSON report is what release --from-report reads; --dry-run lists exactly
-# the leaks and changes nothing, no --force refuses, --force frees exactly the leaks.
+# their own. Three leaks name node-lgone, whose Node object is deleted (the machine is gone):
+# that is proof enough, so the release needs no --force. One leak names node-l, which exists:
+# its sandbox may still run there, so only --force frees it. check's JSON report is what
+# release --from-report reads; --dry-run lists every leak and changes nothing.
 t_release_from_report() {
-  local ns=$RUN-leaks uid1 uid2 off pod leaks='["10.150.0.10","10.150.0.11","10.150.0.12"]'
-  local all='["10","11","12","2","3"]'
+  local ns=$RUN-leaks uid1 uid2 off pod gone='["10.150.0.10","10.150.0.11","10.150.0.12"]'
+  local all='["10","11","12","13","2","3"]'
   kubectl create namespace "$ns" >/dev/null || return 1
+  mk_node node-l True || return 1
   make_pods node-l l-live1 l-live2 >>"$WORK/pods" || return 1
   uid1=$(uid_of l-live1) uid2=$(uid_of l-live2)
   {
@@ -384,11 +389,12 @@ spec:
   allocations:
     "2": {id: ctr-l-live1, podref: $PODNS/l-live1, ifname: net1, poduid: "$uid1", node: node-l}
     "3": {id: ctr-l-live2, podref: $PODNS/l-live2, ifname: net1, poduid: "$uid2", node: node-l}
-    "10": {id: ctr-l-gone1, podref: $PODNS/l-gone1, ifname: net1, poduid: u1, node: node-l}
-    "11": {id: ctr-l-gone2, podref: $PODNS/l-gone2, ifname: net1, poduid: u2, node: node-l}
-    "12": {id: ctr-l-gone3, podref: $PODNS/l-gone3, ifname: net1}
+    "10": {id: ctr-l-gone1, podref: $PODNS/l-gone1, ifname: net1, poduid: u1, node: node-lgone}
+    "11": {id: ctr-l-gone2, podref: $PODNS/l-gone2, ifname: net1, poduid: u2, node: node-lgone}
+    "12": {id: ctr-l-gone3, podref: $PODNS/l-gone3, ifname: net1, poduid: u3, node: node-lgone}
+    "13": {id: ctr-l-held, podref: $PODNS/l-held, ifname: net1, poduid: u4, node: node-l}
 EOF
-    for off in 2:l-live1 3:l-live2 10:l-gone1 11:l-gone2 12:l-gone3; do
+    for off in 2:l-live1 3:l-live2 10:l-gone1 11:l-gone2 12:l-gone3 13:l-held; do
       pod=${off#*:}
       printf -- '---\napiVersion: whereabouts.cni.cncf.io/v1alpha1\nkind: OverlappingRangeIPReservation\n'
       printf 'metadata: {name: 10.150.0.%s, namespace: %s}\n' "${off%%:*}" "$ns"
@@ -396,29 +402,33 @@ EOF
     done
   } | kubectl apply -f - >/dev/null || return 1
   entries() { kubectl get ippool -n "$ns" 10.150.0.0-24 -o json | jq -c '.spec.allocations | keys | sort'; }
-  expect_eq "check rc" "$(rc_of "$CLI" --pool-namespace "$ns" check -o json)" 1 || { cat "$WORK/err"; return 1; }
-  cp "$WORK/out" "$WORK/r.json"
+  # The commands as an operator types them.
+  (cd "$WORK" && "$CLI" --pool-namespace "$ns" check -o json > r.json &&
+    "$CLI" release --from-report r.json --dry-run -o json) >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
   # NADs are cluster-wide: bad_nad_config findings of other checks are not this pool's.
-  expect_json "report" '[.findings[] | select(.kind != "bad_nad_config") | .kind + "/" + .reason + " " + .ip] | sort == ["leaked/no_pod 10.150.0.10", "leaked/no_pod 10.150.0.11", "leaked/no_pod 10.150.0.12"]' || return 1
-  expect_json "report fields" ".findings[] | select(.ip == \"10.150.0.10\") | .poolNamespace == \"$ns\" and .pool == \"10.150.0.0-24\" and .offset == 10 and .containerID == \"ctr-l-gone1\" and .podRef == \"$PODNS/l-gone1\" and .node == \"node-l\"" || return 1
-  expect_eq "dry run rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --dry-run -o json)" 0 || { cat "$WORK/err"; return 1; }
-  expect_json "dry run lists exactly the leaks" "([.results[] | select(.action == \"would_release\") | .ip] | sort) == $leaks and (.results | length) == 3" || return 1
+  jq -e '[.findings[] | select(.kind != "bad_nad_config") | .kind + "/" + .reason + " " + .ip] | sort == ["leaked/no_pod 10.150.0.10", "leaked/no_pod 10.150.0.11", "leaked/no_pod 10.150.0.12", "leaked/no_pod 10.150.0.13"]' "$WORK/r.json" >/dev/null ||
+    { echo "report:"; head -c 3000 "$WORK/r.json"; return 1; }
+  jq -e ".findings[] | select(.ip == \"10.150.0.10\") | .poolNamespace == \"$ns\" and .pool == \"10.150.0.0-24\" and .offset == 10 and .containerID == \"ctr-l-gone1\" and .podRef == \"$PODNS/l-gone1\" and .node == \"node-lgone\"" "$WORK/r.json" >/dev/null ||
+    { echo "report fields:"; head -c 3000 "$WORK/r.json"; return 1; }
+  expect_json "dry run lists exactly the leaks: the deleted Node's to release, the other refused" \
+    "([.results[] | select(.action == \"would_release\") | .ip] | sort) == $gone and ([.results[] | select(.action == \"refused\") | .ip]) == [\"10.150.0.13\"] and (.results | length) == 4" || return 1
   expect_eq "entries after dry run" "$(entries)" "$all" || return 1
-  expect_eq "no --force rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json")" 5 || return 1
+  expect_eq "release rc (one refused)" "$(cd "$WORK" && rc_of "$CLI" release --from-report r.json -o json)" 5 || { cat "$WORK/err"; return 1; }
+  expect_json "released exactly the leaks of the deleted Node" "([.results[] | select(.action == \"released\") | .ip] | sort) == $gone" || return 1
   grep -q -- '--force' "$WORK/err" || { cat "$WORK/err"; return 1; }
-  expect_eq "entries after refusal" "$(entries)" "$all" || return 1
-  expect_eq "release rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --force -o json)" 0 || { cat "$WORK/err"; return 1; }
-  expect_json "released exactly the leaks" "([.results[] | select(.action == \"released\") | .ip] | sort) == $leaks" || return 1
+  expect_eq "the live entries and the held one stay" "$(entries)" '["13","2","3"]' || return 1
+  expect_eq "--force rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --force -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "--force frees the held one" "([.results[] | select(.action == \"released\") | .ip]) == [\"10.150.0.13\"]" || return 1
   expect_eq "live entries stay" "$(entries)" '["2","3"]' || return 1
   expect_eq "reservations" "$(kubectl get overlappingrangeipreservations -n "$ns" -o json | jq -c '[.items[].metadata.name] | sort')" '["10.150.0.2","10.150.0.3"]' || return 1
   # The same report again: nothing is a leak any more, nothing more goes.
   expect_eq "again rc" "$(rc_of "$CLI" release --from-report "$WORK/r.json" --force -o json)" 0 || return 1
-  expect_json "again" ".counts.released == 0 and .counts.skipped == 3" || return 1
+  expect_json "again" ".counts.released == 0 and .counts.skipped == 4" || return 1
   kubectl delete ippool -n "$ns" --all >/dev/null
   kubectl delete overlappingrangeipreservations -n "$ns" --all >/dev/null
   kubectl delete namespace "$ns" --wait=false >/dev/null
 }
-check "release --from-report: a check report's leaks, exactly (dry run, refusal, --force), live entries stay" t_release_from_report
+check "release --from-report: a check report's leaks, exactly (dry run; a deleted Node's freed, the rest only with --force); live entries stay" t_release_from_report
 
 # ----------------------------------------------------------------- lint --
 

@@ -42,7 +42,11 @@ struct Fixture {
     FakeInventory inv;
     std::ostringstream out, err;
 
-    Fixture() { fake.putPool(kNs, {kPool, "10.1.0.0/24", {}, {}, {}}); }
+    // The entries' nodes exist: a deleted Node is a proof of its own (release_rule.h).
+    Fixture() {
+        fake.putPool(kNs, {kPool, "10.1.0.0/24", {}, {}, {}});
+        for (const char* n : {"node-a", "node-b"}) fake.putNode(n, true);
+    }
 
     // An entry at `off` of `pool` for `o`, with its reservation unless told otherwise.
     void allocate(core::u128 off, const core::Owner& o, const char* pool = kPool,
@@ -90,6 +94,16 @@ struct Fixture {
         return *d;
     }
 };
+
+// "IP action" per result of the last release --from-report, sorted.
+std::vector<std::string> releaseActions(Fixture& f) {
+    std::vector<std::string> out;
+    const auto d = f.doc();
+    for (const auto& r : cli::list(d, "results"))
+        out.push_back(cli::text(r, "ip") + " " + cli::text(r, "action"));
+    std::sort(out.begin(), out.end());
+    return out;
+}
 
 std::vector<std::string> kinds(const json::Value& checkDoc) {
     std::vector<std::string> out;
@@ -344,7 +358,8 @@ TEST_CASE("check finds each seeded anomaly once, and nothing else") {
     f.fake.putReservation(kNs, {"10.1.0.99", "c-orphan", "app/orphan", "net1", ""});  // orphan
     f.inv.nadList.push_back({"app", "broken", R"({"cniVersion":"1.0.0","name":"b",
         "type":"macvlan","ipam":{"type":"whereabouts","range":"10.5.0.0/33"}})"});
-    CHECK(f.run({"check"}) == cli::kExitFindings);
+    CHECK(f.runAs({"check"}) == cli::kExitFindings);  // the table: found, exit 1
+    CHECK(f.run({"check"}) == cli::kExitOk);          // a report: the document counts them
     auto d = f.doc();
     CHECK(kinds(d) == std::vector<std::string>{"allocation_without_reservation", "bad_nad_config",
                                                "duplicate_ip", "leaked/no_pod", "leaked/other_uid",
@@ -404,7 +419,7 @@ TEST_CASE("check -o json reports each leak with its pool namespace, offset, pod,
     Fixture f;
     f.allocate(3, own("c-gone", "gone", "uid-gone"));
     f.allocate(4, core::Owner{"c-o", "other/o", "net1", "node-b", "uid-o", "macnet"});
-    CHECK(f.run({"check"}) == cli::kExitFindings);
+    CHECK(f.run({"check"}) == cli::kExitOk);
     auto d = f.doc();
     CHECK(cli::text(d, "report") == "kubectl-allot check");
     const auto& fs = cli::list(d, "findings");
@@ -421,11 +436,11 @@ TEST_CASE("check -o json reports each leak with its pool namespace, offset, pod,
     CHECK(cli::text(l, "interface") == "net1");
     CHECK(cli::text(l, "node") == "node-a");
     // -n: only the findings about that namespace's pods.
-    CHECK(f.run({"check", "-n", "other"}) == cli::kExitFindings);
+    CHECK(f.run({"check", "-n", "other"}) == cli::kExitOk);
     REQUIRE(cli::list(f.doc(), "findings").size() == 1);
     CHECK(cli::text(cli::list(f.doc(), "findings")[0], "podRef") == "other/o");
     CHECK(f.run({"check", "-n", "clean"}) == cli::kExitOk);
-    CHECK(f.run({"check", "-A"}) == cli::kExitFindings);
+    CHECK(f.run({"check", "-A"}) == cli::kExitOk);
     CHECK(cli::list(f.doc(), "findings").size() == 2);
 }
 
@@ -441,21 +456,17 @@ TEST_CASE(
     f.allocate(6, own("c-back", "back", "uid-back"));
     f.allocate(9, own("c-nores", "nores", "uid-nores"), kPool, false);  // not a leak kind
     f.fake.putPod("app", "nores", "uid-nores");
-    CHECK(f.run({"check"}) == cli::kExitFindings);
+    CHECK(f.run({"check"}) == cli::kExitOk);
     f.report = f.out.str();
     // Since the report: .5 was re-used by another container, the pod of .6 came back.
     f.allocate(5, own("c-new", "new", "uid-new"));
     f.fake.putPod("app", "back", "uid-back");
 
     CHECK(f.run({"release", "--from-report", "r.json", "--dry-run"}) == cli::kExitOk);
-    auto actions = [&] {
-        std::vector<std::string> out;
-        const auto d = f.doc();
-        for (const auto& r : cli::list(d, "results"))
-            out.push_back(cli::text(r, "ip") + " " + cli::text(r, "action"));
-        std::sort(out.begin(), out.end());
-        return out;
-    };
+    auto actions = [&] { return releaseActions(f); };
+    CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 refused",
+                                                "10.1.0.5 skipped", "10.1.0.6 skipped"});
+    CHECK(f.run({"release", "--from-report", "r.json", "--dry-run", "--force"}) == cli::kExitOk);
     CHECK(actions() == std::vector<std::string>{"10.1.0.3 would_release", "10.1.0.4 would_release",
                                                 "10.1.0.5 skipped", "10.1.0.6 skipped"});
     CHECK(f.out.str().find("not the report's c-moved") != std::string::npos);
@@ -493,7 +504,7 @@ TEST_CASE("release --from-report refuses what is not a check report, and reads i
     CHECK(f.run({"release", "--from-report", "x.json"}) == cli::kExitError);
     CHECK(f.err.str().find("finding 1") != std::string::npos);
     f.allocate(3, own("c-gone", "gone", "uid-gone"));
-    CHECK(f.runAs({"check", "-o", "yaml"}) == cli::kExitFindings);
+    CHECK(f.runAs({"check", "-o", "yaml"}) == cli::kExitOk);
     f.report = f.out.str();
     CHECK(f.run({"release", "--from-report", "r.yaml", "--force"}) == cli::kExitOk);
     CHECK(f.fake.pool(kNs, kPool)->allocations.count(3) == 0);
@@ -702,4 +713,31 @@ TEST_CASE(
     CHECK(!cli::parseArgs({"version", "extra"}).ok());
     CHECK(cli::helpText("version").find("--lease-namespace") != std::string::npos);
     CHECK(cli::helpText("").find("version") != std::string::npos);
+}
+
+TEST_CASE(
+    "release --from-report frees without --force the leaks whose Node is deleted, and only those") {
+    Fixture f;
+    f.allocate(3, core::Owner{"c-a", "app/gone-a", "net1", "node-a", "uid-a", "macnet"});
+    f.allocate(4, core::Owner{"c-x", "app/gone-x", "net1", "node-x", "uid-x", "macnet"});
+    f.fake.putNode("node-x", false);
+    CHECK(f.run({"check"}) == cli::kExitOk);
+    f.report = f.out.str();
+    f.fake.removeNode("node-x");  // the machine is gone for good
+    auto actions = [&] { return releaseActions(f); };
+    CHECK(f.run({"release", "--from-report", "r.json", "--dry-run"}) == cli::kExitOk);
+    CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 would_release"});
+    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 2);
+    CHECK(f.run({"release", "--from-report", "r.json"}) == cli::kExitRefused);
+    CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 released"});
+    const auto left = f.fake.pool(kNs, kPool)->allocations;
+    CHECK(left.size() == 1);
+    CHECK(left.count(3) == 1);
+    REQUIRE(f.inv.events.size() == 1);
+    CHECK(f.inv.events[0].message.find("Node deleted") != std::string::npos);
+    // A pod whose object still shows it running keeps its address, whatever its Node.
+    f.fake.putPod("app", "live-x", "uid-lx");
+    f.allocate(6, core::Owner{"c-lx", "app/live-x", "net1", "node-x", "uid-lx", "macnet"});
+    CHECK(f.run({"release", "10.1.0.6"}) == cli::kExitRefused);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(6) == 1);
 }
