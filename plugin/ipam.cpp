@@ -511,6 +511,7 @@ Result<CniResult> addTo(EngineContext& ctx, const core::ValidatedConfig& cfg, co
         if (p.kind == core::PickKind::New || p.kind == core::PickKind::HandedOver)
             taken.push_back(part);
         result.ips.push_back({p.ip, t.range.cidr().length(), gatewayFor(cfg, part->range)});
+        ctx.pools.emplace_back(p.ip, part->pool);
     }
     for (const auto& [sip, gw] : cfg.staticAddresses)
         result.ips.push_back({sip.ip, sip.prefix, gw});
@@ -527,6 +528,7 @@ Result<CniResult> add(EngineContext& ctx, const core::ValidatedConfig& cfg, cons
     if (r || !ctx.sliceMoved) return r;
     // The node's slice came from a stale copy (what the ADD took is rolled back): read it.
     ctx.sliceMoved = false;
+    ctx.pools.clear();  // those of the attempt rolled back
     return addTo(ctx, cfg, net, owner, requested, true);
 }
 
@@ -561,6 +563,7 @@ Result<bool> del(EngineContext& ctx, const core::ValidatedConfig& cfg, const cor
             pending.pools.push_back(t.pool);  // allot-gc drops the reservations of what it releases
             return true;
         }
+        ctx.pools.emplace_back(r->ip, t.pool);
         if (auto d = dropReservations(ctx, cfg, {{r->ip, owner}}); !d) {
             unfinished(d.error());
             pending.reservations.push_back(core::reservationName(r->ip, cfg.raw.networkName));

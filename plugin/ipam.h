@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cni/net_config.h"
@@ -57,6 +58,9 @@ struct EngineContext {
     // taking the slice (or was, and left it): an ADD goes on to the slice's next part.
     bool partSealed = false;
     std::set<std::string> warnings;  // what the pools read held that allot could not use
+    // The pool (name, in poolNamespace) of each address this call allocated or released, for
+    // the log's pool field.
+    std::vector<std::pair<core::IpAddress, std::string>> pools;
     // Called when an ADD's last range has its pool entry and its reservation is about to be
     // asked for, with every range's address so far: what may run alongside that reservation
     // (a claim's status write). Called again if the reservation moves the address elsewhere;

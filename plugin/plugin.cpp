@@ -44,8 +44,9 @@ Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg
                             why.message + "; and the journal failed: " + j.error().message),
             deps.log);
     if (deps.log)
-        deps.log->error("DEL not finished (" + why.message +
-                        "); release journaled for allot-gc to replay");
+        deps.log->error(
+            "DEL not finished (" + why.message + "); release journaled for allot-gc to replay",
+            {.network = net.name});
     return Outcome{0, ""};
 }
 
@@ -66,11 +67,12 @@ std::optional<Outcome> checkVersion(const CniEnv& e, const std::string& version,
     return std::nullopt;
 }
 
-// Level and log_file from the config, then the warnings collected while reading it.
+// Level, format and log_file from the config, then the warnings collected while reading it.
 void configureLog(logging::Logger* log, const core::ValidatedConfig& cfg, const cni::NetConf& net,
                   const NodeRoots& roots) {
     if (!log) return;
     log->setLevel(logging::parseCniLevel(cfg.raw.logLevel));
+    log->setFormat(net.jsonLogs ? logging::Format::Json : logging::Format::Text);
     if (!cfg.raw.logFile.empty()) {
         if (auto ok = checkLogFile(cfg.raw.logFile, roots); !ok)
             log->error(ok.error().message + "; logging to stderr");
@@ -117,6 +119,15 @@ struct Request {
     ClaimApi* claims = nullptr;
 };
 
+// The network, the address and its pool (when this call wrote it) of a log line.
+logging::Fields addressFields(const EngineContext& ctx, const Request& q,
+                              const core::IpAddress& ip) {
+    logging::Fields f{.network = q.net.name, .ip = ip.str()};
+    for (const auto& [at, pool] : ctx.pools)
+        if (at == ip) f.pool = ctx.poolNamespace + "/" + pool;
+    return f;
+}
+
 Outcome runAdd(EngineContext& ctx, const Request& q) {
     // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
     // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
@@ -137,22 +148,24 @@ Outcome runAdd(EngineContext& ctx, const Request& q) {
                             {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
                  : add(ctx, q.cfg, q.net, q.owner, requested);
     if (!r) return failWith(q.version, r.error(), q.log);
-    std::string ips;
-    for (const auto& ip : r->ips) ips += (ips.empty() ? "" : ",") + ip.ip.str();
-    if (q.log) q.log->info("ADD allocated " + ips);
+    if (q.log)
+        for (const auto& ip : r->ips)
+            q.log->info("ADD allocated " + ip.ip.str(), addressFields(ctx, q, ip.ip));
     return Outcome{0, formatResult(*r, q.version) + "\n"};
 }
 
 Outcome runDel(EngineContext& ctx, const Request& q) {
     auto r = del(ctx, q.cfg, q.owner);
     if (!r) return failWith(q.version, r.error(), q.log);
-    if (q.log) {
-        if (*r)
-            q.log->error("DEL not finished (" + ctx.journalReason +
-                         "); release journaled for allot-gc to replay");
-        else
-            q.log->info("DEL released");
-    }
+    if (!q.log) return Outcome{0, ""};
+    if (*r)
+        q.log->error("DEL not finished (" + ctx.journalReason +
+                         "); release journaled for allot-gc to replay",
+                     {.network = q.net.name});
+    else if (ctx.pools.empty())
+        q.log->info("DEL released (nothing was held)", {.network = q.net.name});
+    for (const auto& [ip, pool] : ctx.pools)
+        q.log->info("DEL released " + ip.str(), addressFields(ctx, q, ip));
     return Outcome{0, ""};
 }
 
@@ -186,7 +199,9 @@ Outcome runGc(EngineContext& ctx, const Request& q) {
     // this network is valid, so everything this node holds on it goes.
     auto r = gc(ctx, q.cfg, q.net.name, q.net.validAttachments);
     if (!r) return failWith(q.version, r.error(), q.log);
-    if (q.log) q.log->info("GC released " + std::to_string(*r) + " allocation(s)");
+    if (q.log)
+        q.log->info("GC released " + std::to_string(*r) + " allocation(s)",
+                    {.network = q.net.name});
     return Outcome{0, ""};
 }
 

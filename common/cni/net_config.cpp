@@ -389,9 +389,22 @@ Result<std::string> findFlatFile(const Value& ipam, const std::vector<std::strin
     return flat;
 }
 
+// ipam.log_format: allot's own key, so a value it does not know is refused, not ignored.
+void decodeLogFormat(const Value& ipam, NetConf& n, Errors& errors) {
+    auto f = optString(ipam, "ipam.", "log_format");
+    if (!f) return errors.push_back(f.error());
+    if (f->empty() || *f == "text") return;
+    if (*f == "json")
+        n.jsonLogs = true;
+    else
+        errors.push_back(
+            bad("ipam.log_format", "must be \"json\" or \"text\", got \"" + *f + "\""));
+}
+
 // ipam (merged with its flat file) as the core config, the routes and the dns.
 void decodeIpamSections(const Value& ipam, NetConf& n, Errors& errors) {
     n.ipam = decodeIpam(ipam, n.warnings, errors);
+    decodeLogFormat(ipam, n, errors);
     auto routes = decodeRoutes(ipam);
     if (routes) n.routes = std::move(*routes);
     if (!routes) errors.push_back(routes.error());

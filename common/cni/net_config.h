@@ -70,6 +70,8 @@ struct NetConf {
     bool hasValidAttachments = false;
     std::vector<Attachment> validAttachments;  // GC: cni.dev/valid-attachments
     std::string flatFile;                      // the flat file that was merged, if any
+    // ipam.log_format (also from the flat file): "json" sets it; "text", the default, does not.
+    bool jsonLogs = false;
     // IPAMClaim (issue 18): the network opts in with top-level "allowPersistentIPs": true; a
     // claim reference may come in args.cni ("ipam-claim-reference"), else from the pod's
     // network-selection element (network_selection.h); the plugin's ADD acts on them

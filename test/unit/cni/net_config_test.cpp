@@ -357,3 +357,35 @@ TEST_CASE("kIpamKeys names each key once") {
     std::set<std::string_view> seen;
     for (std::string_view key : kIpamKeys) CHECK_MESSAGE(seen.insert(key).second, key);
 }
+
+TEST_CASE("ipam.log_format is text by default, json when asked, and an error otherwise") {
+    auto def = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {});
+    REQUIRE(def.ok());
+    CHECK_FALSE(def->jsonLogs);
+    auto text =
+        parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","log_format":"text"}})", {});
+    REQUIRE(text.ok());
+    CHECK_FALSE(text->jsonLogs);
+    auto json =
+        parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","log_format":"json"}})", {});
+    REQUIRE(json.ok());
+    CHECK(json->jsonLogs);
+    auto msg = err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","log_format":"logfmt"}})");
+    CHECK(msg.find("ipam.log_format") != std::string::npos);
+    CHECK(msg.find("\"logfmt\"") != std::string::npos);
+    CHECK(err(R"({"ipam":{"type":"allot","range":"10.0.0.0/24","log_format":1}})")
+              .find("ipam.log_format") != std::string::npos);
+}
+
+TEST_CASE("log_format is taken from the flat file, as log_file and log_level are") {
+    auto flat = tempFile(R"({"log_format":"json","log_file":"/var/log/allot.log"})");
+    auto r = parseNetConf(R"({"ipam":{"type":"allot","range":"10.0.0.0/24"}})", {flat});
+    REQUIRE(r.ok());
+    CHECK(r->jsonLogs);
+    CHECK(r->ipam.logFile == "/var/log/allot.log");
+    // The network config's own value wins over the flat file's.
+    auto own = parseNetConf(
+        R"({"ipam":{"type":"allot","range":"10.0.0.0/24","log_format":"text"}})", {flat});
+    REQUIRE(own.ok());
+    CHECK_FALSE(own->jsonLogs);
+}

@@ -970,6 +970,52 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
     CHECK(lines == 1);
 }
 
+TEST_CASE("log_format json: every log_file line is a JSON object; ADD and DEL name the address") {
+    Harness h;
+    ScratchDir dir;
+    adminNames(h, dir.path);
+    logging::Logger log;
+    h.deps.log = &log;
+    std::string file = dir.path + "/allot.log";
+    // log_level "loud" is ignored with a configuration warning: that line is JSON too.
+    const std::string c =
+        conf(kV4 + R"(,"log_format":"json","log_level":"loud","log_file":")" + file + "\"");
+    REQUIRE(h.call("ADD", c, "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1").exitCode == 0);
+    REQUIRE(h.call("DEL", c, "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1").exitCode == 0);
+    std::ifstream in(file);
+    std::vector<json::Value> lines;
+    for (std::string line; std::getline(in, line);) {
+        auto v = json::parse(line);
+        REQUIRE_MESSAGE(v.ok(), line);
+        REQUIRE_MESSAGE(v->isObject(), line);
+        for (const char* key : {"time", "level", "msg", "container", "pod"})
+            CHECK_MESSAGE(v->find(key) != nullptr, key << " missing in " << line);
+        CHECK(v->find("container")->asString() == "c1");
+        CHECK(v->find("pod")->asString() == "ns/p1");
+        lines.push_back(*v);
+    }
+    auto withMsg = [&](const std::string& prefix) -> const json::Value* {
+        for (const auto& v : lines)
+            if (v.find("msg")->asString().starts_with(prefix)) return &v;
+        return nullptr;
+    };
+    const json::Value* warning = withMsg("\"log_level\"");
+    REQUIRE(warning);
+    CHECK(warning->find("level")->asString() == "warn");
+    for (const char* msg : {"ADD allocated 10.0.0.", "DEL released 10.0.0."}) {
+        CAPTURE(msg);
+        const json::Value* v = withMsg(msg);
+        REQUIRE(v);
+        CHECK(v->find("level")->asString() == "info");
+        REQUIRE(v->find("ip"));
+        CHECK(v->find("msg")->asString().ends_with(v->find("ip")->asString()));
+        REQUIRE(v->find("pool"));
+        CHECK(v->find("pool")->asString().ends_with("/10.0.0.0-29"));
+        REQUIRE(v->find("network"));
+        CHECK(v->find("network")->asString() == "net");
+    }
+}
+
 // ---- issue 21: hardening ------------------------------------------------------------------
 
 namespace {
