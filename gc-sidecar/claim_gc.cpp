@@ -111,8 +111,12 @@ std::set<std::string> stillRunning(Cluster& cl, const Suspects& s, const Verdict
             auto pod = cl.getPod(o.podRef.substr(0, slash), o.podRef.substr(slash + 1));
             if (!pod) {
                 logging::logWarn(o.claim + ": get pod " + o.podRef + ": " + pod.error().message +
-                                 "; its address in " + where.first + "/" + where.second +
-                                 " is kept");
+                                     "; its address in " + where.first + "/" + where.second +
+                                     " is kept",
+                                 {.pool = where.first + "/" + where.second,
+                                  .network = o.network,
+                                  .pod = o.podRef,
+                                  .container = o.containerId});
                 running.insert(o.podRef);
             } else if (*pod && !(*pod)->terminal() &&
                        (o.podUid.empty() || (*pod)->uid == o.podUid ||
@@ -126,7 +130,7 @@ std::set<std::string> stillRunning(Cluster& cl, const Suspects& s, const Verdict
 void report(const Released& r, const std::string& why, EventSink& events) {
     std::string msg = "released " + r.ip.str() + " (pool " + r.ns + "/" + r.pool + ", " +
                       core::whoHolds(r.owner) + "): " + why;
-    logging::logInfo(msg);
+    logging::logInfo(msg, logFields(r));
     events.emit({false, "AddressReleased", msg, poolRef(r.ns, r.pool)});
 }
 
@@ -159,14 +163,15 @@ Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
             },
             10, true);
         if (!rel) {
-            logging::logWarn("owned-address release in IPPool " + ns + "/" + pool + ": " +
-                             rel.error().message);
+            logging::logWarn(
+                "owned-address release in IPPool " + ns + "/" + pool + ": " + rel.error().message,
+                {.pool = ns + "/" + pool});
             continue;
         }
         for (const auto& r : *rel) {
             if (auto d = dropReservation(cl, r); !d)
-                logging::logWarn("reservation of released " + r.ip.str() + ": " +
-                                 d.error().message);
+                logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message,
+                                 logFields(r));
             report(r, verdicts.why(r.owner), events);
             ++byReason[core::isStickyKey(r.owner.claim) ? "statefulset_gone" : "claim_deleted"];
             ++rep.released;

@@ -151,6 +151,12 @@ Result<void> setLogLevel(Config& c, const std::string& v, const std::string& wha
     return {};
 }
 
+Result<void> setLogFormat(Config& c, const std::string& v, const std::string& what) {
+    if (v != "text" && v != "json") return bad(what, v, "must be text or json");
+    c.logFormat = v;
+    return {};
+}
+
 // Whose addresses this process reclaims, and how it reaches the API server.
 std::vector<Flag> whoseFlags() {
     return {
@@ -293,6 +299,11 @@ std::vector<Flag> tuningFlags() {
          intSetter(&Config::releaseRetries, 1, 100)},
         {"log-level", "ALLOT_GC_LOG_LEVEL", "LEVEL", "debug, info, warn or error (default info)",
          setLogLevel},
+        {"log-format", "ALLOT_GC_LOG_FORMAT", "FORMAT",
+         "text (default): one line \"<time> <level> <message> key=value...\"; json: one object "
+         "per line with time, level, msg, and pool, network, pod, container, ip when the line "
+         "concerns them (absent otherwise)",
+         setLogFormat},
     };
 }
 

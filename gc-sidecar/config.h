@@ -51,6 +51,7 @@ struct Config {
     Millis requestTimeout{std::chrono::seconds(10)};
     int releaseRetries = 8;
     std::string logLevel = "info";
+    std::string logFormat = "text";  // or "json"
 };
 
 struct ParsedArgs {

@@ -427,7 +427,8 @@ bool Daemon::writeNodeKubeconfig() {
     auto w = nodeKubeconfig_->refresh();
     metrics_.setPluginTokenExpiry(static_cast<double>(nodeKubeconfig_->expiry().value_or(0)));
     if (!w)
-        logging::logError("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message);
+        logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message +
+                         " (tried again every --token-check-interval)");
     else if (*w)
         logging::logInfo("wrote node kubeconfig " + cfg_.nodeKubeconfig);
     return true;
@@ -497,11 +498,15 @@ void Daemon::shutdown() {
 }  // namespace
 
 int runDaemon(const Config& given) {
-    Daemon d(withIdentity(given));
-    tuneMalloc();
+    // First: every line, the constructor's too, in the configured format.
     logging::Level level = logging::Level::Info;
     logging::parseLevel(given.logLevel, level);
     logging::daemonLog().setLevel(level);
+    logging::Format format = logging::Format::Text;
+    logging::parseFormat(given.logFormat, format);
+    logging::daemonLog().setFormat(format);
+    Daemon d(withIdentity(given));
+    tuneMalloc();
     if (!d.loadClusterConfig()) return 2;
     d.blockSignals();
     if (!d.startReclaimer() || !d.startRepair() || !d.bindHttp() || !d.bindRelay() ||

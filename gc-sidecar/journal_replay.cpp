@@ -41,7 +41,8 @@ bool Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e)
     reportJournalRelease(e, released);
     if (failure) {
         metrics_.addJournalFailure();
-        logging::logWarn("journal entry " + e.file + " not replayed yet: " + *failure);
+        logging::logWarn("journal entry " + e.file + " not replayed yet: " + *failure,
+                         {.network = e.networkName, .pod = e.podRef, .container = e.containerId});
         return false;
     }
     if (auto rm = journal.remove(e); !rm) {
@@ -115,8 +116,14 @@ void Reclaimer::reportJournalRelease(const node::JournalEntry& e,
     metrics_.addReleases("journal", released.size());
     std::string what;
     for (const auto& r : released) what += (what.empty() ? "" : ", ") + describe(r);
-    logging::logInfo("journal: released " + what + " of container " + e.containerId + " (" +
-                     e.podRef + ")");
+    for (const auto& r : released) {
+        logging::Fields f = logFields(r);
+        if (f.container.empty()) f.container = e.containerId;
+        if (f.pod.empty()) f.pod = e.podRef;
+        logging::logInfo("journal: released " + describe(r) + " of container " + e.containerId +
+                             " (" + e.podRef + ")",
+                         f);
+    }
     auto [pns, pname] = splitPodRef(e.podRef);
     if (!pns.empty())
         events_.emit({false, "AddressReleased",

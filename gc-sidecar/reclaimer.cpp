@@ -58,14 +58,16 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
 
 void Reclaimer::podDeleted(PodRecord pod) {
     if (pod.hostNetwork) {
-        logging::logDebug("pod " + pod.ns + "/" + pod.name +
-                          " ran on the host network: nothing to release");
+        logging::logDebug(
+            "pod " + pod.ns + "/" + pod.name + " ran on the host network: nothing to release",
+            {.pod = pod.ns + "/" + pod.name});
         return;
     }
     if (!pod.mirrorOf.empty()) {
         // The static pod runs on until its manifest goes; the kubelet's DEL frees it then.
         logging::logDebug("mirror pod " + pod.ns + "/" + pod.name +
-                          " deleted: its static pod keeps its addresses");
+                              " deleted: its static pod keeps its addresses",
+                          {.pod = pod.ns + "/" + pod.name});
         return;
     }
     {
@@ -328,8 +330,9 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
     if (w.attempts >= opts_.releaseRetries) {
         metrics_.addReleaseFailure();
         logging::logError("giving up releasing the addresses of pod " + w.pod.ns + "/" +
-                          w.pod.name + " after " + std::to_string(w.attempts) +
-                          " attempts: " + error);
+                              w.pod.name + " after " + std::to_string(w.attempts) +
+                              " attempts: " + error,
+                          {.pod = w.pod.ns + "/" + w.pod.name});
         events_.emit({true, "ReleaseFailed",
                       "could not release the addresses of deleted pod " + w.pod.ns + "/" +
                           w.pod.name + " after " + std::to_string(w.attempts) +
@@ -339,7 +342,8 @@ void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_poin
     }
     w.due = now + retryBackoff().delay(w.attempts - 1);
     logging::logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
-                     " failed (attempt " + std::to_string(w.attempts) + ", retrying): " + error);
+                         " failed (attempt " + std::to_string(w.attempts) + ", retrying): " + error,
+                     {.pod = w.pod.ns + "/" + w.pod.name});
     std::lock_guard l(m_);
     queue_.push_back(std::move(w));
 }
@@ -385,8 +389,8 @@ Result<void> Reclaimer::scanAllPools(const LiveSet& live, const std::string& rea
                 collectGone(pns, p, live, reason, found, nodePools);
                 return true;
             },
-            [](const std::string& name, const std::string& why) {
-                logging::logWarn("IPPool " + name + " cannot be decoded: " + why);
+            [&](const std::string& name, const std::string& why) {
+                logUndecodable(pns, name, why);
             });
         if (!r) break;
     }

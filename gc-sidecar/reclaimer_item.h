@@ -54,5 +54,7 @@ struct Reclaimer::PoolOutcome {
 
 // "10.0.0.5 (pool ns/name, network n, interface net1)".
 std::string describe(const Released& r);
+// An IPPool of namespace `ns` that cannot be decoded: skipped, with a warning.
+void logUndecodable(const std::string& ns, const std::string& name, const std::string& why);
 
 }  // namespace allot::gc

@@ -9,6 +9,11 @@
 
 namespace allot::gc {
 
+void logUndecodable(const std::string& ns, const std::string& name, const std::string& why) {
+    logging::logWarn("IPPool " + ns + "/" + name + " cannot be decoded: " + why,
+                     {.pool = ns + "/" + name});
+}
+
 std::string describe(const Released& r) {
     std::string s = r.ip.str() + " (pool " + r.ns + "/" + r.pool;
     if (!r.owner.network.empty()) s += ", network " + r.owner.network;
@@ -34,8 +39,8 @@ void Reclaimer::scanEveryPool(
                             found(pns, p.name, i);
                 return true;
             },
-            [](const std::string& name, const std::string& why) {
-                logging::logWarn("IPPool " + name + " cannot be decoded: " + why);
+            [&](const std::string& name, const std::string& why) {
+                logUndecodable(pns, name, why);
             });
         if (!r)
             for (size_t i : everywhere) items[i].failure = "list pools: " + r.error().message;
@@ -144,7 +149,8 @@ void Reclaimer::reportMalformed(Item& it) {
                       it.gone.ref() + " is malformed (" + it.malformedWhy.substr(0, 300) +
                       "): searching this node's allocations by pod instead",
                   podRef(it.gone.ns, it.gone.name, it.gone.uid)});
-    logging::logWarn("pod " + it.gone.ref() + ": malformed network-status: " + it.malformedWhy);
+    logging::logWarn("pod " + it.gone.ref() + ": malformed network-status: " + it.malformedWhy,
+                     {.pod = it.gone.ref()});
 }
 
 // One scan of every pool finds the pools of pods whose networks are unknown. A member
@@ -350,8 +356,11 @@ void Reclaimer::reportItem(const Item& it) {
         const char* why = it.w.reason == "catch_up"     ? "deleted while allot-gc was not running"
                           : it.w.reason == "node_sweep" ? "gone, found by the node sweep"
                                                         : "deleted";
-        logging::logInfo("released " + what + " of pod " + it.gone.ref() + " (uid " + it.gone.uid +
-                         ", " + why + ")");
+        // One line per address, each with its pool and ip as fields.
+        for (const auto& r : it.released)
+            logging::logInfo("released " + describe(r) + " of pod " + it.gone.ref() + " (uid " +
+                                 it.gone.uid + ", " + why + ")",
+                             logFields(r));
         events_.emit({false, "AddressReleased",
                       "released " + what + " of pod " + it.gone.ref() + " (" + why + ")",
                       podRef(it.gone.ns, it.gone.name, it.gone.uid)});
@@ -367,13 +376,14 @@ void Reclaimer::reportItem(const Item& it) {
             it.keptWhy +
             "); the runtime's DEL, or the node sweep once no namespace holds it, "
             "frees it";
-        logging::logInfo(msg + " (uid " + it.gone.uid + ")");
+        logging::logInfo(msg + " (uid " + it.gone.uid + ")", {.pod = it.gone.ref()});
         events_.emit({false, "AddressKept", msg, podRef(it.gone.ns, it.gone.name, it.gone.uid)});
     }
     if (it.released.empty() && !it.failure && it.live == Liveness::OtherUid) {
         logging::logInfo(
             "pod " + it.gone.ref() + " (uid " + it.gone.uid +
-            ") was re-created under the same name: its addresses are left to the new pod");
+                ") was re-created under the same name: its addresses are left to the new pod",
+            {.pod = it.gone.ref()});
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include "cluster/release.h"
 #include "gc-sidecar/cluster.h"
+#include "log/log.h"
 
 namespace allot::gc {
 
@@ -11,5 +12,14 @@ using cluster::networkNamesFor;
 using cluster::Released;
 using cluster::releaseFromPool;
 using cluster::Selector;
+
+// The pool, network, pod, container and ip of a released address, for its log line.
+inline logging::Fields logFields(const Released& r) {
+    return {.pool = r.ns + "/" + r.pool,
+            .network = r.owner.network,
+            .pod = r.owner.podRef,
+            .container = r.owner.containerId,
+            .ip = r.ip.str()};
+}
 
 }  // namespace allot::gc

@@ -190,7 +190,8 @@ void RepairLoop::reportPools(PoolNamespace& pns, const std::vector<cluster::Pool
         if (u.releaseLogUnreadable.empty()) continue;
         unreadable.insert(u.pool);
         if (!pns.unreadableLogs.count(u.pool))
-            logging::logWarn("IPPool " + pns.name + "/" + u.pool + ": " + u.releaseLogUnreadable);
+            logging::logWarn("IPPool " + pns.name + "/" + u.pool + ": " + u.releaseLogUnreadable,
+                             {.pool = pns.name + "/" + u.pool});
     }
     pns.unreadableLogs = std::move(unreadable);
 }
@@ -209,7 +210,8 @@ void RepairLoop::reportAnomalies(PoolNamespace& pns, const std::vector<core::Ano
         nowSeen[a.key] = streak;
         if (streak != std::max(1, opts_.anomalyPasses)) continue;
         metrics_.addAnomalyFound(kind);
-        logging::logWarn("pool anomaly " + kind + ": " + a.message);
+        logging::logWarn("pool anomaly " + kind + ": " + a.message,
+                         {.pool = a.pool.empty() ? "" : ns + "/" + a.pool});
         if (emitted++ < opts_.maxAnomalyEventsPerPass)
             events_.emit({true, "PoolAnomaly", kind + ": " + a.message,
                           a.pool.empty()
@@ -311,7 +313,11 @@ void RepairLoop::reportHeld(PoolNamespace& pns, const Found& fd, const std::vect
             (node.empty() ? "freed once every node running allot-gc reports it unused"
                           : "freed when node " + node +
                                 "'s allot-gc proves no sandbox holds it, or the Node is deleted");
-        logging::logWarn(msg);
+        logging::logWarn(msg, {.pool = pns.name + "/" + c.pool,
+                               .network = c.owner.network,
+                               .pod = c.owner.podRef,
+                               .container = c.owner.containerId,
+                               .ip = range != fd.ranges.end() ? ip : ""});
         events_.emit({true, "AddressHeld", msg, objectFor(c.owner, pns.name, c.pool)});
     }
     pns.heldReported = std::move(still);
@@ -366,7 +372,8 @@ Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::st
         if (!loop_.leading()) break;
         auto d = dropReservation(cl, r);
         if (!d)
-            logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message);
+            logging::logWarn("reservation of released " + r.ip.str() + ": " + d.error().message,
+                             logFields(r));
     }
     return rel;
 }
@@ -386,8 +393,9 @@ void RepairLoop::applyReleases(PoolNamespace& pns, const std::vector<core::LeakC
     for (size_t k = 0; k < work.size(); ++k) {
         const auto& [pool, idxs] = work[k];
         if (!results[k])
-            logging::logWarn("repair: IPPool " + pns.name + "/" + pool + ": " +
-                             results[k].error().message);
+            logging::logWarn(
+                "repair: IPPool " + pns.name + "/" + pool + ": " + results[k].error().message,
+                {.pool = pns.name + "/" + pool});
         for (size_t i : idxs) pns.tracker.forget(core::candidateKey(cands[i]));
         if (!results[k]) continue;
         for (const auto& r : *results[k]) {
@@ -411,7 +419,7 @@ void RepairLoop::reportRelease(const Released& r, LeakReason reason, core::FreeP
                       (r.owner.network.empty() ? "" : ", network " + r.owner.network) + ", " +
                       core::whoHolds(r.owner) + "): " + std::string(core::describe(reason)) + " (" +
                       std::string(core::name(proof)) + ")";
-    logging::logInfo(msg);
+    logging::logInfo(msg, logFields(r));
     events_.emit({false, "AddressReleased", msg, objectFor(r.owner, ns, r.pool)});
 }
 
@@ -428,7 +436,8 @@ void RepairLoop::applyOrphanDeletes(PoolNamespace& pns,
         if (d || d.code() == Errc::NotFound) {
             ++rep.reservationsDeleted;
             logging::logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
-                             " held by no allocation");
+                                 " held by no allocation",
+                             {.pod = r.podRef, .container = r.containerId});
         } else if (d.code() != Errc::Conflict) {
             logging::logWarn("deleting orphan reservation " + r.name + ": " + d.error().message);
         }
@@ -449,7 +458,12 @@ void RepairLoop::applyReservationCreates(PoolNamespace& pns,
         if (made) {
             ++rep.reservationsCreated;
             logging::logInfo("re-created OverlappingRangeIPReservation " + ns + "/" +
-                             m.reservation + " for " + core::whoHolds(m.owner));
+                                 m.reservation + " for " + core::whoHolds(m.owner),
+                             {.pool = ns + "/" + m.pool,
+                              .network = m.owner.network,
+                              .pod = m.owner.podRef,
+                              .container = m.owner.containerId,
+                              .ip = m.ip.str()});
         } else if (made.code() != Errc::AlreadyExists) {
             logging::logWarn("re-creating reservation " + m.reservation + ": " +
                              made.error().message);

@@ -41,12 +41,14 @@ void logAssignments(const std::string& key, const std::vector<core::SliceAllocat
     for (const auto& [node, slice] : now) {
         auto it = was.find(node);
         if (it == was.end() || it->second != slice)
-            logging::logInfo("NodeSlicePool " + key + ": node " + node + " gets slice " + slice);
+            logging::logInfo("NodeSlicePool " + key + ": node " + node + " gets slice " + slice,
+                             {.pool = key});
     }
     for (const auto& [node, slice] : was)
         if (!now.count(node))
             logging::logInfo("NodeSlicePool " + key + ": slice " + slice + " of node " + node +
-                             " released (the node is gone and its pool is empty)");
+                                 " released (the node is gone and its pool is empty)",
+                             {.pool = key});
 }
 
 }  // namespace
@@ -249,14 +251,17 @@ bool SliceController::sealParts(const SliceDesired& d, const std::string& pool,
         }
         if (!r)
             logging::logWarn("NodeSlicePool " + d.ns + "/" + d.name + ": IPPool " + part +
-                             " not sealed (" + r.error().message + "): its slice stays assigned");
+                                 " not sealed (" + r.error().message +
+                                 "): its slice stays assigned",
+                             {.pool = d.ns + "/" + part, .network = d.networkName});
         // An ADD landed in this part since anyPartHolds looked (or the seal failed): the slice
         // stays, so none of its parts may stay sealed (a seal holding the NodeSlicePool's
         // resourceVersion refuses the node's claims until that object is written again).
         for (const auto& p : sealed) {
             if (auto u = cluster_.unsealSlicePool(d.ns, p, token); !u) {
                 logging::logWarn("IPPool " + d.ns + "/" + p + ": seal not taken back (" +
-                                 u.error().message + "), trying again next pass");
+                                     u.error().message + "), trying again next pass",
+                                 {.pool = d.ns + "/" + p, .network = d.networkName});
                 pendingLifts_[{d.ns, p}] = token;
             }
         }
@@ -312,7 +317,8 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
     next.managed = true;
     next.partsRefused = d.refused;
     if (cur && !cur->partsRefused.empty() && d.refused.empty())
-        logging::logInfo("NodeSlicePool " + key + ": node_slice_parts honoured again");
+        logging::logInfo("NodeSlicePool " + key + ": node_slice_parts honoured again",
+                         {.pool = key, .network = d.networkName});
     if (!cur || changed(*cur, next)) {
         logAssignments(key, cur ? cur->allocations : std::vector<core::SliceAllocation>{},
                        next.allocations);
@@ -335,7 +341,8 @@ void SliceController::write(const NodeSlicePoolObject& next, bool exists, SliceR
         return;
     }
     logging::logWarn("NodeSlicePool " + next.ns + "/" + next.name + ": " +
-                     (exists ? "update" : "create") + " failed: " + r.error().message);
+                         (exists ? "update" : "create") + " failed: " + r.error().message,
+                     {.pool = next.ns + "/" + next.name});
 }
 
 void SliceController::reportExhausted(const SliceDesired& d, const core::SlicePlan& plan,
@@ -350,7 +357,7 @@ void SliceController::reportExhausted(const SliceDesired& d, const core::SlicePl
             "no free slice for node " + node + " in NodeSlicePool " + key + ": all " +
             std::to_string(plan.total) + " slices of /" + std::to_string(d.length) + " in " +
             range.str() + " are taken; pods on the node cannot get an address on this network";
-        logging::logWarn(msg);
+        logging::logWarn(msg, {.pool = key, .network = d.networkName});
         events_.emit({true, "NodeSlicesExhausted", msg, ObjectRef{"Node", "v1", "", node, ""}});
         events_.emit(
             {true, "NodeSlicesExhausted", msg,
@@ -378,12 +385,14 @@ void SliceController::deleteUnwanted(const std::vector<NodeSlicePoolObject>& exi
         if (r || r.code() == Errc::NotFound) {
             ++rep.deleted;
             logging::logInfo("NodeSlicePool " + p.ns + "/" + p.name +
-                             " deleted: no NetworkAttachmentDefinition wants it any more");
+                                 " deleted: no NetworkAttachmentDefinition wants it any more",
+                             {.pool = p.ns + "/" + p.name});
         } else if (r.code() == Errc::Conflict) {
             ++rep.conflicts;
         } else {
-            logging::logWarn("NodeSlicePool " + p.ns + "/" + p.name +
-                             ": delete failed: " + r.error().message);
+            logging::logWarn(
+                "NodeSlicePool " + p.ns + "/" + p.name + ": delete failed: " + r.error().message,
+                {.pool = p.ns + "/" + p.name});
         }
     }
 }

@@ -80,6 +80,58 @@ t_delete() {
 }
 healthy() { [[ "$(gc_http "$1" /healthz)" == 200 ]]; }
 
+# --log-format=json: every stderr line of allot-gc, from start through a release to SIGTERM, is
+# one JSON object with time, level and msg; the release line names its pool, ip and pod as fields.
+RANGE_JSON=10.69.0.0/24
+t_json_log() {
+  local uid ip pool conf rc out log="$WORK/gc-js.log"
+  start_gc js node-js --repair=false --log-level=debug --log-format=json || return 1
+  mk_nad netjs "{\"range\":\"$RANGE_JSON\"}" || return 1
+  read -r _ uid < <(make_pods node-js pjs)
+  conf=$(netconf netjs "{\"range\":\"$RANGE_JSON\"}" node-js)
+  ip=$(add node-js ctr-pjs pjs "$uid" "$conf") || return 1
+  set_network_status pjs "$(status_json netjs net1 "$ip")"
+  pool=$(pool_name "$RANGE_JSON")
+  del_pods pjs >/dev/null || return 1
+  wait_for 10 not pool_has_uid "$pool" "$uid" || { echo "allocation of pjs not released"; tail -n 5 "$log"; return 1; }
+  wait_for 5 grep -q "released $ip" "$log" || { echo "no release line"; tail -n 5 "$log"; return 1; }
+  stop_gc js; rc=$?
+  expect_eq "exit status" "$rc" 0 || return 1
+  out=$(python3 - "$log" "$POOLNS/$pool" "$ip" "$PODNS/pjs" 2>&1 <<'PY'
+import json, re, sys
+path, pool, ip, pod = sys.argv[1:]
+lines = open(path, encoding="utf-8").read().splitlines()
+release = None
+for n, line in enumerate(lines, 1):
+    try:
+        o = json.loads(line)
+    except ValueError as e:
+        sys.exit("line %d is not JSON (%s): %s" % (n, e, line))
+    if not isinstance(o, dict):
+        sys.exit("line %d is not an object: %s" % (n, line))
+    for k in ("time", "level", "msg"):
+        if not isinstance(o.get(k), str):
+            sys.exit("line %d has no %s: %s" % (n, k, line))
+    if not re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", o["time"]):
+        sys.exit("line %d: time %r is not RFC 3339 UTC with milliseconds" % (n, o["time"]))
+    if o["level"] not in ("debug", "info", "warn", "error"):
+        sys.exit("line %d: level %r" % (n, o["level"]))
+    if o["msg"].startswith("released %s " % ip):
+        release = o
+if len(lines) < 3:
+    sys.exit("only %d lines logged" % len(lines))
+if release is None:
+    sys.exit("no release line for %s" % ip)
+want = {"ip": ip, "pool": pool, "pod": pod, "level": "info"}
+got = {k: release.get(k) for k in want}
+if got != want:
+    sys.exit("release line fields %s, want %s: %s" % (got, want, json.dumps(release)))
+print("%d JSON lines; release: %s" % (len(lines), json.dumps(release)))
+PY
+) || { echo "$out"; return 1; }
+  note "$out"
+}
+
 t_latency() {
   local range=10.62.0.0/22 pool conf n=${GC_LATENCY_PODS:-200}
   pool=$(pool_name "$range")
@@ -788,6 +840,7 @@ t_mirror() {
 check "allot-gc starts, syncs and serves /readyz, /healthz, /metrics" t_start
 check "allot-gc --version, allot_build_info and kubectl allot version name one version and revision" t_version
 check "a deleted pod's address and reservation are released, with an AddressReleased Event" t_delete
+check "--log-format=json: every line is a JSON object with time, level, msg; the release names pool, ip, pod" t_json_log
 check "200 pods deleted at once on one node: every address released, p99 under 2 s" t_latency
 check "a pod deleted while allot-gc was down is released at its restart; live pods are not" t_catchup
 check "a pod re-created under its name gets another address; the old UID's is freed once no namespace holds it" t_statefulset

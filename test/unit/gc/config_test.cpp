@@ -107,6 +107,8 @@ TEST_CASE("bad values are clear errors naming the flag or variable") {
         {{"--node-name=n", "--ipam-types=allot,,x"}, {}, "--ipam-types"},
         {{"--node-name=n", "--repair=maybe"}, {}, "--repair"},
         {{"--node-name=n", "--log-level=loud"}, {}, "--log-level"},
+        {{"--node-name=n", "--log-format=logfmt"}, {}, "--log-format"},
+        {{"--node-name=n"}, {{"ALLOT_GC_LOG_FORMAT", "JSON"}}, "ALLOT_GC_LOG_FORMAT"},
         {{"--node-name=n"}, {{"ALLOT_GC_LEAK_GRACE", "soon"}}, "ALLOT_GC_LEAK_GRACE"},
         {{"--node-name=n", "--frobnicate=1"}, {}, "--frobnicate"},
         {{"--node-name=n", "stray"}, {}, "stray"},
@@ -147,6 +149,17 @@ TEST_CASE("ipam types are a trimmed comma-separated list; --repair alone means t
     auto q = parse({"--node-name=n", "--repair=false"});
     REQUIRE(q.ok());
     CHECK_FALSE(q->config.repair);
+}
+
+TEST_CASE("--log-format is text by default, json from the flag or ALLOT_GC_LOG_FORMAT") {
+    CHECK(parse({"--node-name=n"})->config.logFormat == "text");
+    CHECK(parse({"--node-name=n", "--log-format=json"})->config.logFormat == "json");
+    CHECK(parse({"--node-name=n"}, {{"ALLOT_GC_LOG_FORMAT", "json"}})->config.logFormat == "json");
+    CHECK(parse({"--node-name=n", "--log-format=text"}, {{"ALLOT_GC_LOG_FORMAT", "json"}})
+              ->config.logFormat == "text");
+    const std::string u = gc::usage();
+    CHECK(has(u, "--log-format"));
+    CHECK(has(u, "ALLOT_GC_LOG_FORMAT"));
 }
 
 TEST_CASE("--help wins and the usage documents every flag with its variable") {
