@@ -400,6 +400,21 @@ def verb_counts(events):
     return dict(cc.most_common())
 
 
+def wait_ready(proc, port, limit_s):
+    """Whether proc's /readyz on 127.0.0.1:port answered 200 within limit_s (False once it exits)."""
+    t = time.monotonic()
+    while time.monotonic() - t < limit_s and proc.poll() is None:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            c.request("GET", "/readyz")
+            if c.getresponse().status == 200:
+                return True
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
 # ------------------------------------------------------------------- the bench ---
 
 class Bench:
@@ -933,6 +948,49 @@ current-context: {WB_SA}
 
     # ---- scenario 5: pool fill
 
+    def s5_fill_pool(self, level, rng, conf):
+        """Fills rng's pool with level entries shaped like the one allot writes, in one admin PUT
+        (Whereabouts-shaped ones when the API server rejects that object). Returns the pool's API
+        path and what the entries are: {"format", "fields"[, "rejected", "rejected_bytes"]}."""
+        log(f"S5 pool fill · {level} allocations: filling pool {rng}")
+        # One real ADD gives the entry format allot writes; the fill copies it.
+        a = self.call("allot", "ADD", conf, self.cid(), "template")
+        self.runner.run([a])
+        pool, _ = self.get_pool(rng)
+        tmpl = next(iter(pool["spec"]["allocations"].values()))
+        allocs = {}
+        for off in range(2, level + 2):
+            e = dict(tmpl)
+            e["id"] = f"{off:064x}"
+            e["podref"] = f"fill/pod-{off}"
+            if "poduid" in e:
+                e["poduid"] = f"00000000-0000-4000-8000-{off:012x}"
+            allocs[str(off)] = e
+        self.runner.run([self.undo(a)])
+        pool, _ = self.get_pool(rng)
+        pool["spec"]["allocations"] = allocs
+        path = (f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/"
+                f"{self.pool_name(rng)}")
+        entry = {"format": "allot", "fields": sorted(tmpl)}
+        st, raw = self.kube.req("PUT", path, pool)
+        if st != 200:
+            # Too big for the API server / etcd in allot's format: say so, and measure with
+            # the entries Whereabouts writes (a pool it filled before the switch).
+            entry["rejected"] = f"HTTP {st}: {json.loads(raw).get('message', '')[:200] if raw else ''}"
+            entry["rejected_bytes"] = len(json.dumps(pool))
+            log(f"S5 pool fill · {level} allocations in allot's format rejected ({entry['rejected']}); "
+                "filling with Whereabouts-format entries instead")
+            for e in allocs.values():
+                for key in list(e):
+                    if key not in ("id", "podref", "ifname"):
+                        del e[key]
+            pool, _ = self.get_pool(rng)
+            pool["spec"]["allocations"] = allocs
+            entry["format"] = "whereabouts"
+            entry["fields"] = ["id", "ifname", "podref"]
+            self.kube.json("PUT", path, pool)
+        return path, entry
+
     def s5_fill(self):
         if not self.available("allot"):
             return
@@ -943,43 +1001,7 @@ current-context: {WB_SA}
             rng = self.new_range()
             step = f"s5-{level}"
             conf = self.config("allot", rng, step)
-            log(f"S5 pool fill · {level} allocations: filling pool {rng}")
-            # One real ADD gives the entry format allot writes; the fill copies it.
-            a = self.call("allot", "ADD", conf, self.cid(), "template")
-            self.runner.run([a])
-            pool, _ = self.get_pool(rng)
-            tmpl = next(iter(pool["spec"]["allocations"].values()))
-            allocs = {}
-            for off in range(2, level + 2):
-                e = dict(tmpl)
-                e["id"] = f"{off:064x}"
-                e["podref"] = f"fill/pod-{off}"
-                if "poduid" in e:
-                    e["poduid"] = f"00000000-0000-4000-8000-{off:012x}"
-                allocs[str(off)] = e
-            self.runner.run([self.undo(a)])
-            pool, _ = self.get_pool(rng)
-            pool["spec"]["allocations"] = allocs
-            path = (f"/apis/whereabouts.cni.cncf.io/v1alpha1/namespaces/{POOL_NS}/ippools/"
-                    f"{self.pool_name(rng)}")
-            entry = {"format": "allot", "fields": sorted(tmpl)}
-            st, raw = self.kube.req("PUT", path, pool)
-            if st != 200:
-                # Too big for the API server / etcd in allot's format: say so, and measure with
-                # the entries Whereabouts writes (a pool it filled before the switch).
-                entry["rejected"] = f"HTTP {st}: {json.loads(raw).get('message', '')[:200] if raw else ''}"
-                entry["rejected_bytes"] = len(json.dumps(pool))
-                log(f"S5 pool fill · {level} allocations in allot's format rejected ({entry['rejected']}); "
-                    "filling with Whereabouts-format entries instead")
-                for e in allocs.values():
-                    for key in list(e):
-                        if key not in ("id", "podref", "ifname"):
-                            del e[key]
-                pool, _ = self.get_pool(rng)
-                pool["spec"]["allocations"] = allocs
-                entry["format"] = "whereabouts"
-                entry["fields"] = ["id", "ifname", "podref"]
-                self.kube.json("PUT", path, pool)
+            path, entry = self.s5_fill_pool(level, rng, conf)
             _, size = self.get_pool(rng)
             log(f"S5 pool fill · {level} allocations ({size} bytes): {warm} warm-up + {n} × (ADD, DEL)")
             for i in range(warm):
@@ -1302,16 +1324,9 @@ current-context: {WB_SA}
 
     # ---- scenario 6: reclamation by allot-gc
 
-    def s6_reclaim(self):
-        n = self.p["gc_pods"]
-        if not (self.allot_gc and os.access(self.allot_gc, os.X_OK)):
-            self.res["scenarios"]["6_reclaim"] = {"skipped": "n/a (sidecar unavailable)", "pods": n}
-            log("S6 reclamation: n/a (sidecar unavailable)")
-            return
+    def s6_setup(self, n, ns, nad, node, rng, conf):
+        """S6's pods: namespace ns, NAD nad, n pods on node, each with an ADD and its network-status."""
         k = self.kube
-        ns, nad, node = f"bench-gc-{os.urandom(3).hex()}", "gcnet", "node-gc"
-        rng = self.new_range()
-        conf = self.config("allot", rng, "s6", node=node, name=nad, relay=False)
         nconf = json.load(open(conf))
         log(f"S6 reclamation: {n} pods on {node}, pool {rng}: creating pods, ADDs, network-status")
         k.ensure("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
@@ -1340,6 +1355,35 @@ current-context: {WB_SA}
                    ctype="application/merge-patch+json")
 
         pmap(annotate, adds)
+
+    def s6_wait_released(self, rng, ns, before, t0, cap):
+        """Polls rng's pool until no entry of namespace ns is left, or cap seconds from t0 have
+        passed; returns how many are left."""
+        left = before
+        last_log = t0
+        while time.monotonic() - t0 < cap:
+            pool, _ = self.get_pool(rng)
+            left = sum(1 for e in (pool["spec"].get("allocations") or {}).values()
+                       if e.get("podref", "").startswith(ns + "/"))
+            if left == 0:
+                break
+            if time.monotonic() - last_log > 5:
+                log(f"S6 reclamation: {before - left}/{before} released after {time.monotonic() - t0:.1f}s")
+                last_log = time.monotonic()
+            time.sleep(0.05)
+        return left
+
+    def s6_reclaim(self):
+        n = self.p["gc_pods"]
+        if not (self.allot_gc and os.access(self.allot_gc, os.X_OK)):
+            self.res["scenarios"]["6_reclaim"] = {"skipped": "n/a (sidecar unavailable)", "pods": n}
+            log("S6 reclamation: n/a (sidecar unavailable)")
+            return
+        k = self.kube
+        ns, nad, node = f"bench-gc-{os.urandom(3).hex()}", "gcnet", "node-gc"
+        rng = self.new_range()
+        conf = self.config("allot", rng, "s6", node=node, name=nad, relay=False)
+        self.s6_setup(n, ns, nad, node, rng, conf)
         pool, size = self.get_pool(rng)
         before = sum(1 for e in pool["spec"]["allocations"].values() if e.get("podref", "").startswith(ns + "/"))
         log(f"S6 reclamation: {before} allocations ({size} bytes); starting allot-gc")
@@ -1357,17 +1401,7 @@ current-context: {WB_SA}
         res = {"pods": n, "pool": rng, "pool_bytes_before": size, "argv": " ".join(argv[1:])}
         try:
             t = time.monotonic()
-            ready = False
-            while time.monotonic() - t < 60 and gc.poll() is None:
-                try:
-                    c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                    c.request("GET", "/readyz")
-                    if c.getresponse().status == 200:
-                        ready = True
-                        break
-                except OSError:
-                    pass
-                time.sleep(0.1)
+            ready = wait_ready(gc, port, 60)
             res["ready_s"] = time.monotonic() - t
             if not ready:
                 res["error"] = "allot-gc not ready in 60s" if gc.poll() is None else f"allot-gc exited {gc.returncode}"
@@ -1380,18 +1414,7 @@ current-context: {WB_SA}
             k.json("DELETE", f"/api/v1/namespaces/{ns}/pods?gracePeriodSeconds=0", ok=(200,))
             res["delete_request_s"] = time.monotonic() - t0
             cap = 60 if self.quick else 120
-            left = before
-            last_log = t0
-            while time.monotonic() - t0 < cap:
-                pool, _ = self.get_pool(rng)
-                left = sum(1 for e in (pool["spec"].get("allocations") or {}).values()
-                           if e.get("podref", "").startswith(ns + "/"))
-                if left == 0:
-                    break
-                if time.monotonic() - last_log > 5:
-                    log(f"S6 reclamation: {before - left}/{before} released after {time.monotonic() - t0:.1f}s")
-                    last_log = time.monotonic()
-                time.sleep(0.05)
+            left = self.s6_wait_released(rng, ns, before, t0, cap)
             res["released_s"] = time.monotonic() - t0
             res["released"] = before - left
             res["left"] = left
@@ -1498,136 +1521,152 @@ def verdict(ok):
     return "✅" if ok else "❌"
 
 
-def table(res):
-    sc = res["scenarios"]
-    rows = []
+def speed(a, w, bound=False):
+    """Whereabouts' figure over allot's, as a speed-up ("≥" when Whereabouts' is a lower bound)."""
+    if not a or not w:
+        return ""
+    return f"{'≥' if bound else ''}{w / a:,.0f}× faster" if w / a >= 10 else f"{'≥' if bound else ''}{w / a:.1f}×"
 
-    def row(scn, metric, a="–", w="–", h="–", ratio="", target="", met=""):
-        rows.append(f"| {scn} | {metric} | {a} | {w} | {h} | {ratio} | {target} | {met} |")
 
-    def speed(a, w, bound=False):
-        if not a or not w:
-            return ""
-        return f"{'≥' if bound else ''}{w / a:,.0f}× faster" if w / a >= 10 else f"{'≥' if bound else ''}{w / a:.1f}×"
+def burst_wall(x):
+    if not x:
+        return "–"
+    if "skipped" in x:
+        return "skipped"
+    t = fmt_s(x.get("wall_s"))
+    if x.get("timeouts"):
+        return f"{t} (capped)"
+    return f"{t} ({x['failures']} failed)" if x.get("failures") else t
 
-    targets = []
-    e = sc.get("1_exec")
-    if e:
+
+def burst_rate(x):
+    return x["ok"] / x["wall_s"] if x and x.get("wall_s") else None
+
+
+def burst_fmt_rate(x):
+    v = burst_rate(x)
+    return "–" if v is None else f"{v:.1f}" if v < 100 else f"{v:,.0f}"
+
+
+def burst_fails(x):
+    if not x or "skipped" in x:
+        return "–"
+    f = f"{x.get('failures', 0)}/{x.get('concurrency')}"
+    if x.get("memory_guard"):
+        f += f" ({x['timeouts']} killed: low memory)"
+    elif x.get("timeouts"):
+        f += f" ({x['timeouts']} timed out)"
+    return f
+
+
+def burst_dups(x):
+    if not x or "skipped" in x:
+        return "–"
+    return str(x.get("duplicates", 0))
+
+
+def burst_entries(x):
+    if not x or "pool_allocations" not in x:
+        return "–"
+    extra = x["pool_allocations"] - x["ok"]
+    return f"{x['pool_allocations']} / {x['ok']}" + (f" ({extra} left by failed ADDs)" if extra else "")
+
+
+class Table:
+    """results.md's table, one scenario at a time: its rows and the (target, met) pairs."""
+
+    def __init__(self):
+        self.rows = []
+        self.targets = []
+
+    def row(self, scn, metric, a="–", w="–", h="–", ratio="", target="", met=""):
+        self.rows.append(f"| {scn} | {metric} | {a} | {w} | {h} | {ratio} | {target} | {met} |")
+
+    def text(self):
+        head = ["| scenario | metric | allot | Whereabouts | host-local | Whereabouts ÷ allot | target | met |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        return "\n".join(head + self.rows)
+
+    def exec_(self, e):
         a = e.get("allot", {})
         ok = a.get("p50") is not None and a["p50"] <= 2.0
-        targets.append(("VERSION exec p50 ≤ 2 ms", ok))
-        row("1 exec", "VERSION p50 / p99 (ms)", pp(a), pp(e.get("whereabouts")), pp(e.get("host-local")),
-            speed(a.get("p50"), e.get("whereabouts", {}).get("p50")), "p50 ≤ 2 ms", verdict(ok))
-    s = sc.get("2_sequential")
-    if s:
+        self.targets.append(("VERSION exec p50 ≤ 2 ms", ok))
+        self.row("1 exec", "VERSION p50 / p99 (ms)", pp(a), pp(e.get("whereabouts")), pp(e.get("host-local")),
+                 speed(a.get("p50"), e.get("whereabouts", {}).get("p50")), "p50 ≤ 2 ms", verdict(ok))
+
+    def sequential(self, s):
         a, w, h = s.get("allot", {}), s.get("whereabouts", {}), s.get("host-local", {})
         ok = (a.get("add", {}).get("p50") or 1e9) <= 15 and (a.get("add", {}).get("p99") or 1e9) <= 50 \
             and a.get("add_failures", 1) == 0
-        targets.append(("uncontended ADD p50 ≤ 15 ms, p99 ≤ 50 ms", ok))
-        row(f"2 sequential (n={a.get('add', {}).get('n', '?')})", "ADD p50 / p99 (ms)", pp(a.get("add")),
-            pp(w.get("add")), pp(h.get("add")), speed(a.get("add", {}).get("p50"), w.get("add", {}).get("p50")),
-            "≤ 15 / ≤ 50", verdict(ok))
-        row("", "DEL p50 / p99 (ms)", pp(a.get("del")), pp(w.get("del")), pp(h.get("del")),
-            speed(a.get("del", {}).get("p50"), w.get("del", {}).get("p50")))
+        self.targets.append(("uncontended ADD p50 ≤ 15 ms, p99 ≤ 50 ms", ok))
+        self.row(f"2 sequential (n={a.get('add', {}).get('n', '?')})", "ADD p50 / p99 (ms)", pp(a.get("add")),
+                 pp(w.get("add")), pp(h.get("add")), speed(a.get("add", {}).get("p50"), w.get("add", {}).get("p50")),
+                 "≤ 15 / ≤ 50", verdict(ok))
+        self.row("", "DEL p50 / p99 (ms)", pp(a.get("del")), pp(w.get("del")), pp(h.get("del")),
+                 speed(a.get("del", {}).get("p50"), w.get("del", {}).get("p50")))
         if a.get("direct"):
             dr = a["direct"]
-            row("", "allot without allot-gc (direct): ADD · DEL p50 / p99 (ms)",
-                pp(dr.get("add")) + " · " + pp(dr.get("del")), "", "",
-                speed(dr.get("add", {}).get("p50"), w.get("add", {}).get("p50")))
+            self.row("", "allot without allot-gc (direct): ADD · DEL p50 / p99 (ms)",
+                     pp(dr.get("add")) + " · " + pp(dr.get("del")), "", "",
+                     speed(dr.get("add", {}).get("p50"), w.get("add", {}).get("p50")))
         api = a.get("api_per_add")
         ok2 = api is not None and api["max"] <= 2
-        targets.append(("≤ 2 API requests per uncontended ADD", ok2))
+        self.targets.append(("≤ 2 API requests per uncontended ADD", ok2))
 
         def apis(x):
             v = x.get("api_per_add")
             return f"{v['p50']:g} (max {v['max']})" if v else "0"
-        row("", "API requests per ADD, median (max)", apis(a), apis(w) if w else "–", "0" if h else "–", "", "≤ 2",
-            verdict(ok2))
-        row("", "failures (ADD + DEL)", str(a.get("add_failures", 0) + a.get("del_failures", 0)) if a else "–",
-            str(w.get("add_failures", 0) + w.get("del_failures", 0)) if w else "–",
-            str(h.get("add_failures", 0) + h.get("del_failures", 0)) if h else "–")
+        self.row("", "API requests per ADD, median (max)", apis(a), apis(w) if w else "–", "0" if h else "–", "",
+                 "≤ 2", verdict(ok2))
+        self.row("", "failures (ADD + DEL)", str(a.get("add_failures", 0) + a.get("del_failures", 0)) if a else "–",
+                 str(w.get("add_failures", 0) + w.get("del_failures", 0)) if w else "–",
+                 str(h.get("add_failures", 0) + h.get("del_failures", 0)) if h else "–")
 
-    def burst_rows(label, d, wall_target=None, tgt_name=None):
+    def burst_rows(self, label, d, wall_target=None, tgt_name=None):
         a, w, h = d.get("allot", {}), d.get("whereabouts", {}), d.get("host-local", {})
-
-        def wall(x):
-            if not x:
-                return "–"
-            if "skipped" in x:
-                return "skipped"
-            t = fmt_s(x.get("wall_s"))
-            if x.get("timeouts"):
-                return f"{t} (capped)"
-            return f"{t} ({x['failures']} failed)" if x.get("failures") else t
-
         bound = bool(w.get("failures"))  # Whereabouts gave up on some: it would need longer
         ratio = speed(a.get("wall_s"), w.get("wall_s"), bound)
         ok = a.get("failures", 1) == 0 and a.get("duplicates", 1) == 0 and \
             (wall_target is None or (a.get("wall_s") or 1e9) <= wall_target)
         tg = (f"≤ {wall_target:g} s, 0 failures" if wall_target else "0 failures")
         if a:
-            targets.append((f"{tgt_name}: {tg}", ok))
-        row(label, "wall (s)", wall(a), wall(w), wall(h), ratio, tg, verdict(ok) if a else "")
-        row("", "ADD p50 / p99 (ms), successful", pp(a.get("add")), pp(w.get("add")), pp(h.get("add")))
-
-        def rate(x):
-            return x["ok"] / x["wall_s"] if x and x.get("wall_s") else None
-
-        def fr(x):
-            v = rate(x)
-            return "–" if v is None else f"{v:.1f}" if v < 100 else f"{v:,.0f}"
-        ra, rw = rate(a), rate(w)
-        row("", "successful ADDs per second", fr(a), fr(w), fr(h), speed(rw, ra) if ra and rw else "")
-
-        def fails(x):
-            if not x or "skipped" in x:
-                return "–"
-            f = f"{x.get('failures', 0)}/{x.get('concurrency')}"
-            if x.get("memory_guard"):
-                f += f" ({x['timeouts']} killed: low memory)"
-            elif x.get("timeouts"):
-                f += f" ({x['timeouts']} timed out)"
-            return f
-        row("", "failures", fails(a), fails(w), fails(h))
-        row("", "HTTP 409 / API requests", f"{a.get('http_409', '–')} / {a.get('api_requests', '–')}" if a else "–",
-            f"{w.get('http_409', '–')} / {w.get('api_requests', '–')}" if w and "skipped" not in w else "–", "–")
+            self.targets.append((f"{tgt_name}: {tg}", ok))
+        self.row(label, "wall (s)", burst_wall(a), burst_wall(w), burst_wall(h), ratio, tg, verdict(ok) if a else "")
+        self.row("", "ADD p50 / p99 (ms), successful", pp(a.get("add")), pp(w.get("add")), pp(h.get("add")))
+        ra, rw = burst_rate(a), burst_rate(w)
+        self.row("", "successful ADDs per second", burst_fmt_rate(a), burst_fmt_rate(w), burst_fmt_rate(h),
+                 speed(rw, ra) if ra and rw else "")
+        self.row("", "failures", burst_fails(a), burst_fails(w), burst_fails(h))
+        self.row("", "HTTP 409 / API requests",
+                 f"{a.get('http_409', '–')} / {a.get('api_requests', '–')}" if a else "–",
+                 f"{w.get('http_409', '–')} / {w.get('api_requests', '–')}" if w and "skipped" not in w else "–", "–")
         dup_ok = a.get("duplicates", 1) == 0
-
-        def dups(x):
-            if not x or "skipped" in x:
-                return "–"
-            return str(x.get("duplicates", 0))
-        row("", "duplicate IPs", dups(a), dups(w), dups(h), "", "0", verdict(dup_ok) if a else "")
-
-        def entries(x):
-            if not x or "pool_allocations" not in x:
-                return "–"
-            extra = x["pool_allocations"] - x["ok"]
-            return f"{x['pool_allocations']} / {x['ok']}" + (f" ({extra} left by failed ADDs)" if extra else "")
+        self.row("", "duplicate IPs", burst_dups(a), burst_dups(w), burst_dups(h), "", "0",
+                 verdict(dup_ok) if a else "")
         if a.get("pool_allocations", a.get("ok")) != a.get("ok") or \
                 w.get("pool_allocations", w.get("ok")) != w.get("ok"):
-            row("", "pool entries / successful ADDs", entries(a), entries(w), "–")
+            self.row("", "pool entries / successful ADDs", burst_entries(a), burst_entries(w), "–")
         return ok
 
-    b = sc.get("3_burst", {})
-    for c, d in b.items():
-        c = int(c)
-        wt = 1.5 if c == 100 else None
-        burst_rows(f"3 burst, 1 node × {c}", d, wt, f"{c} concurrent ADDs, one node")
-        if d.get("whereabouts", {}).get("wall_s") and d.get("allot", {}).get("wall_s"):
-            w = d["whereabouts"]
-            r_ = w["wall_s"] / d["allot"]["wall_s"]
-            targets.append((f"≥ 20× Whereabouts' wall time, burst {c}", r_ >= 20))
-    n4 = sc.get("4_nodes")
-    if n4:
+    def bursts(self, b):
+        for c, d in b.items():
+            c = int(c)
+            wt = 1.5 if c == 100 else None
+            self.burst_rows(f"3 burst, 1 node × {c}", d, wt, f"{c} concurrent ADDs, one node")
+            if d.get("whereabouts", {}).get("wall_s") and d.get("allot", {}).get("wall_s"):
+                w = d["whereabouts"]
+                r_ = w["wall_s"] / d["allot"]["wall_s"]
+                self.targets.append((f"≥ 20× Whereabouts' wall time, burst {c}", r_ >= 20))
+
+    def nodes(self, n4):
         d = n4["tools"]
-        burst_rows(f"4 many nodes, {n4['nodes']} × {n4['per_node']}", d, 3.0,
-                   f"{n4['nodes']} nodes × {n4['per_node']} concurrent")
+        self.burst_rows(f"4 many nodes, {n4['nodes']} × {n4['per_node']}", d, 3.0,
+                        f"{n4['nodes']} nodes × {n4['per_node']} concurrent")
         if d.get("whereabouts", {}).get("wall_s") and d.get("allot", {}).get("wall_s"):
             r_ = d["whereabouts"]["wall_s"] / d["allot"]["wall_s"]
-            targets.append(("≥ 20× Whereabouts' wall time, many nodes", r_ >= 20))
-    f5 = sc.get("5_fill")
-    if f5:
+            self.targets.append(("≥ 20× Whereabouts' wall time, many nodes", r_ >= 20))
+
+    def fill(self, f5):
         base = f5.get("0", {}).get("add", {}).get("p50")
         for lvl, x in f5.items():
             p50 = x.get("add", {}).get("p50")
@@ -1637,75 +1676,100 @@ def table(res):
                 tg = "p50 ≤ 3× empty"
                 ok = bool(base and p50 and p50 <= 3 * base)
                 met = verdict(ok)
-                targets.append((f"ADD p50 at {lvl} allocations ≤ 3× empty", ok))
+                self.targets.append((f"ADD p50 at {lvl} allocations ≤ 3× empty", ok))
             ent = x.get("entries", {})
             fmt_note = ""
             if ent.get("rejected"):
                 fmt_note = (f"; allot-format entries rejected at {ent['rejected_bytes'] / 1024:,.0f} KiB "
                             f"({ent['rejected'][:48]}), filled in Whereabouts' format")
-            row("5 pool fill" if lvl == "0" else "", f"{int(lvl):,} allocations ({x['object_bytes'] / 1024:,.0f} KiB"
-                f"{fmt_note}): ADD p50 / p99 (ms)", pp(x.get("add")), "", "", rel, tg, met)
-            row("", "  API server: allot's update p50 · admin PUT p50 (ms)",
-                f"{fmt_ms(x.get('api_update_latency_ms'))} · {fmt_ms(x.get('admin_put_ms'))}")
-    g = sc.get("6_reclaim")
-    if g:
+            self.row("5 pool fill" if lvl == "0" else "",
+                     f"{int(lvl):,} allocations ({x['object_bytes'] / 1024:,.0f} KiB"
+                     f"{fmt_note}): ADD p50 / p99 (ms)", pp(x.get("add")), "", "", rel, tg, met)
+            self.row("", "  API server: allot's update p50 · admin PUT p50 (ms)",
+                     f"{fmt_ms(x.get('api_update_latency_ms'))} · {fmt_ms(x.get('admin_put_ms'))}")
+
+    def reclaim(self, g):
         if "skipped" in g:
-            row(f"6 reclamation, {g['pods']} pods", "all released, from the delete request (s; the "
-                f"request itself took {fmt_s(g.get('delete_request_s'))})", g["skipped"], "", "", "", "≤ 10 s", "n/a")
-            row("", "allot-gc RSS (MiB)", g["skipped"], "", "", "", "≤ 64 MiB", "n/a")
-        else:
-            t = g.get("released_s")
-            done = g.get("left", 1) == 0
-            ok = done and t is not None and t <= 10
-            targets.append((f"{g['pods']} pods deleted: all released ≤ 10 s", ok))
-            row(f"6 reclamation, {g['pods']} pods", "all released, from the delete request (s; the "
-                f"request itself took {fmt_s(g.get('delete_request_s'))})",
-                f"{fmt_s(t)}" + ("" if done else f" ({g.get('left')} left: timeout)"), "", "", "", "≤ 10 s",
-                verdict(ok))
-            hwm = g.get("rss", {}).get("VmHWM_kib")
-            ok = hwm is not None and hwm <= 64 * 1024
-            targets.append(("allot-gc RSS ≤ 64 MiB", ok))
-            row("", "allot-gc VmHWM (MiB)", f"{hwm / 1024:.1f}" if hwm else "–", "", "", "", "≤ 64 MiB", verdict(ok))
-    s7 = sc.get("7_bytes")
-    if s7 and "allot" in s7:
+            self.row(f"6 reclamation, {g['pods']} pods", "all released, from the delete request (s; the "
+                     f"request itself took {fmt_s(g.get('delete_request_s'))})", g["skipped"], "", "", "", "≤ 10 s",
+                     "n/a")
+            self.row("", "allot-gc RSS (MiB)", g["skipped"], "", "", "", "≤ 64 MiB", "n/a")
+            return
+        t = g.get("released_s")
+        done = g.get("left", 1) == 0
+        ok = done and t is not None and t <= 10
+        self.targets.append((f"{g['pods']} pods deleted: all released ≤ 10 s", ok))
+        self.row(f"6 reclamation, {g['pods']} pods", "all released, from the delete request (s; the "
+                 f"request itself took {fmt_s(g.get('delete_request_s'))})",
+                 f"{fmt_s(t)}" + ("" if done else f" ({g.get('left')} left: timeout)"), "", "", "", "≤ 10 s",
+                 verdict(ok))
+        hwm = g.get("rss", {}).get("VmHWM_kib")
+        ok = hwm is not None and hwm <= 64 * 1024
+        self.targets.append(("allot-gc RSS ≤ 64 MiB", ok))
+        self.row("", "allot-gc VmHWM (MiB)", f"{hwm / 1024:.1f}" if hwm else "–", "", "", "", "≤ 64 MiB", verdict(ok))
+
+    def bytes_(self, s7):
         a7, w7 = s7["allot"], s7.get("whereabouts", {})
         ratio = s7.get("ratio")
-        row(f"7 bytes per entry, {s7['entries']} real ADDs", "bytes of spec.allocations per entry "
-            f"(allot: {', '.join(a7['fields'])})", f"{a7['bytes_per_entry']:.0f}",
-            f"{w7['bytes_per_entry']:.0f}" if w7 else "–", "–",
-            f"allot ÷ Whereabouts {ratio:.2f}×" if ratio else "",
-            "small pool: optional fields kept", "")
-    s8 = sc.get("8_fill19")
-    if s8:
+        self.row(f"7 bytes per entry, {s7['entries']} real ADDs", "bytes of spec.allocations per entry "
+                 f"(allot: {', '.join(a7['fields'])})", f"{a7['bytes_per_entry']:.0f}",
+                 f"{w7['bytes_per_entry']:.0f}" if w7 else "–", "–",
+                 f"allot ÷ Whereabouts {ratio:.2f}×" if ratio else "",
+                 "small pool: optional fields kept", "")
+
+    def fill19(self, s8):
         full = s8["entries"] == 8190 and s8["duplicates"] == 0
-        targets.append(("/19 fills to 100% in plain mode", full))
+        self.targets.append(("/19 fills to 100% in plain mode", full))
         pre = f", {s8['prefilled']:,} pre-filled" if s8.get("prefilled") else ""
         retried = (f"; {s8['failures']} ADDs failed the first time, {s8.get('final_failures', s8['failures'])} "
                    "after the kubelet's retries (DEL, new sandbox)" if s8["failures"] else "")
-        row("8 /19 fill, plain mode", f"entries / 8,190 ({s8['object_bytes'] / 1024:,.0f} KiB, "
-            f"{s8['wall_s']:.0f} s, {s8['duplicates']} duplicates{pre}{retried})", f"{s8['entries']:,}", "", "",
-            "", "100%", verdict(full))
+        self.row("8 /19 fill, plain mode", f"entries / 8,190 ({s8['object_bytes'] / 1024:,.0f} KiB, "
+                 f"{s8['wall_s']:.0f} s, {s8['duplicates']} duplicates{pre}{retried})", f"{s8['entries']:,}", "", "",
+                 "", "100%", verdict(full))
         ok = s8["ratio"] <= 1.1
-        targets.append(("bytes per entry ≤ 1.1× Whereabouts' at a full /19", ok))
-        row("", f"bytes per entry at 8,190 (Whereabouts' form of the same entries; "
-            f"{s8['entries_with_optional_fields']:,} keep allot's optional fields)",
-            f"{s8['bytes_per_entry']:.0f}", f"{s8['whereabouts_form_bytes_per_entry']:.0f}", "",
-            f"allot ÷ Whereabouts {s8['ratio']:.2f}×", "≤ 1.1×", verdict(ok))
-    cl = sc.get("C_claims")
-    if cl and cl.get("ratio_p50"):
+        self.targets.append(("bytes per entry ≤ 1.1× Whereabouts' at a full /19", ok))
+        self.row("", f"bytes per entry at 8,190 (Whereabouts' form of the same entries; "
+                 f"{s8['entries_with_optional_fields']:,} keep allot's optional fields)",
+                 f"{s8['bytes_per_entry']:.0f}", f"{s8['whereabouts_form_bytes_per_entry']:.0f}", "",
+                 f"allot ÷ Whereabouts {s8['ratio']:.2f}×", "≤ 1.1×", verdict(ok))
+
+    def claims(self, cl):
         empty = next((v for k, v in cl["ratio_p50"].items() if k.startswith("claim, empty")), None)
         ok = empty is not None and empty <= 1.3
-        targets.append(("ADD with an empty IPAMClaim ≤ 1.3× a plain ADD via the relay (p50)", ok))
+        self.targets.append(("ADD with an empty IPAMClaim ≤ 1.3× a plain ADD via the relay (p50)", ok))
         for k, v in cl["rows"].items():
             rel = cl["ratio_p50"].get(k)
             first = k == next(iter(cl["rows"]))
-            row(f"C IPAMClaim (n={cl['n']})" if first else "", f"ADD p50 / p90 (ms), {k}",
-                f"{v['p50_ms']:.1f} / {v['p90_ms']:.1f}", "–", "–",
-                f"{rel:.2f}× plain" if rel else "", "≤ 1.3× plain" if k.startswith("claim, empty") else "",
-                verdict(ok) if k.startswith("claim, empty") else "")
-    head = ["| scenario | metric | allot | Whereabouts | host-local | Whereabouts ÷ allot | target | met |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    return "\n".join(head + rows), targets
+            self.row(f"C IPAMClaim (n={cl['n']})" if first else "", f"ADD p50 / p90 (ms), {k}",
+                     f"{v['p50_ms']:.1f} / {v['p90_ms']:.1f}", "–", "–",
+                     f"{rel:.2f}× plain" if rel else "", "≤ 1.3× plain" if k.startswith("claim, empty") else "",
+                     verdict(ok) if k.startswith("claim, empty") else "")
+
+
+def table(res):
+    """results.md's table (markdown) and the [(target, met)] of every scenario that ran."""
+    sc = res["scenarios"]
+    t = Table()
+    if sc.get("1_exec"):
+        t.exec_(sc["1_exec"])
+    if sc.get("2_sequential"):
+        t.sequential(sc["2_sequential"])
+    t.bursts(sc.get("3_burst", {}))
+    if sc.get("4_nodes"):
+        t.nodes(sc["4_nodes"])
+    if sc.get("5_fill"):
+        t.fill(sc["5_fill"])
+    if sc.get("6_reclaim"):
+        t.reclaim(sc["6_reclaim"])
+    s7 = sc.get("7_bytes")
+    if s7 and "allot" in s7:
+        t.bytes_(s7)
+    if sc.get("8_fill19"):
+        t.fill19(sc["8_fill19"])
+    cl = sc.get("C_claims")
+    if cl and cl.get("ratio_p50"):
+        t.claims(cl)
+    return t.text(), t.targets
 
 
 def report(res, out):
@@ -1737,13 +1801,8 @@ def report(res, out):
 
 # ---------------------------------------------------------------------- charts ---
 
-def charts(res, out):
-    """Writes gnuplot data and scripts, and renders SVG and PNG with gnuplot."""
-    gp = shutil.which("gnuplot")
-    if not gp:
-        log("charts: no gnuplot; skipped")
-        return
-    sc = res["scenarios"]
+def latency_points(sc):
+    """Per tool, the (concurrency, p50, p99) ADD latencies: on one node, and over many nodes."""
     pts = {t: [] for t in TOOLS}  # one node: (concurrency, p50, p99)
     many = {t: [] for t in TOOLS}  # many nodes
     seq = sc.get("2_sequential", {})
@@ -1760,38 +1819,19 @@ def charts(res, out):
         x = n4.get("tools", {}).get(t, {})
         if x.get("add", {}).get("n"):
             many[t].append((x["concurrency"], x["add"]["p50"], x["add"]["p99"]))
-    for t in TOOLS:
-        for suffix, data in (("", pts[t]), ("-nodes", many[t])):
-            with open(os.path.join(out, f"latency-{t}{suffix}.dat"), "w") as f:
-                f.write(f"# {t}{suffix}: concurrent ADDs, p50 ms, p99 ms\n")
-                for c, p50, p99 in sorted(data):
-                    f.write(f"{c} {p50:.3f} {p99:.3f}\n")
-    walls = res.get("walls", [])
-    wdat = os.path.join(out, "walltime.dat")
-    with open(wdat, "w") as f:
-        f.write("# scenario, seconds: allot whereabouts host-local\n")
-        for w in walls:
-            vals = [w.get(t) for t in TOOLS]
-            f.write(f'"{w["label"]}" ' + " ".join(f"{v:.4f}" if v else "NaN" for v in vals) + "\n")
-    title = f"{res.get('machine', {}).get('cores')} cores, {res.get('date')}, {res.get('mode')} mode"
-    colors = {"allot": "#1f77b4", "whereabouts": "#d62728", "host-local": "#2ca02c"}
-    plots = []
-    for t in TOOLS:
-        if pts[t]:
-            dat = os.path.join(out, f"latency-{t}.dat")
-            plots.append(f"'{dat}' using 1:2 with linespoints lw 2 pt 7 lc rgb '{colors[t]}' title '{t} p50'")
-            plots.append(f"'{dat}' using 1:3 with linespoints lw 2 dt 2 pt 6 lc rgb '{colors[t]}' title '{t} p99'")
-        if many[t]:
-            dat = os.path.join(out, f"latency-{t}-nodes.dat")
-            nn = n4.get("nodes", 4)
-            plots.append(f"'{dat}' using 1:2 with points ps 2 pt 5 lc rgb '{colors[t]}' title '{t} p50, {nn} nodes'")
-            plots.append(f"'{dat}' using 1:3 with points ps 2 pt 4 lc rgb '{colors[t]}' title '{t} p99, {nn} nodes'")
-    for term, ext in (("svg size 900,560 dynamic font 'sans,12'", "svg"), ("pngcairo size 900,560 font 'sans,10'", "png")):
-        script = f"""
+    return pts, many
+
+
+CHART_COLORS = {"allot": "#1f77b4", "whereabouts": "#d62728", "host-local": "#2ca02c"}
+
+
+def gnuplot_script(term, ext, out, title, plots, nodes, wdat):
+    colors = CHART_COLORS
+    return f"""
 set terminal {term}
 set output '{out}/latency.{ext}'
 set title "ADD latency vs concurrency ({title})"
-set xlabel 'concurrent ADDs (1 = sequential; squares: spread over {n4.get("nodes", 4)} nodes)'
+set xlabel 'concurrent ADDs (1 = sequential; squares: spread over {nodes} nodes)'
 set ylabel 'ADD latency (ms)'
 set format y '%g'
 set logscale xy
@@ -1817,6 +1857,45 @@ plot '{wdat}' using 2:xtic(1) title 'allot' lc rgb '{colors["allot"]}', \\
      '' using 3 title 'Whereabouts' lc rgb '{colors["whereabouts"]}', \\
      '' using 4 title 'host-local' lc rgb '{colors["host-local"]}'
 """
+
+
+def charts(res, out):
+    """Writes gnuplot data and scripts, and renders SVG and PNG with gnuplot."""
+    gp = shutil.which("gnuplot")
+    if not gp:
+        log("charts: no gnuplot; skipped")
+        return
+    sc = res["scenarios"]
+    pts, many = latency_points(sc)
+    n4 = sc.get("4_nodes", {})
+    for t in TOOLS:
+        for suffix, data in (("", pts[t]), ("-nodes", many[t])):
+            with open(os.path.join(out, f"latency-{t}{suffix}.dat"), "w") as f:
+                f.write(f"# {t}{suffix}: concurrent ADDs, p50 ms, p99 ms\n")
+                for c, p50, p99 in sorted(data):
+                    f.write(f"{c} {p50:.3f} {p99:.3f}\n")
+    walls = res.get("walls", [])
+    wdat = os.path.join(out, "walltime.dat")
+    with open(wdat, "w") as f:
+        f.write("# scenario, seconds: allot whereabouts host-local\n")
+        for w in walls:
+            vals = [w.get(t) for t in TOOLS]
+            f.write(f'"{w["label"]}" ' + " ".join(f"{v:.4f}" if v else "NaN" for v in vals) + "\n")
+    title = f"{res.get('machine', {}).get('cores')} cores, {res.get('date')}, {res.get('mode')} mode"
+    colors = CHART_COLORS
+    plots = []
+    for t in TOOLS:
+        if pts[t]:
+            dat = os.path.join(out, f"latency-{t}.dat")
+            plots.append(f"'{dat}' using 1:2 with linespoints lw 2 pt 7 lc rgb '{colors[t]}' title '{t} p50'")
+            plots.append(f"'{dat}' using 1:3 with linespoints lw 2 dt 2 pt 6 lc rgb '{colors[t]}' title '{t} p99'")
+        if many[t]:
+            dat = os.path.join(out, f"latency-{t}-nodes.dat")
+            nn = n4.get("nodes", 4)
+            plots.append(f"'{dat}' using 1:2 with points ps 2 pt 5 lc rgb '{colors[t]}' title '{t} p50, {nn} nodes'")
+            plots.append(f"'{dat}' using 1:3 with points ps 2 pt 4 lc rgb '{colors[t]}' title '{t} p99, {nn} nodes'")
+    for term, ext in (("svg size 900,560 dynamic font 'sans,12'", "svg"), ("pngcairo size 900,560 font 'sans,10'", "png")):
+        script = gnuplot_script(term, ext, out, title, plots, n4.get("nodes", 4), wdat)
         p = os.path.join(out, f"charts-{ext}.gp")
         with open(p, "w") as f:
             f.write(script)

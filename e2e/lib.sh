@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for shell tests that need a real API server. Source it:
 #
 #   source "$(dirname "$0")/../../e2e/lib.sh"

@@ -84,6 +84,7 @@ skip() { echo "skip - $*"; skipped=$((skipped + 1)); }
 tail_of() { tail -n "${2:-30}" "$1" | sed 's/^/#   /'; }
 
 # suite_summary: the suite's last line, `SUITE_NAME: N passed, N failed`.
+# shellcheck disable=SC2120 # the suffix is optional; most suites pass none
 suite_summary() { echo "$SUITE_NAME: $passed passed, $failed failed${1:+ $1}"; }
 # suite_die WHAT [LOG]: a failed setup step ends the suite: `not ok - WHAT`, LOG's tail, summary.
 suite_die() {

@@ -194,6 +194,7 @@ rt_cni_gc() {
 rt_in_node() {
   local node=$1 d; shift
   d=$(rt_node_dir "$node")
+  # shellcheck disable=SC2016 # $0 and $@ are the inner sh's
   flock "$d/cni.lock" ip netns exec "$(rt_ns "$node")" sh -c '
     mount -t overlay overlay -o "lowerdir=/var/lib,upperdir=$0/upper,workdir=$0/work" /var/lib ||
       { echo "rt_in_node: cannot mount the node'"'"'s libcni cache (an overlay on /var/lib)" >&2; exit 125; }

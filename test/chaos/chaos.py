@@ -861,17 +861,8 @@ class Chaos:
 
     # ------------------------------------------------------------------- run --
 
-    def run(self):
-        a = self.a
-        self.fault_counts = collections.Counter()
-        results = []
-
-        def check(name, ok, details=()):
-            results.append((name, ok, list(details)))
-
-        t_start = now()
-        print("# chaos: %d ops, concurrency %d, %d nodes, networks %s, deadline %d ms, seed %s" % (
-            a.ops, a.concurrency, a.nodes, a.networks, a.deadline_ms, a.seed), flush=True)
+    def start_sidecars(self):
+        """One allot-gc per node (waited for, up to 30 s), their monitor and the pool watch."""
         for n in self.nodes:
             self.gc_start(n)
         deadline = now() + 30
@@ -882,6 +873,10 @@ class Chaos:
         watcher = threading.Thread(target=self.pool_watch, daemon=True)
         watcher.start()
 
+    def run_workload(self):
+        """The producers, workers, fault injector and checker until the workers are done;
+        returns (start, end) of the run."""
+        a = self.a
         producers = [threading.Thread(target=self.producer, daemon=True) for _ in range(a.producers)]
         for t in producers:
             t.start()
@@ -908,12 +903,12 @@ class Chaos:
         checker.join()
         for t in producers:
             t.join(60)
+        return t_run0, t_run1
 
-        # Every still-live container holds its address (read until the API answers).
-        self.check_live_in_pool(final=True)
-
-        # Teardown: every remaining container goes, mixed DEL / pod deletion; pods made
-        # ahead that never ran a sandbox are deleted as well.
+    def teardown_all(self):
+        """Every remaining container goes, mixed DEL / pod deletion; pods made ahead that never
+        ran a sandbox are deleted as well."""
+        a = self.a
         self.event("teardown: %d live containers, %d unused pods" % (len(self.live), len(self.pods_q)))
         td = []
         with self.lock:
@@ -937,10 +932,11 @@ class Chaos:
             orphans = sorted(self.outstanding_pods)
         for p in orphans:  # none expected
             self.delete_pod(p)
-        t_td = now()
-        self.event("teardown done; waiting for the sidecars to converge (at most %ds)" % a.converge_s)
 
-        # Convergence: nothing allocated, reserved or journaled.
+    def converge(self, t_td):
+        """Waits (a.converge_s at most from t_td) until nothing is allocated, reserved or
+        journaled; returns (leftovers(), seconds it took or None)."""
+        a = self.a
         left = None
         t_conv = None
         while now() - t_td < a.converge_s:
@@ -953,27 +949,41 @@ class Chaos:
             left = self.leftovers()
         conv = (t_conv - t_td) if t_conv else None
         self.event("converged in %.1fs" % conv if conv is not None else "not converged after %ds" % a.converge_s)
-        metrics = self.gc_metrics_sum()
+        return left, conv
 
+    def stop_sidecars(self):
+        """Stops the pool watch and allot-gc, writes pool-history.jsonl; returns history_checks()."""
         time.sleep(1.0)  # the last changes reach the pool watch
         self.stop_all.set()
         for n in self.nodes:
             self.gc_stop(n, signal.SIGTERM)
         hist_violations, leftovers = self.history_checks()
-        with open(os.path.join(a.work, "pool-history.jsonl"), "w") as f:
+        with open(os.path.join(self.a.work, "pool-history.jsonl"), "w") as f:
             for cid, evs in self.pool_hist.items():
                 for t, kind, pool, off, relist in evs:
                     f.write(json.dumps({"t": t, "cid": cid, "change": kind, "pool": pool, "offset": off,
                                         "relist": relist}) + "\n")
+        return hist_violations, leftovers
 
-        # ------------------------------------------------------------ report --
-        s = self.stats
-        dups, ips_used = self.duplicates()
-        allocs, resv, journal, tmp = left if left else ([], [], [], [])
-        add_ok = s.counts[("ADD", "ok")]
-        print()
+    def gc_log_anomalies(self):
+        """Counter of the anomaly kinds allot-gc's repair loop logged, over every node's log."""
+        anomalies = collections.Counter()
+        for n in self.nodes:
+            try:
+                with open(os.path.join(self.a.work, "gc-%s.log" % n), errors="replace") as f:
+                    for line in f:
+                        i = line.find(" pool anomaly ")
+                        if i >= 0:
+                            anomalies[line[i + 14:].split(":", 1)[0]] += 1
+            except OSError:
+                pass
+        return anomalies
+
+    def report_ops(self, run_s, dups, ips_used, hist_violations):
+        """The report's first half: operations, failures by code, faults, duplicates, the watch."""
+        a, s = self.a, self.stats
         print("operations: %d in %.1fs (%.1f/s) from %d nodes at concurrency %d, +%d in the teardown" % (
-            s.ops, t_run1 - t_run0, s.ops / max(t_run1 - t_run0, 1e-9), a.nodes, a.concurrency, s.teardown_ops))
+            s.ops, run_s, s.ops / max(run_s, 1e-9), a.nodes, a.concurrency, s.teardown_ops))
         for verb in ("ADD", "DEL"):
             tot = sum(v for (vb, _), v in s.counts.items() if vb == verb)
             parts = ["%s %d" % (o, v) for (vb, o), v in sorted(s.counts.items()) if vb == verb]
@@ -996,6 +1006,11 @@ class Chaos:
         print("duplicates: %d" % len(dups))
         print("pool history (watch, %d list(s)): %d entry changes seen; live containers' entries seen removed while "
               "they lived: %d" % (self.watch_relists, sum(len(v) for v in self.pool_hist.values()), len(hist_violations)))
+
+    def report_leftovers(self, left, conv, metrics, leftovers):
+        """The report's second half: failed ADDs' entries, leaks, convergence, allot-gc's view."""
+        a = self.a
+        allocs, resv, journal, tmp = left if left else ([], [], [], [])
         windows = self.fault_windows()
         in_fault = lambda t: any(a0 <= t <= a1 for a0, a1 in windows)
         lo = collections.Counter("%s (%s)" % ("killed" if o == "killed" else "failed with " + o,
@@ -1009,23 +1024,21 @@ class Chaos:
         print("leaks after convergence: %d allocations, %d reservations, %d journal entries%s" % (
             len(allocs), len(resv), len(journal), " (+%d stray temp files)" % len(tmp) if tmp else ""))
         print("time to converge: %s" % ("%.1fs" % conv if conv is not None else "not within %ds" % a.converge_s))
-        anomalies = collections.Counter()
-        for n in self.nodes:
-            try:
-                with open(os.path.join(a.work, "gc-%s.log" % n), errors="replace") as f:
-                    for line in f:
-                        i = line.find(" pool anomaly ")
-                        if i >= 0:
-                            anomalies[line[i + 14:].split(":", 1)[0]] += 1
-            except OSError:
-                pass
+        anomalies = self.gc_log_anomalies()
         print("allot-gc repair-loop anomaly reports (log lines): %s" % (
             ", ".join("%s %d" % kv for kv in sorted(anomalies.items())) or "none"))
         if metrics:
             print("allot-gc releases (running sidecars' counters since their last start): %s" % ", ".join(
                 "%s %d" % (k, v) for k, v in sorted(metrics.items())))
-        print("wall: %.1fs" % (now() - t_start))
-        print()
+
+    def verdict(self, left, dups, hist_violations):
+        """The checks, one line each, and `chaos: N passed, N failed`; whether all passed."""
+        a, s = self.a, self.stats
+        allocs, resv, journal, _ = left if left else ([], [], [], [])
+        results = []
+
+        def check(name, ok, details=()):
+            results.append((name, ok, list(details)))
 
         check("faults injected: 2 API server restarts, etcd paused past the deadline, plugin and allot-gc kills",
               self.fault_counts["apiserver_restarts"] == 2 and
@@ -1066,6 +1079,32 @@ class Chaos:
         print("chaos: %d passed, %d failed" % (passed, len(results) - passed))
         return passed == len(results)
 
+    def run(self):
+        a = self.a
+        self.fault_counts = collections.Counter()
+        t_start = now()
+        print("# chaos: %d ops, concurrency %d, %d nodes, networks %s, deadline %d ms, seed %s" % (
+            a.ops, a.concurrency, a.nodes, a.networks, a.deadline_ms, a.seed), flush=True)
+        self.start_sidecars()
+        t_run0, t_run1 = self.run_workload()
+
+        # Every still-live container holds its address (read until the API answers).
+        self.check_live_in_pool(final=True)
+        self.teardown_all()
+        t_td = now()
+        self.event("teardown done; waiting for the sidecars to converge (at most %ds)" % a.converge_s)
+        # Convergence: nothing allocated, reserved or journaled.
+        left, conv = self.converge(t_td)
+        metrics = self.gc_metrics_sum()
+        hist_violations, leftovers = self.stop_sidecars()
+
+        dups, ips_used = self.duplicates()
+        print()
+        self.report_ops(t_run1 - t_run0, dups, ips_used, hist_violations)
+        self.report_leftovers(left, conv, metrics, leftovers)
+        print("wall: %.1fs" % (now() - t_start))
+        print()
+        return self.verdict(left, dups, hist_violations)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

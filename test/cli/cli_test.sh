@@ -110,7 +110,7 @@ t_who() {
   expect_eq "table rc" "$(rc_of ka who "$IP1")" 0 || return 1
   grep -Eq "^$IP1 +$POOL +$PODNS/a1 +running +net1 +node-a +ctr-a1 " "$WORK/out" || { cat "$WORK/out"; return 1; }
   expect_eq "wide rc" "$(rc_of ka who "$IP1" -o wide)" 0 || return 1
-  grep -Eq " +NETWORK +OFFSET$" "$WORK/out" && grep -Eq " +$NET +${IP1##*.}$" "$WORK/out" || { cat "$WORK/out"; return 1; }
+  { grep -Eq " +NETWORK +OFFSET$" "$WORK/out" && grep -Eq " +$NET +${IP1##*.}$" "$WORK/out"; } || { cat "$WORK/out"; return 1; }
 }
 
 t_pod() {
@@ -264,6 +264,7 @@ t_check_healthy() {
 }
 
 # One of each anomaly kind, made through the plugin and the API, beside the healthy pool.
+# shellcheck disable=SC2154 # SEED_s_* are set by the printf -v below
 seed_anomalies() {
   local conf ip uid
   conf=$(netconf "$RUN-s" '{"range":"10.170.0.0/24","namespace":"'"$BIGNS"'"}' node-s)
@@ -308,6 +309,7 @@ t_check_seeded() {
   expect_eq "check -o json rc" "$CHECK_RC" 0 || { cat "$WORK/err"; return 1; }
   expect_eq "findings" "$(findings | tr '\n' ' ')" \
     "allocation_without_reservation bad_nad_config duplicate_ip leaked/no_pod leaked/other_uid leaked/terminal out_of_range reservation_without_allocation " || return 1
+  # shellcheck disable=SC2154 # set by seed_anomalies (printf -v)
   expect_json "leak ip" "[.findings[] | select(.reason == \"no_pod\") | .ip] == [\"$SEED_s_gone\"]" || return 1
   expect_json "bad NAD message" ".findings[] | select(.kind == \"bad_nad_config\" and (.message | contains(\"$RUN-bad\"))) | .message | contains(\"range\")" || return 1
   note "check of $BIG healthy + 8 seeded anomalies: $CHECK_MS ms wall, $(jq -r .seconds "$WORK/out") s inside (target < 2000)"
@@ -469,7 +471,7 @@ t_krew_package() {
   bin_dir=$(cd "$(dirname "$CLI_BUILT")/.." && pwd)
   manifest=$("$root/scripts/krew-package" --build "$bin_dir" --out "$WORK/krew" --check) || return 1
   grep -qx 'apiVersion: krew.googlecontainertools.github.com/v1alpha2' "$manifest" || { cat "$manifest"; return 1; }
-  grep -qx 'kind: Plugin' "$manifest" && grep -qx '  name: allot' "$manifest" || { cat "$manifest"; return 1; }
+  { grep -qx 'kind: Plugin' "$manifest" && grep -qx '  name: allot' "$manifest"; } || { cat "$manifest"; return 1; }
   grep -qx '        os: linux' "$manifest" || { cat "$manifest"; return 1; }
   [[ $(uname -m) != x86_64 ]] || grep -qx '        arch: amd64' "$manifest" || { cat "$manifest"; return 1; }
   ! grep -q '@' "$manifest" || { echo "unfilled placeholder:"; grep '@' "$manifest"; return 1; }

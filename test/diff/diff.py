@@ -214,12 +214,20 @@ def judge(kube, wa, al, case):
 
 # --------------------------------------------------------------------- the cases ---
 
-def derived_cases():
-    """The configurations of Whereabouts' own tests (pkg/allocate, pkg/config, pkg/iphelpers),
-    each ADDed until exhaustion or a few times, with a DEL and a re-ADD."""
-    c = []
+class CaseList:
+    """Cases with ids d00, d01, ... in the order they are added."""
 
-    def add(name, configs, n_add=4, dels=(1,), readd=True, version="1.0.0"):
+    def __init__(self):
+        self.cases = []
+
+    def next_id(self):
+        return f"d{len(self.cases):02d}"
+
+    def append(self, case):
+        self.cases.append(case)
+
+    def add(self, name, configs, n_add=4, dels=(1,), readd=True, version="1.0.0"):
+        """configs ADDed n_add times, each DEL in dels, then (readd) one more ADD."""
         if isinstance(configs, dict):
             configs = [configs]
         ops = [["ADD", 0, i] for i in range(n_add)]
@@ -228,87 +236,106 @@ def derived_cases():
                 ops.append(["DEL", 0, d])
         if readd:
             ops.append(["ADD", 0, n_add])
-        c.append({"id": f"d{len(c):02d}", "name": name, "configs": configs, "ops": ops, "cniVersion": version})
+        self.cases.append({"id": self.next_id(), "name": name, "configs": configs, "ops": ops, "cniVersion": version})
 
-    add("allocate: IPv4 /24", {"range": "192.168.1.1/24"})
-    add("allocate: IPv6 no leading zeroes", {"range": "caa5::0/112"})
-    add("allocate: IPv6 all leading zeroes /126", {"range": "::1/126"})
-    add("allocate: IPv6 two leading zeroes", {"range": "fd::1/116"})
-    add("allocate: IPv6 leading zeroes /126", {"range": "100::2:1/126"})
-    add("allocate: exclude a /30", {"range": "192.168.0.0/29", "exclude": ["192.168.0.0/30"]}, n_add=5)
-    add("allocate: exclude a single IP", {"range": "192.168.0.0/29", "exclude": ["192.168.0.1"]}, n_add=6)
-    add("allocate: invalid IPv4 exclude", {"range": "192.168.0.0/29", "exclude": ["192.168.0.1/123"]})
-    add("allocate: IPv6 exclude /126", {"range": "100::2:1/125", "exclude": ["100::2:1/126"]}, n_add=5)
-    add("allocate: IPv6 exclude single", {"range": "100::2:1/125", "exclude": ["100::2:1"]}, n_add=7)
-    add("allocate: invalid IPv6 exclude", {"range": "100::2:1/125", "exclude": ["100::2::1"]})
-    add("allocate: very large IPv6 exclude", {"range": "2001:db8::/30", "exclude": ["2001:db8::0/32"]})
-    add("allocate: unsorted excludes", {"range": "192.168.0.0/28",
-                                        "exclude": ["192.168.0.0/30", "192.168.0.6/31", "192.168.0.8/31",
-                                                    "192.168.0.4/30"]}, n_add=6)
-    add("allocate: unsorted excludes 2", {"range": "192.168.0.0/28",
-                                          "exclude": ["192.168.0.0/30", "192.168.0.14/31", "192.168.0.4/30",
-                                                      "192.168.0.6/31", "192.168.0.8/31"]}, n_add=5)
-    add("allocate: exclude past the last free address", {"range": "192.168.0.0/29",
-                                                         "exclude": ["192.168.0.4/30"]}, n_add=5)
-    add("allocate: IPv6 exclude the rest", {"range": "100::2:1/125", "exclude": ["100::2:4/126"]}, n_add=5)
-    add("allocate: range_start at the network address", {"range": "192.168.0.0/29",
-                                                         "range_start": "192.168.0.0"}, n_add=7)
-    add("allocate: start network, end broadcast", {"range": "192.168.0.0/29", "range_start": "192.168.0.0",
-                                                   "range_end": "192.168.0.8"}, n_add=7)
-    add("allocate: range_end inside an exclude", {"range": "192.168.0.0/28", "range_start": "192.168.0.1",
-                                                  "range_end": "192.168.0.6", "exclude": ["192.168.0.4/30"]},
-        n_add=5)
-    add("config: basic A-B, gateway outside", {"range": "192.168.1.5-192.168.1.25/24",
-                                               "gateway": "192.168.10.1", "log_level": "debug"})
-    add("config: host bits, range_start below", {"range": "192.168.2.230/24", "range_start": "192.168.2.223",
-                                                 "gateway": "192.168.10.1"})
-    add("config: overlapping ranges on", {"range": "192.168.2.230/24", "gateway": "192.168.5.5",
-                                          "enable_overlapping_ranges": True})
-    add("config: overlapping ranges off", {"range": "192.168.2.230/24", "gateway": "192.168.5.5",
-                                           "enable_overlapping_ranges": False})
-    add("config: leading zeroes in A-B", {"range": "00192.00168.1.5-000000192.168.1.25/24",
-                                          "gateway": "192.168.10.1"})
-    add("config: leading zeroes in the range", {"range": "00192.00168.1.0/24", "gateway": "192.168.10.1"})
-    add("config: leading zeroes, range_start", {"range": "00192.00168.1.0/24", "range_start": "00192.00168.1.44",
-                                                "gateway": "192.168.10.1"})
-    add("config: leading zeroes, start and end", {"range": "00192.00168.1.0/24",
-                                                  "range_start": "00192.00168.1.44",
-                                                  "range_end": "00192.00168.01.209", "gateway": "192.168.10.1"})
-    add("config: A-B start outside the CIDR", {"range": "192.168.1.5-192.168.2.25/28",
-                                               "gateway": "192.168.10.1"})
-    add("config: ipRanges dual-stack", {"ipRanges": [{"range": "192.168.1.0/29"}, {"range": "abcd::0/125"}]},
-        n_add=7)
-    add("config: range plus ipRanges", {"range": "192.168.1.0/29", "ipRanges": [{"range": "abcd::1/125"}]})
-    add("iphelpers: range_end before range_start", {"range": "192.168.0.0/28", "range_start": "192.168.0.10",
-                                                    "range_end": "192.168.0.5"}, n_add=6)
-    add("iphelpers: start and end outside", {"range": "192.168.0.0/28", "range_start": "192.167.0.10",
-                                             "range_end": "192.169.0.5"})
-    add("iphelpers: IPv6 start and end", {"range": "fd00::/120", "range_start": "fd00::10",
-                                          "range_end": "fd00::12"}, n_add=4)
-    add("iphelpers: /31 and /32", {"ipRanges": [{"range": "10.0.0.0/31"}]})
-    add("iphelpers: /32", {"range": "10.0.0.9/32"})
-    add("iphelpers: /127", {"range": "fd00::/127"})
-    add("issue 14: pool is a block, router elsewhere", {"range": "10.1.0.64/26", "gateway": "10.1.0.1"})
-    add("issue 14: window inside a /24, router at .1", {"range": "10.1.0.0/24", "range_start": "10.1.0.100",
-                                                        "range_end": "10.1.0.102", "gateway": "10.1.0.1"})
-    add("gateway inside the window", {"range": "10.2.0.0/29", "gateway": "10.2.0.2"}, n_add=6)
-    add("no range at all", {"gateway": "10.5.0.1"}, n_add=1)
-    add("dns and routes passed through", {"range": "10.6.0.0/29", "routes": [{"dst": "0.0.0.0/0"}],
-                                          "dns": {"nameservers": ["10.6.0.53"], "search": ["x.local"]}}, n_add=2)
-    add("dns nameservers as a string", {"range": "10.6.0.0/29", "dns": {"nameservers": "10.6.0.53"}}, n_add=1)
-    add("log_level Whereabouts does not know", {"range": "10.7.0.0/29", "log_level": "LOUD"}, n_add=2)
-    c.append({"id": f"d{len(c):02d}", "name": "ADD twice for one container returns the same address",
-              "configs": [{"range": "10.8.0.0/29"}], "ops": [["ADD", 0, 0], ["ADD", 0, 0], ["ADD", 0, 1]]})
-    add("config: cniVersion 0.2.0 dual-stack", {"ipRanges": [{"range": "10.3.0.0/29"}, {"range": "fd03::/125"}]},
-        version="0.2.0")
-    c.append({"id": f"d{len(c):02d}", "name": "shared pool: two windows on one range, used in turn",
-              "configs": [{"range": "10.4.0.0/28", "range_start": "10.4.0.2", "range_end": "10.4.0.5"},
-                          {"range": "10.4.0.0/28", "range_start": "10.4.0.4", "range_end": "10.4.0.9",
-                           "exclude": ["10.4.0.6"]}],
-              "ops": [["ADD", 0, 0], ["ADD", 1, 1], ["ADD", 0, 2], ["ADD", 1, 3], ["ADD", 0, 4], ["ADD", 1, 5],
-                      ["DEL", 0, 1], ["ADD", 0, 6], ["ADD", 1, 7], ["ADD", 1, 8], ["ADD", 1, 9]]})
-    return c
 
+def allocate_cases(cl):
+    """Whereabouts' pkg/allocate tests."""
+    cl.add("allocate: IPv4 /24", {"range": "192.168.1.1/24"})
+    cl.add("allocate: IPv6 no leading zeroes", {"range": "caa5::0/112"})
+    cl.add("allocate: IPv6 all leading zeroes /126", {"range": "::1/126"})
+    cl.add("allocate: IPv6 two leading zeroes", {"range": "fd::1/116"})
+    cl.add("allocate: IPv6 leading zeroes /126", {"range": "100::2:1/126"})
+    cl.add("allocate: exclude a /30", {"range": "192.168.0.0/29", "exclude": ["192.168.0.0/30"]}, n_add=5)
+    cl.add("allocate: exclude a single IP", {"range": "192.168.0.0/29", "exclude": ["192.168.0.1"]}, n_add=6)
+    cl.add("allocate: invalid IPv4 exclude", {"range": "192.168.0.0/29", "exclude": ["192.168.0.1/123"]})
+    cl.add("allocate: IPv6 exclude /126", {"range": "100::2:1/125", "exclude": ["100::2:1/126"]}, n_add=5)
+    cl.add("allocate: IPv6 exclude single", {"range": "100::2:1/125", "exclude": ["100::2:1"]}, n_add=7)
+    cl.add("allocate: invalid IPv6 exclude", {"range": "100::2:1/125", "exclude": ["100::2::1"]})
+    cl.add("allocate: very large IPv6 exclude", {"range": "2001:db8::/30", "exclude": ["2001:db8::0/32"]})
+    cl.add("allocate: unsorted excludes", {"range": "192.168.0.0/28",
+                                           "exclude": ["192.168.0.0/30", "192.168.0.6/31", "192.168.0.8/31",
+                                                       "192.168.0.4/30"]}, n_add=6)
+    cl.add("allocate: unsorted excludes 2", {"range": "192.168.0.0/28",
+                                             "exclude": ["192.168.0.0/30", "192.168.0.14/31", "192.168.0.4/30",
+                                                         "192.168.0.6/31", "192.168.0.8/31"]}, n_add=5)
+    cl.add("allocate: exclude past the last free address", {"range": "192.168.0.0/29",
+                                                            "exclude": ["192.168.0.4/30"]}, n_add=5)
+    cl.add("allocate: IPv6 exclude the rest", {"range": "100::2:1/125", "exclude": ["100::2:4/126"]}, n_add=5)
+    cl.add("allocate: range_start at the network address", {"range": "192.168.0.0/29",
+                                                            "range_start": "192.168.0.0"}, n_add=7)
+    cl.add("allocate: start network, end broadcast", {"range": "192.168.0.0/29", "range_start": "192.168.0.0",
+                                                      "range_end": "192.168.0.8"}, n_add=7)
+    cl.add("allocate: range_end inside an exclude", {"range": "192.168.0.0/28", "range_start": "192.168.0.1",
+                                                     "range_end": "192.168.0.6", "exclude": ["192.168.0.4/30"]},
+           n_add=5)
+
+
+def config_cases(cl):
+    """Whereabouts' pkg/config tests."""
+    cl.add("config: basic A-B, gateway outside", {"range": "192.168.1.5-192.168.1.25/24",
+                                                  "gateway": "192.168.10.1", "log_level": "debug"})
+    cl.add("config: host bits, range_start below", {"range": "192.168.2.230/24", "range_start": "192.168.2.223",
+                                                    "gateway": "192.168.10.1"})
+    cl.add("config: overlapping ranges on", {"range": "192.168.2.230/24", "gateway": "192.168.5.5",
+                                             "enable_overlapping_ranges": True})
+    cl.add("config: overlapping ranges off", {"range": "192.168.2.230/24", "gateway": "192.168.5.5",
+                                              "enable_overlapping_ranges": False})
+    cl.add("config: leading zeroes in A-B", {"range": "00192.00168.1.5-000000192.168.1.25/24",
+                                             "gateway": "192.168.10.1"})
+    cl.add("config: leading zeroes in the range", {"range": "00192.00168.1.0/24", "gateway": "192.168.10.1"})
+    cl.add("config: leading zeroes, range_start", {"range": "00192.00168.1.0/24", "range_start": "00192.00168.1.44",
+                                                   "gateway": "192.168.10.1"})
+    cl.add("config: leading zeroes, start and end", {"range": "00192.00168.1.0/24",
+                                                     "range_start": "00192.00168.1.44",
+                                                     "range_end": "00192.00168.01.209", "gateway": "192.168.10.1"})
+    cl.add("config: A-B start outside the CIDR", {"range": "192.168.1.5-192.168.2.25/28",
+                                                  "gateway": "192.168.10.1"})
+    cl.add("config: ipRanges dual-stack", {"ipRanges": [{"range": "192.168.1.0/29"}, {"range": "abcd::0/125"}]},
+           n_add=7)
+    cl.add("config: range plus ipRanges", {"range": "192.168.1.0/29", "ipRanges": [{"range": "abcd::1/125"}]})
+
+
+def iphelpers_and_more_cases(cl):
+    """Whereabouts' pkg/iphelpers tests, then allot's own issues and corner cases."""
+    cl.add("iphelpers: range_end before range_start", {"range": "192.168.0.0/28", "range_start": "192.168.0.10",
+                                                       "range_end": "192.168.0.5"}, n_add=6)
+    cl.add("iphelpers: start and end outside", {"range": "192.168.0.0/28", "range_start": "192.167.0.10",
+                                                "range_end": "192.169.0.5"})
+    cl.add("iphelpers: IPv6 start and end", {"range": "fd00::/120", "range_start": "fd00::10",
+                                             "range_end": "fd00::12"}, n_add=4)
+    cl.add("iphelpers: /31 and /32", {"ipRanges": [{"range": "10.0.0.0/31"}]})
+    cl.add("iphelpers: /32", {"range": "10.0.0.9/32"})
+    cl.add("iphelpers: /127", {"range": "fd00::/127"})
+    cl.add("issue 14: pool is a block, router elsewhere", {"range": "10.1.0.64/26", "gateway": "10.1.0.1"})
+    cl.add("issue 14: window inside a /24, router at .1", {"range": "10.1.0.0/24", "range_start": "10.1.0.100",
+                                                           "range_end": "10.1.0.102", "gateway": "10.1.0.1"})
+    cl.add("gateway inside the window", {"range": "10.2.0.0/29", "gateway": "10.2.0.2"}, n_add=6)
+    cl.add("no range at all", {"gateway": "10.5.0.1"}, n_add=1)
+    cl.add("dns and routes passed through", {"range": "10.6.0.0/29", "routes": [{"dst": "0.0.0.0/0"}],
+                                             "dns": {"nameservers": ["10.6.0.53"], "search": ["x.local"]}}, n_add=2)
+    cl.add("dns nameservers as a string", {"range": "10.6.0.0/29", "dns": {"nameservers": "10.6.0.53"}}, n_add=1)
+    cl.add("log_level Whereabouts does not know", {"range": "10.7.0.0/29", "log_level": "LOUD"}, n_add=2)
+    cl.append({"id": cl.next_id(), "name": "ADD twice for one container returns the same address",
+               "configs": [{"range": "10.8.0.0/29"}], "ops": [["ADD", 0, 0], ["ADD", 0, 0], ["ADD", 0, 1]]})
+    cl.add("config: cniVersion 0.2.0 dual-stack", {"ipRanges": [{"range": "10.3.0.0/29"}, {"range": "fd03::/125"}]},
+           version="0.2.0")
+    cl.append({"id": cl.next_id(), "name": "shared pool: two windows on one range, used in turn",
+               "configs": [{"range": "10.4.0.0/28", "range_start": "10.4.0.2", "range_end": "10.4.0.5"},
+                           {"range": "10.4.0.0/28", "range_start": "10.4.0.4", "range_end": "10.4.0.9",
+                            "exclude": ["10.4.0.6"]}],
+               "ops": [["ADD", 0, 0], ["ADD", 1, 1], ["ADD", 0, 2], ["ADD", 1, 3], ["ADD", 0, 4], ["ADD", 1, 5],
+                       ["DEL", 0, 1], ["ADD", 0, 6], ["ADD", 1, 7], ["ADD", 1, 8], ["ADD", 1, 9]]})
+
+
+def derived_cases():
+    """The configurations of Whereabouts' own tests (pkg/allocate, pkg/config, pkg/iphelpers),
+    each ADDed until exhaustion or a few times, with a DEL and a re-ADD."""
+    cl = CaseList()
+    allocate_cases(cl)
+    config_cases(cl)
+    iphelpers_and_more_cases(cl)
+    return cl.cases
 
 class Gen:
     """A seeded random generator of configurations and call sequences."""

@@ -19,7 +19,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=test/lib.sh disable=SC1091
 source "$root/test/lib.sh"
-SUITE_NAME=diff
+SUITE_NAME='diff'
 
 args=()
 random=25

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for allot-gc's integration tests (test/integration/gc_test.sh): pods, NADs and
 # pools on the real API server of e2e/cluster, the real plugin for allocations, and allot-gc
 # processes in the background. Source after test/lib.sh and cluster_start, then call gc_init.

@@ -47,7 +47,7 @@ t_start() {
 # One version everywhere: allot-gc --version, its allot_build_info metric, and what kubectl allot
 # version reads from the node's report (the Lease its sweep writes).
 t_version() {
-  local own cli node_version
+  local own cli
   own=$("$GC" --version) || return 1
   [[ "$own" =~ ^allot-gc\ ([^ ]+)\ \(revision\ ([^\)]+)\)$ ]] || { echo "allot-gc --version: '$own'"; return 1; }
   local v=${BASH_REMATCH[1]} r=${BASH_REMATCH[2]}
@@ -196,7 +196,7 @@ t_statefulset() {
   alloc net3 "$RANGE3" web-0 || return 1; uid1=$A_UID; ip1=$A_IP
   # The old sandbox still runs on this node (a force delete): its namespace holds the address.
   ip netns add "$sbx" || return 1
-  ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ip1/32" dev lo || { ip netns del "$sbx"; return 1; }
+  { ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ip1/32" dev lo; } || { ip netns del "$sbx"; return 1; }
   # Freeze allot-gc so that it sees the deletion only once the new pod exists.
   pid=$(gc_pid a)
   kill -STOP "$pid"
@@ -245,10 +245,10 @@ t_statefulset_nouid() {
 
 t_forged() {
   mk_nad net3 "{\"range\":\"$RANGE3\"}" || return 1
-  local pool vuid vip fuid fip
+  local pool vuid vip fuid
   pool=$(pool_name "$RANGE3")
   alloc net3 "$RANGE3" victim || return 1; vuid=$A_UID; vip=$A_IP
-  alloc net3 "$RANGE3" forger || return 1; fuid=$A_UID; fip=$A_IP
+  alloc net3 "$RANGE3" forger || return 1; fuid=$A_UID
   # The forger claims the victim's address (and a network it never had).
   set_network_status forger "$(jq -cn --arg n "$PODNS/net3" --arg v "$vip" --arg o "$PODNS/net1" \
     '[{name: $n, interface: "net1", ips: [$v]}, {name: $o, interface: "net2", ips: [$v, "10.61.0.1"]}]')"
@@ -294,7 +294,8 @@ t_force() {
   alloc net5 "$RANGE5" forced || return 1; uf=$A_UID; ipf=$A_IP
   alloc net5 "$RANGE5" stopped || return 1; us=$A_UID; ips=$A_IP
   ip netns add "$sbx" || return 1
-  ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ipf/32" dev lo && ip -n "$sbx" addr add "$ips/32" dev lo || { ip netns del "$sbx"; return 1; }
+  { ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ipf/32" dev lo && ip -n "$sbx" addr add "$ips/32" dev lo; } ||
+    { ip netns del "$sbx"; return 1; }
   mark_stopped stopped || { ip netns del "$sbx"; return 1; }
   del_pods forced stopped >/dev/null || { ip netns del "$sbx"; return 1; }
   local rc=0
@@ -429,9 +430,9 @@ t_leak_kinds() {
   pool=$(pool_name "$RANGE4")
   mk_node "$node" True || return 1
   conf=$(netconf net4 "{\"range\":\"$RANGE4\"}" "$node")
-  read -r _ udone < <(make_pods "$node" done) || return 1
-  add "$node" ctr-done done "$udone" "$conf" >/dev/null || return 1
-  set_phase done Succeeded || return 1
+  read -r _ udone < <(make_pods "$node" "done") || return 1
+  add "$node" ctr-done "done" "$udone" "$conf" >/dev/null || return 1
+  set_phase "done" Succeeded || return 1
   make_pods "$node" sts-1 >/dev/null || return 1
   add "$node" ctr-sts sts-1 "uid-of-an-older-sts-1" "$conf" >/dev/null || return 1
   read -r _ ulive < <(make_pods node-b alive) || return 1
@@ -442,7 +443,7 @@ t_leak_kinds() {
   wait_for 20 has_event AddressHeld "pod $PODNS/sts-1 " || { echo "no AddressHeld Event for the re-created pod"; return 1; }
   p0=$(passes "$LEADER")
   wait_for 20 passes_reach "$LEADER" $(( p0 + 3 )) || { echo "passes stalled"; return 1; }
-  pool_has_uid "$pool" "$udone" && pool_has_uid "$pool" uid-of-an-older-sts-1 || { echo "freed while their Node exists"; return 1; }
+  { pool_has_uid "$pool" "$udone" && pool_has_uid "$pool" uid-of-an-older-sts-1; } || { echo "freed while their Node exists"; return 1; }
   kubectl delete node "$node" >/dev/null || return 1
   wait_for 20 not pool_has_uid "$pool" "$udone" || { echo "terminated pod's entry not released"; return 1; }
   wait_for 20 not pool_has_uid "$pool" uid-of-an-older-sts-1 || { echo "other-UID entry not released"; return 1; }
@@ -514,7 +515,7 @@ t_anomalies() {
   p=$(passes "$LEADER")
   wait_for 10 passes_reach "$LEADER" $(( p + 3 )) || return 1
   expect_eq "duplicate_ip Events" "$(events PoolAnomaly | grep -c 'duplicate_ip: 10.70.0.5')" 1 || return 1
-  pool_has_uid 10.70.0.0-24 "$u1" && pool_has_uid 10.70.0.0-25 "$u2" || { echo "a duplicate holder was removed"; return 1; }
+  { pool_has_uid 10.70.0.0-24 "$u1" && pool_has_uid 10.70.0.0-25 "$u2"; } || { echo "a duplicate holder was removed"; return 1; }
   note "anomaly gauges: $(gc_metrics "$LEADER" | grep '^allot_anomalies{' | xargs)"
 }
 
@@ -652,7 +653,7 @@ t_apiserver() {
   for i in 0 1 2; do
     wait_for 30 not pool_has_uid "$pool" "${u[$i]}" || { echo "delete of k$(( i + 1 )) missed"; gc_log a | tail -8; return 1; }
   done
-  pool_has_uid "$pool" "${u[3]}" && pool_has_uid "$pool" "${u[4]}" || { echo "a live pod lost its address"; return 1; }
+  { pool_has_uid "$pool" "${u[3]}" && pool_has_uid "$pool" "${u[4]}"; } || { echo "a live pod lost its address"; return 1; }
   expect_eq "/healthz with the API server down for 4 s (threshold 3 s)" "$hz" 503 || return 1
   expect_eq "/readyz of a sidecar started while the API server was down" "$rz" 503 || return 1
   wait_for 20 gc_ready u || { echo "/readyz did not become 200 after the API server came back"; return 1; }

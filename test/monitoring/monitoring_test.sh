@@ -40,10 +40,10 @@ t_rules() {
   n=$(awk '$2 == "alert:"' "$WORK/rules.yaml" | wc -l)
   # Every alert has a test that expects it to fire.
   local a
-  for a in $(awk '$2 == "alert:" { print $3 }' "$WORK/rules.yaml"); do
+  while read -r a; do
     grep -q "alertname: $a\$" "$WORK/alerts_test.yaml" || { echo "no test for alert $a"; return 1; }
     grep -q "^### $a\$" "$root/docs/operations.md" || { echo "no runbook entry '### $a' in docs/operations.md"; return 1; }
-  done
+  done < <(awk '$2 == "alert:" { print $3 }' "$WORK/rules.yaml")
   note "$n alerts checked and unit-tested; each has a runbook entry"
 }
 
@@ -83,9 +83,9 @@ t_live() {
     '$1 == s { print $2 }' "$WORK/metrics.txt")
   expect_eq "ADDs the relay was told of" "$adds" "$used" || return 1
   local fam missing=()
-  for fam in $(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$WORK/metrics.txt"); do
+  while read -r fam; do
     grep -q "\`$fam\`" "$root/docs/operations.md" || missing+=("$fam")
-  done
+  done < <(awk '$1 == "#" && $2 == "TYPE" { print $3 }' "$WORK/metrics.txt")
   (( ${#missing[@]} == 0 )) || { echo "not in docs/operations.md: ${missing[*]}"; return 1; }
   note "$used of $size addresses used; promtool check metrics clean over $(grep -c '^# TYPE' "$WORK/metrics.txt") families"
 }

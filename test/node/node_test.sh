@@ -17,7 +17,7 @@ nodes=${ALLOT_NODES:-2}
 npods=${ALLOT_NODE_PODS:-40}
 timeout=${ALLOT_NODE_TIMEOUT:-300}
 ns=allot-node-test
-nad=node-test-net
+nad='node-test-net'
 range=10.77.0.0/24
 pool=10.77.0.0-24   # the IPPool name allot (and Whereabouts) derive from the range
 poolns=kube-system  # deploy/daemonset.yaml: the DaemonSet's namespace
@@ -315,8 +315,12 @@ s3() {
   local after
   after=$(pool_allocs)
   if [[ "$before" != "$after" ]]; then
-    note "pool before kubelet returned (less the s3 pods):"; sed 's/^/#   /' <<<"$before"
-    note "after:"; sed 's/^/#   /' <<<"$after"
+    note "pool before kubelet returned (less the s3 pods):"
+    # shellcheck disable=SC2001 # a prefix on every line
+    sed 's/^/#   /' <<<"$before"
+    note "after:"
+    # shellcheck disable=SC2001
+    sed 's/^/#   /' <<<"$after"
     fail "$name" "kubelet's late DEL changed other pods' allocations"; return
   fi
   check_pods s3b || { fail "$name" "new pods' addresses changed"; return; }
@@ -460,8 +464,8 @@ s9() {
   local name="9 IPAMClaim through Multus: status written, same address on migration, kept without pods, freed with the claim; a fixed address from ips"
   local cpool=10.78.0.0-24 fpool=10.79.0.0-24 other=node-$nodes
   gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
-  kubectl apply -f "$root/deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml" >/dev/null &&
-    kubectl wait --for=condition=Established crd/ipamclaims.k8s.cni.cncf.io --timeout=60s >/dev/null ||
+  { kubectl apply -f "$root/deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml" >/dev/null &&
+      kubectl wait --for=condition=Established crd/ipamclaims.k8s.cni.cncf.io --timeout=60s >/dev/null; } ||
     { fail "$name" "the IPAMClaim CRD did not install"; return; }
   nad_apply claim-net 10.78.0.0/24 "" ', "allowPersistentIPs": true'
   nad_apply fixed-net 10.79.0.0/24 "" ', "capabilities": {"ips": true}'

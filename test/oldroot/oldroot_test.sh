@@ -112,7 +112,7 @@ printf '{"node_dirs":["%s"]}\n' "$node" >"$host_node/admin.conf"
 TRACE=
 cni() {
   local tracer=()
-  [[ -n "$TRACE" ]] && tracer=(strace -f -qq -e trace=openat,open,execve -o "$TRACE")
+  [[ -n "$TRACE" ]] && tracer=(strace -f -qq -e "trace=openat,open,execve" -o "$TRACE")
   printf '%s' "$2" | "${tracer[@]}" chroot "$ROOTFS" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     CNI_COMMAND="$1" CNI_CONTAINERID="ctr-$RUN" CNI_NETNS=/var/run/netns/none CNI_IFNAME=net1 \
     CNI_PATH=/opt/cni/bin ALLOT_FLAT_FILES="$node/admin.conf" NODENAME=oldroot \
@@ -173,7 +173,9 @@ if [[ -f "$work/strace" ]]; then
   elif [[ -z "$plugin_opens" ]]; then
     ok "the ADD opened no shared object (strace: $(grep -c -E 'open(at)?\(' <<<"$plugin_lines") opens by the plugin, none of a .so)"
   else
-    bad "the ADD opened no shared object"; sed 's/^/#   /' <<<"$plugin_opens"
+    bad "the ADD opened no shared object"
+    # shellcheck disable=SC2001 # a prefix on every line
+    sed 's/^/#   /' <<<"$plugin_opens"
   fi
 fi
 

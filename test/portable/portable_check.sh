@@ -59,6 +59,7 @@ if [[ -z "$out" ]]; then
   ok "$plugin is static: no loader, no shared library, no GLIBC_ version above $MAX_GLIBC (newest: ${newest:-none}), no libcurl.so ($(stat -c %s "$plugin") bytes)"
 else
   bad "$plugin runs on any x86-64 Linux node"
+  # shellcheck disable=SC2001 # a prefix on every line
   sed 's/^/#   /' <<<"$out"
 fi
 

@@ -35,6 +35,7 @@ CHECK_TAIL=30
 RANGES=(10.207.1.0/24 10.207.2.0/24 fd00:207:2::/64 10.207.3.0/24 10.207.4.0/24 10.207.5.0/30
         10.207.6.0/24 10.207.7.16/28 10.207.7.32/28 10.207.7.48/28 10.207.7.64/28 10.207.7.80/28)
 rt_delete_pools "${RANGES[@]}"        # leftovers of an interrupted run
+# shellcheck disable=SC2016 # expanded at exit
 on_exit 'rt_delete_pools "${RANGES[@]}"'
 
 setup() {
@@ -396,6 +397,7 @@ else
   t_side_empty() {
     sandbox_gone p2 || return 1
     kubectl delete pod -n "$PODNS" p2 --grace-period=0 --force >/dev/null 2>&1 || return 1
+    # shellcheck disable=SC2016 # evaluated by wait_for, at each try
     wait_for 30 eval '[[ $(alloc_count 10.207.6.0/24) == 0 ]]' || { echo "pool: $(rt_allocs 10.207.6.0/24)"; return 1; }
   }
   check "two nodes: the pool ends empty" t_side_empty
@@ -427,6 +429,7 @@ else
     echo "DEL returned in $((SECONDS - t0))s"
     rt_proxy_start || return 1
     grep -q "journaled" "$(rt_node_dir node-1)/allot.log" || { echo "allot.log does not mention the journal"; return 1; }
+    # shellcheck disable=SC2016 # evaluated by wait_for, at each try
     wait_for 20 eval 'pod_free p4 && [[ $(journal_files) == 0 ]]' ||
       { echo "pool: $(rt_allocs 10.207.6.0/24); journal files: $(journal_files)"; tail -n 5 "$RT_WORK/allot-gc-node-1.log"; return 1; }
     kubectl delete pod -n "$PODNS" p4 --grace-period=0 --force >/dev/null 2>&1

@@ -27,7 +27,7 @@ mode_of() { stat -c %a "$1"; }
 
 LOGS=$WORK/logs
 mkdir -p "$LOGS"
-NODE=node-sec
+NODE='node-sec'
 OTHERNS=$RUN-other
 kubectl create namespace "$OTHERNS" >/dev/null
 on_exit "kubectl delete -n '$OTHERNS' --all network-attachment-definitions >/dev/null 2>&1; kubectl delete namespace '$OTHERNS' --wait=false >/dev/null 2>&1; kubectl get namespace '$OTHERNS' -o json 2>/dev/null | jq '.spec.finalizers = []' | kubectl replace --raw '/api/v1/namespaces/$OTHERNS/finalize' -f - >/dev/null 2>&1"
@@ -211,6 +211,7 @@ t_modes() {
   local bin=$WORK/install-src host=$d/host
   mkdir -p "$bin"
   cp "$PLUGIN" "$bin/allot"
+  # shellcheck disable=SC2016 # $1..$3 are the inner sh's
   unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /usr/local/bin &&
       umask 000 && CNI_BIN_DIR="$2/opt/cni/bin" CONF_DIR="$2/etc/cni/net.d/allot.d" NODE_NAME=node-x \
       sh "$3/deploy/install-cni.sh"' sh "$bin" "$host" "$root" >"$WORK/install.out" 2>&1 ||
@@ -241,10 +242,10 @@ t_tls() {
   c=$(DEADLINE_MS=1500 conf "$KC/wrongca.kubeconfig" "$range")
   local t0=$EPOCHREALTIME
   pcall ADD ctr-t1 t1 "$uid" "$c"
-  [[ "$CNI_RC" != 0 ]] && grep -qi "certificate" <<<"$(err_msg)" || { echo "ADD with a wrong CA: rc=$CNI_RC $CNI_OUT"; return 1; }
+  { [[ "$CNI_RC" != 0 ]] && grep -qi "certificate" <<<"$(err_msg)"; } || { echo "ADD with a wrong CA: rc=$CNI_RC $CNI_OUT"; return 1; }
   note "ADD with a wrong CA: code $(err_code) after $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }') ms (deadline 1500): \"...$(err_msg | grep -o ': SSL.*' | cut -c3-)\""
   pcall STATUS ctr-t1 t1 "$uid" "$c"
-  [[ "$CNI_RC" != 0 ]] && grep -qi "certificate" <<<"$(err_msg)" || { echo "STATUS with a wrong CA: $CNI_OUT"; return 1; }
+  { [[ "$CNI_RC" != 0 ]] && grep -qi "certificate" <<<"$(err_msg)"; } || { echo "STATUS with a wrong CA: $CNI_OUT"; return 1; }
   # insecure-skip-tls-verify: works, and says so every time.
   : >"$LOGS/plugin.log"
   c=$(conf "$KC/insecure.kubeconfig" "$range")

@@ -13,6 +13,7 @@ slices_init() {
 
 slices_cleanup() {
   local pid n
+  # shellcheck disable=SC2154 # gc_pids: test/integration/gc_lib.sh's, sourced first
   for pid in "${gc_pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
   kubectl delete nodeslicepools -n "$POOLNS" --all --wait=false >/dev/null 2>&1
   for n in "${SLICE_NODES[@]}"; do

@@ -140,7 +140,7 @@ t_dual_stack() {
   mk_nad_in "$POOLNS" ds "$IPAMD" || return 1
   local v6name
   v6name=$NETD-fd00-72---64
-  wait_for 10 has_slice "$NETD" "$NA" && wait_for 10 has_slice "$v6name" "$NA" ||
+  { wait_for 10 has_slice "$NETD" "$NA" && wait_for 10 has_slice "$v6name" "$NA"; } ||
     { echo "no dual-stack slices for $NA"; kubectl get nodeslicepools -n "$POOLNS"; return 1; }
   expect_eq "IPv6 sliceSize" "$(nsp_json "$v6name" | jq -r .spec.sliceSize)" /72 || return 1
   local conf out
@@ -156,7 +156,7 @@ t_dual_stack() {
 # More Nodes than slices: the Nodes left over are counted, and evented on Node and pool.
 NETX=$RUN-small
 t_exhausted() {
-  mk_nad_in "$POOLNS" small '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'$NETX'"}' || return 1
+  mk_nad_in "$POOLNS" small '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'"$NETX"'"}' || return 1
   wait_for 10 nsp_json "$NETX" >/dev/null || return 1
   local nodes
   nodes=$(kubectl get nodes -o name | wc -l)
@@ -169,7 +169,7 @@ t_exhausted() {
   left=$(unassigned_nodes "$NETX" | head -1)
   wait_for 10 node_event "$left" NodeSlicesExhausted || { echo "no Warning Event on Node $left"; return 1; }
   wait_for 10 has_event NodeSlicesExhausted "no free slice for node $left" || { echo "no Event on the NodeSlicePool"; return 1; }
-  cni ADD "$left" ctr-x x uid-x "$(slice_conf "$left" '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'$NETX'"}')"
+  cni ADD "$left" ctr-x x uid-x "$(slice_conf "$left" '{"range":"10.73.0.0/23","node_slice_size":"/24","network_name":"'"$NETX"'"}')"
   expect_eq "CNI code on $left" "$(jq -r .code <<<"$CNI_OUT")" 11 || return 1
   note "$(( nodes - 2 )) of $nodes Nodes without a slice; e.g. $left"
 }
@@ -193,9 +193,11 @@ mixed() {
   shift 3
   wa=$("$root/bench/build-whereabouts" 2>"$WORK/wa-build.log") || { cat "$WORK/wa-build.log"; return 1; }
   mk_nad_in "$POOLNS" "$nad" "$ipam" || return 1
-  wait_for 10 has_slice "$net" "$NA" && wait_for 10 has_slice "$net" "$NC" || { echo "no slices"; return 1; }
+  { wait_for 10 has_slice "$net" "$NA" && wait_for 10 has_slice "$net" "$NC"; } || { echo "no slices"; return 1; }
   wa_setup || return 1
-  out=$(export "$@" WA="$wa" NETW="$net" IPAMW="$ipam" PLUGIN="$PLUGIN" ALLOT_NAMES="$ALLOT_NAMES"
+  # ENV... are NAME=VALUE words; ALLOT_NAMES is exported already (test/lib.sh).
+  # shellcheck disable=SC2163
+  out=$(export "$@" WA="$wa" NETW="$net" IPAMW="$ipam" PLUGIN="$PLUGIN"
         both_plugins "$NA" "$NC") || { echo "$out"; return 1; }
   echo "$out"
 }
@@ -318,7 +320,7 @@ t_repair() {
   kubectl get node "$NC" >/dev/null 2>&1 || mk_node "$NC" || return 1
   mk_node "$NE" && mk_nad_in "$POOLNS" rep "$IPAMR" || return 1
   node_ready "$NA" && node_ready "$NC" && node_ready "$NE" || return 1
-  wait_for 10 has_slice "$NETR" "$NA" && wait_for 10 has_slice "$NETR" "$NE" || { echo "no slices"; return 1; }
+  { wait_for 10 has_slice "$NETR" "$NA" && wait_for 10 has_slice "$NETR" "$NE"; } || { echo "no slices"; return 1; }
   local pods pa pe pl
   pods=$(make_pods "$NA" home && make_pods "$NC" away && make_pods "$NE" live-e) || return 1
   local home away live gone leak
@@ -343,6 +345,7 @@ t_repair() {
     { echo "no outside_node_slice Event"; events PoolAnomaly; return 1; }
   wait_for 5 metric_is r 'allot_anomalies_total{kind="outside_node_slice"}' 1 || { gc_metrics r | grep anomal; return 1; }
   wait_for 20 not pool_has_podref "$pa" leak-a || { echo "leak $leak in $pa not released"; return 1; }
+  # shellcheck disable=SC2016 # evaluated by wait_for, at each try
   wait_for 20 eval '[[ "$(pool_count "$pe")" == 0 ]]' || { echo "$pe still holds $(pool_holders "$pe")"; return 1; }
   wait_for 10 not has_slice "$NETR" "$NE" || { echo "slice of $NE not freed after its pool emptied"; return 1; }
   never_for 2 not pool_has_podref "$pa" away || { echo "live pod away lost $away"; return 1; }

@@ -7,6 +7,7 @@
 # Starts containerd, imports the images, then keeps kubelet running unless
 # /run/kubelet.disabled exists (the harness stops and starts kubelet with it).
 set -euo pipefail
+# shellcheck source=/dev/null # written into the node container, not in the tree
 source /node/env
 NODE_IP=$(ip -4 -o addr show dev eth0 | awk '{ split($4, a, "/"); print a[1]; exit }')
 log() { echo "node-entrypoint: $(date +%T) $*"; }
