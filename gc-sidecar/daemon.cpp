@@ -27,6 +27,7 @@
 #include "gc-sidecar/relay_server.h"
 #include "gc-sidecar/repair.h"
 #include "gc-sidecar/sandbox_probe.h"
+#include "gc-sidecar/schema_probe.h"
 #include "gc-sidecar/slice_controller.h"
 #include "gc-sidecar/slice_watch.h"
 #include "gc-sidecar/stop.h"
@@ -249,6 +250,8 @@ bool Daemon::startReclaimer() {
     if (!eventClient || !watchClient || !reclaimClusters) return false;
     recorder_ = std::make_unique<EventRecorder>(std::move(*eventClient), cfg_.nodeName,
                                                 cfg_.identity, metrics_, stop_);
+    // Once, before any release: whether the IPPool schema keeps allot's entry fields.
+    reportIPPoolSchema(*watchClient, cfg_.poolNamespace, cfg_.nodeName, metrics_, *recorder_);
     ReclaimerOptions ropts;
     ropts.node = cfg_.nodeName;
     ropts.poolNamespace = cfg_.poolNamespace;

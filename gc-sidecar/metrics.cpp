@@ -1,6 +1,7 @@
 #include "gc-sidecar/metrics.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "version/version.h"
 
@@ -178,6 +179,10 @@ void Metrics::setJournalBacklog(uint64_t entries) {
     std::lock_guard l(m_);
     journalBacklog_ = entries;
 }
+void Metrics::setPrunedFields(std::map<std::string, uint64_t> fields) {
+    std::lock_guard l(m_);
+    prunedFields_ = std::move(fields);
+}
 void Metrics::setPluginTokenExpiry(double unixSeconds) {
     std::lock_guard l(m_);
     pluginTokenExpiry_ = unixSeconds;
@@ -319,6 +324,10 @@ void Metrics::renderNode(std::string& s) const {
     single(s, "allot_journal_backlog", "gauge",
            "Releases the plugin journaled on this node that are not replayed yet.",
            static_cast<double>(journalBacklog_));
+    byLabel(s, "allot_ippool_field_pruned", "gauge",
+            "1 for each of allot's optional IPPool entry fields the cluster's IPPool schema drops "
+            "(0: kept), as probed at start.",
+            "field", prunedFields_);
     single(s, "allot_plugin_token_expiry_timestamp_seconds", "gauge",
            "When the token in the plugin's kubeconfig on this node expires (Unix time; 0 when "
            "unknown). Past it, every ADD on the node fails.",

@@ -60,6 +60,8 @@ class Metrics {
     void addRelayRefused(const std::string& why);  // a plugin request the relay did not carry
     void observeCni(const CniCall& call);
     void setJournalBacklog(uint64_t entries);
+    // allot's optional entry fields, 1 where the cluster's IPPool schema drops it (schema_probe.h).
+    void setPrunedFields(std::map<std::string, uint64_t> fields);
     // When the token in the plugin's kubeconfig expires (Unix seconds); 0: unknown.
     void setPluginTokenExpiry(double unixSeconds);
     void addWatchRestart();
@@ -99,7 +101,7 @@ class Metrics {
     double lastPassSeconds_ = 0;
     Histogram repairPasses_;
     std::map<std::string, Histogram> cniCalls_;  // key: command, network, outcome (labels)
-    std::map<std::string, uint64_t> apiErrors_, relayRefused_;
+    std::map<std::string, uint64_t> apiErrors_, relayRefused_, prunedFields_;
     uint64_t journalBacklog_ = 0;
     double pluginTokenExpiry_ = 0;
     Clock::time_point lastPass_{};

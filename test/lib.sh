@@ -151,6 +151,22 @@ audit_settle() {
   done
 }
 
+# -------------------------------------------------------------------- schema --
+
+# entry_fields_pruned: the cluster's IPPool CRD is Whereabouts' own (e2e/cluster with
+# ALLOT_CLUSTER_CRDS=whereabouts), so the API server drops allot's entry fields node, poduid,
+# network and ipamclaim. A check whose outcome that changes asserts the safe one then: the
+# address is kept (no node is known to prove it unused), never freed early.
+entry_fields_pruned() { [[ "${ALLOT_CRDS:-allot}" == whereabouts ]]; }
+# as_stored ENTRY_JSON: the entry as the cluster's IPPool schema stores it, keys sorted (jq -cS).
+as_stored() {
+  if entry_fields_pruned; then
+    jq -cS '{id, podref, ifname} | with_entries(select(.value != null))' <<<"$1"
+  else
+    jq -cS . <<<"$1"
+  fi
+}
+
 # -------------------------------------------------------------------- names --
 
 # The product's own naming (core/naming.h), through build/test/allot-names: the tests

@@ -124,6 +124,29 @@ void takeAllotAnnotations(Pool& p) {
     if (ann->members().empty()) p.meta.erase("annotations");
 }
 
+// Claim owners from kClaimsAnnotation onto the entries that hold the container ID it names
+// (an entry whose own `ipamclaim` survived keeps it); the annotation leaves the kept metadata.
+void takeClaimsAnnotation(Pool& p) {
+    json::Value* ann = p.meta.find("annotations");
+    const json::Value* v = ann && ann->isObject() ? ann->find(kClaimsAnnotation) : nullptr;
+    if (!v) return;
+    auto parsed = json::parse(v->isString() ? v->asString() : std::string());
+    if (parsed && parsed->isObject()) {
+        for (const auto& [k, note] : parsed->members()) {
+            auto off = core::u128FromString(k);
+            auto it = off ? p.allocations.find(*off) : p.allocations.end();
+            const json::Value* id = note.isObject() ? note.find("id") : nullptr;
+            const json::Value* claim = note.isObject() ? note.find("claim") : nullptr;
+            if (it == p.allocations.end() || !id || !claim || !id->isString() ||
+                !claim->isString() || id->asString() != it->second.containerId)
+                continue;
+            if (it->second.claim.empty()) it->second.claim = claim->asString();
+        }
+    }
+    ann->erase(kClaimsAnnotation);
+    if (ann->members().empty()) p.meta.erase("annotations");
+}
+
 json::Value encodeReleased(const core::ReleaseLog& log) {
     json::Value v = json::Value::object();
     v.set("keep", json::Value::number(log.keepS));
@@ -242,6 +265,7 @@ Result<Pool> decodeRest(const json::Value& obj, Pool p, OffsetClaims& claims,
         for (const auto& [key, entry] : allocs->members()) decodeEntry(key, entry, p, claims);
     }
     decodedAll(p, claims);
+    takeClaimsAnnotation(p);
     const PoolSize size = poolSize(p, ns);
     p.stored.bytes = size.bytes + p.stored.overhead;
     p.stored.entries = size.entries;
@@ -298,6 +322,7 @@ Result<Pool> PoolWriteDecoder::finish(Pool sent, std::string sentText, const Poo
     sent.resourceVersion.clear();  // only the answer's counts: an answer without one is Invalid
     if (auto m = decodeMeta(answer, sent, ns, std::exchange(managedFieldsBytes_, {})); !m)
         return m.error();
+    takeClaimsAnnotation(sent);  // sent's entries hold the claims it says
     if (sent.resourceVersion.empty())
         return makeError(Errc::Invalid,
                          "IPPool " + sent.name + ": the answer has no resourceVersion");
@@ -313,6 +338,21 @@ void addMember(json::Value& obj, std::string key, json::Value v) {
     obj.members().emplace_back(std::move(key), std::move(v));
 }
 
+bool writesOwner(const Pool& pool, core::u128 offset, const core::Owner& o);
+
+// kClaimsAnnotation's value: every claim-owned entry written.
+json::Value encodeClaims(const Pool& pool) {
+    json::Value out = json::Value::object();
+    for (const auto& [offset, o] : pool.allocations) {
+        if (o.claim.empty() || !writesOwner(pool, offset, o)) continue;
+        json::Value note = json::Value::object();
+        addMember(note, "id", json::Value::string(o.containerId));
+        addMember(note, "claim", json::Value::string(o.claim));
+        addMember(out, core::u128ToString(offset), std::move(note));
+    }
+    return out;
+}
+
 // The object with an empty allocations map, in encodePool's member order.
 json::Value encodeShell(const Pool& pool, const std::string& ns) {
     json::Value obj = json::Value::object();
@@ -323,6 +363,11 @@ json::Value encodeShell(const Pool& pool, const std::string& ns) {
         json::Value* ann = meta.find("annotations");
         if (!ann || !ann->isObject()) ann = &meta.set("annotations", json::Value::object());
         ann->set(kReleasedAnnotation, json::Value::string(encodeReleased(pool.released).dump()));
+    }
+    if (auto claims = encodeClaims(pool); !claims.members().empty()) {
+        json::Value* ann = meta.find("annotations");
+        if (!ann || !ann->isObject()) ann = &meta.set("annotations", json::Value::object());
+        ann->set(kClaimsAnnotation, json::Value::string(claims.dump()));
     }
     if (!pool.sealed.empty()) {
         json::Value* ann = meta.find("annotations");

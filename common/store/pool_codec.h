@@ -19,6 +19,13 @@ inline constexpr const char* kGroupVersion = "whereabouts.cni.cncf.io/v1alpha1";
 // Metadata survives any CRD schema and a Whereabouts write (it updates the object it read).
 // Unreadable: treated as no recent releases, and rewritten on allot's next write.
 inline constexpr const char* kReleasedAnnotation = "allot.cni.cncf.io/released";
+// The IPAMClaim (or sticky StatefulSet) owner of each claim-owned entry, as
+// {"<offset>":{"id":"<container ID>","claim":"<owner>"}}: the entry's `ipamclaim` field again,
+// where a CRD schema cannot prune it (Whereabouts' own drops every entry field but id, podref
+// and ifname). It applies to an entry only while that entry holds the same container ID (a
+// writer that knows nothing of it, such as Whereabouts, may free and reuse the offset).
+// Unreadable: ignored, and rewritten on allot's next write.
+inline constexpr const char* kClaimsAnnotation = "allot.cni.cncf.io/claims";
 // Pool::sealed (node slices): the seal token as a string; absent when not sealed.
 inline constexpr const char* kSealedAnnotation = "allot.cni.cncf.io/slice-sealed";
 

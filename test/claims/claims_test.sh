@@ -152,7 +152,13 @@ ccni() {
   cni "$1" node-a "$2" "$(netconf node-a "$4" "{\"name\":\"$3\",\"allowPersistentIPs\":true}")" "$5"
 }
 sel() { echo "[{\"name\":\"$1\",\"ipam-claim-reference\":\"$2\"}]"; }
-pool_claim_at() { pool_allocs "$1" | jq -r --arg o "$2" '.[$o].ipamclaim // empty'; }
+# pool_claim_at POOL OFFSET: the claim owning the entry at OFFSET: its `ipamclaim` field, or the
+# pool's claims annotation where a schema pruned that field (Whereabouts' own CRDs).
+pool_claim_at() {
+  pool_json "$1" | jq -r --arg o "$2" '(.spec.allocations // {})[$o] as $e |
+    ($e.ipamclaim // ((.metadata.annotations["allot.cni.cncf.io/claims"] // "{}") | fromjson | .[$o] |
+      select(. != null and .id == $e.id) | .claim)) // empty'
+}
 
 # KubeVirt's flow against the real API server: the claim first, then the launcher pod; then a
 # migration target pod sharing the address; both pods gone, the address stays.

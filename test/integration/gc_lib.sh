@@ -189,6 +189,9 @@ cni() {
     CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=$PODNS;K8S_POD_NAME=$4;K8S_POD_UID=$5" "$PLUGIN" 2>"$err")
   CNI_RC=$?
   CNI_ERR=$(<"$err")
+  # Which sandboxes a pod UID had: pool_has_uid finds its entries by them where the API server
+  # prunes `poduid` (Whereabouts' own CRDs).
+  if [[ "$1" == ADD && "$CNI_RC" == 0 ]]; then echo "$5 $3" >>"$WORK/uid-ctr"; fi
 }
 
 # add NODE CTR POD UID CONF: ADD that must succeed; prints the address.
@@ -212,7 +215,14 @@ pool_json() { kubectl get ippool -n "$POOLNS" "$1" -o json 2>/dev/null; }
 # pool_podrefs POOL: "podref uid" per allocation.
 pool_holders() { pool_json "$1" | jq -r '(.spec.allocations // {})[] | "\(.podref) \(.poduid // "")"'; }
 pool_has_podref() { pool_json "$1" | jq -e --arg p "$PODNS/$2" '[(.spec.allocations // {})[] | select(.podref == $p)] | length > 0' >/dev/null; }
-pool_has_uid() { pool_json "$1" | jq -e --arg u "$2" '[(.spec.allocations // {})[] | select(.poduid == $u)] | length > 0' >/dev/null; }
+# pool_has_uid POOL UID: an entry of pod UID: its `poduid`, or, where a schema pruned that, the
+# container ID of one of its ADDs (cni above).
+pool_has_uid() {
+  local ctrs
+  ctrs=$(awk -v u="$2" '$1 == u { print $2 }' "$WORK/uid-ctr" 2>/dev/null | jq -R . | jq -sc .)
+  pool_json "$1" | jq -e --arg u "$2" --argjson c "$ctrs" \
+    '[(.spec.allocations // {})[] | select(.poduid == $u or (.poduid == null and (.id as $i | any($c[]; . == $i))))] | length > 0' >/dev/null
+}
 pool_count() { pool_json "$1" | jq '(.spec.allocations // {}) | length'; }
 res_exists() { kubectl get overlappingrangeipreservation -n "$POOLNS" "$1" >/dev/null 2>&1; }
 # in_pools2 COMMAND...: a pool helper above on POOLNS2 instead of POOLNS.
@@ -324,9 +334,10 @@ def watch():
         t = time.time()
         if not line.strip(): continue
         ev = json.loads(line)
-        held = {a.get("poduid") for a in (ev["object"].get("spec", {}).get("allocations") or {}).values()}
-        for uid in want:
-            if uid not in held and uid not in gone: gone[uid] = t
+        # By podref: a schema may prune poduid (the Whereabouts CRDs).
+        held = {a.get("podref") for a in (ev["object"].get("spec", {}).get("allocations") or {}).values()}
+        for uid, name in want.items():
+            if ns + "/" + name not in held and uid not in gone: gone[uid] = t
 th = threading.Thread(target=watch, daemon=True); th.start()
 ready.wait(10)
 def rm(p):

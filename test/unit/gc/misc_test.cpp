@@ -12,6 +12,7 @@
 #include "gc-sidecar/node_kubeconfig.h"
 #include "gc-sidecar/pod_watch.h"
 #include "gc-sidecar/release.h"
+#include "gc-sidecar/schema_probe.h"
 #include "k8s/kubeconfig.h"
 #include "k8s/timestamp.h"
 #include "version/version.h"
@@ -259,4 +260,37 @@ TEST_CASE("a token's expiry is its JWT exp claim; anything else has none") {
     CHECK_FALSE(gc::jwtExpiry("a." + gc::base64Encode(R"({"sub":"x"})") + ".b"));
     CHECK_FALSE(gc::jwtExpiry("a.!!!.b"));
     CHECK_FALSE(gc::jwtExpiry("a." + gc::base64Encode(R"({"exp":"soon"})") + ".b"));
+}
+
+TEST_CASE("the IPPool schema probe names each optional entry field the answer dropped") {
+    const json::Value sent = gc::probePool("kube-system");
+    // allot's CRD keeps the entries as sent.
+    auto kept = gc::droppedFields(sent);
+    REQUIRE(kept.ok());
+    CHECK(kept->empty());
+    // Whereabouts' own schema keeps id, podref and ifname only.
+    json::Value pruned = sent;
+    json::Value& entry = *pruned.find("spec")->find("allocations")->find("1");
+    json::Value only = json::Value::object();
+    for (const char* f : {"id", "podref", "ifname"}) only.set(f, *entry.find(f));
+    entry = only;
+    auto dropped = gc::droppedFields(pruned);
+    REQUIRE(dropped.ok());
+    CHECK(*dropped == gc::optionalEntryFields());
+    const std::string msg = gc::prunedMessage(*dropped);
+    CHECK(msg.find("node, poduid, network, ipamclaim") != std::string::npos);
+    // An answer without the entry proves nothing.
+    json::Value empty = sent;
+    empty.find("spec")->set("allocations", json::Value::object());
+    CHECK_FALSE(gc::droppedFields(empty).ok());
+    CHECK_FALSE(gc::droppedFields(json::Value::string("x")).ok());
+}
+
+TEST_CASE("allot_ippool_field_pruned shows one series per optional field once probed") {
+    gc::Metrics m;
+    CHECK(m.render().find("allot_ippool_field_pruned{") == std::string::npos);
+    m.setPrunedFields({{"node", 1}, {"poduid", 0}});
+    const std::string text = m.render();
+    CHECK(text.find("allot_ippool_field_pruned{field=\"node\"} 1") != std::string::npos);
+    CHECK(text.find("allot_ippool_field_pruned{field=\"poduid\"} 0") != std::string::npos);
 }

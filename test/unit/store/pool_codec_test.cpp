@@ -384,6 +384,55 @@ TEST_CASE("an entry's IPAMClaim owner round-trips as ipamclaim and survives the 
     CHECK(p.allocations.at(5).claim == "ns/vm-a.net1");
 }
 
+// Whereabouts' own IPPool schema keeps only id, podref and ifname of an entry.
+json::Value pruned(json::Value obj) {
+    for (auto& [k, e] : obj.find("spec")->find("allocations")->members()) {
+        json::Value kept = json::Value::object();
+        for (const char* f : {"id", "podref", "ifname"})
+            if (const json::Value* v = e.find(f)) kept.set(f, *v);
+        e = std::move(kept);
+    }
+    return obj;
+}
+
+TEST_CASE("a claim owner outlives a schema that prunes ipamclaim: the annotation names it") {
+    store::Pool p{"n", "10.0.0.0/24", {}, "9"};
+    core::Owner claimed{"c", "ns/p", "net1", "node-a", "uid", "net"};
+    claimed.claim = "ns/vm-a.net1";
+    p.allocations[5] = claimed;
+    p.allocations[6] = core::Owner{"d", "ns/q", "net1", "node-a", "uid-q", "net"};
+    auto back = store::decodePool(pruned(store::encodePool(p, "ns")));
+    REQUIRE(back.ok());
+    CHECK(back->allocations.at(5).claim == "ns/vm-a.net1");
+    CHECK(back->allocations.at(5).node.empty());
+    CHECK(back->allocations.at(6).claim.empty());
+    // The annotation leaves the kept metadata: the pool holds it as its entries' claims.
+    CHECK((back->meta.isNull() || back->meta.find("annotations") == nullptr));
+    // Written again as it was read: the same annotation, and no other.
+    auto again = store::encodePool(*back, "ns");
+    CHECK(again.find("metadata")->find("annotations")->find(store::kClaimsAnnotation)->asString() ==
+          R"({"5":{"id":"c","claim":"ns/vm-a.net1"}})");
+    // A writer that knows nothing of it (Whereabouts) frees offset 5 and gives it to another
+    // container: the note no longer applies, and allot's next write drops it.
+    auto reused = again;
+    reused.find("spec")
+        ->find("allocations")
+        ->set("5", *json::parse(R"({"id":"other","podref":"ns/r","ifname":"net1"})"));
+    auto r = store::decodePool(reused);
+    REQUIRE(r.ok());
+    CHECK(r->allocations.at(5).claim.empty());
+    CHECK(store::encodePool(*r, "ns").dump().find(store::kClaimsAnnotation) == std::string::npos);
+    // An unreadable annotation claims nothing and is not kept.
+    auto bad = again;
+    bad.find("metadata")
+        ->find("annotations")
+        ->set(store::kClaimsAnnotation, json::Value::string("{not json"));
+    auto b = store::decodePool(pruned(bad));
+    REQUIRE(b.ok());
+    CHECK(b->allocations.at(5).claim.empty());
+    CHECK(store::encodePool(*b, "ns").dump().find(store::kClaimsAnnotation) == std::string::npos);
+}
+
 TEST_CASE(
     "a slice pool's seal rides in an annotation, round-trips, and an unsealed pool has none") {
     auto v = json::parse(R"({"metadata":{"name":"p","namespace":"ns","resourceVersion":"4",
