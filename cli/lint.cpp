@@ -4,7 +4,7 @@
 #include "cli/lookup.h"
 #include "cli/output.h"
 #include "cluster/nad.h"
-#include "core/naming.h"
+#include "core/pool_targets.h"
 #include "k8s/kubeconfig.h"
 
 namespace allot::cli {
@@ -47,16 +47,20 @@ struct Linter {
         return &(poolsByNs[ns] = std::move(out));
     }
 
-    json::Value rangeJson(const cluster::NetworkIpam& n, const core::IpRange& r,
-                          json::Value& problems);
+    json::Value rangeJson(const cluster::NetworkIpam& n, size_t index, json::Value& problems);
     json::Value lintConfig(const std::string& config);
 };
 
-json::Value Linter::rangeJson(const cluster::NetworkIpam& n, const core::IpRange& r,
-                              json::Value& problems) {
+// Range `index` of the network: its pool (plain mode), and what it overlaps.
+json::Value Linter::rangeJson(const cluster::NetworkIpam& n, size_t index, json::Value& problems) {
     const auto& cfg = n.config;
+    const core::IpRange& r = cfg.ranges[index];
     const std::string ns = cfg.raw.poolNamespace.empty() ? defaultNs : cfg.raw.poolNamespace;
-    const std::string pool = core::poolName(r.cidr(), cfg.raw.networkName, "");
+    // The range's own pool; for a sliced network, the one it would have without slices.
+    core::ValidatedConfig plain = cfg;
+    plain.sliceSize.reset();
+    auto targets = core::poolTargets(plain, n.networkName, "", {});
+    const std::string pool = targets ? (*targets)[index].pool : "";
     json::Value v = json::Value::object(), overlaps = json::Value::array();
     v.set("range", str(r.cidr().str()));
     v.set("namespace", str(ns));
@@ -100,7 +104,7 @@ json::Value Linter::lintConfig(const std::string& config) {
         nv.set("name", str(n.networkName));
         nv.set("networkName", str(n.config.raw.networkName));
         for (const auto& w : n.config.warnings) problem(problems, "warning", w);
-        for (const auto& r : n.config.ranges) ranges.push(rangeJson(n, r, problems));
+        for (size_t i = 0; i < n.config.ranges.size(); ++i) ranges.push(rangeJson(n, i, problems));
         nv.set("ranges", std::move(ranges));
         networks.push(std::move(nv));
     }

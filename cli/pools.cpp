@@ -9,6 +9,7 @@
 #include "cluster/scan.h"
 #include "cni/net_config.h"
 #include "core/naming.h"
+#include "core/pool_targets.h"
 
 namespace allot::cli {
 
@@ -43,8 +44,9 @@ void mapNetworks(Env& env, const std::vector<NadConfig>& nads,
                     who);
                 continue;
             }
-            for (const auto& r : cfg.ranges) {
-                auto p = pools.find(core::poolName(r.cidr(), cfg.raw.networkName, ""));
+            auto targets = core::poolTargets(cfg, n.networkName, "", {});
+            for (const auto& t : targets ? *targets : std::vector<core::PoolTarget>{}) {
+                auto p = pools.find(t.pool);
                 if (p != pools.end()) p->second.networks.insert(who);
             }
         }

@@ -7,8 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "core/naming.h"
-#include "core/node_slices.h"
+#include "core/pool_targets.h"
 #include "engine/retry_policy.h"
 #include "gc-sidecar/nad.h"
 #include "gc-sidecar/network_status.h"
@@ -259,27 +258,24 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
         const std::string ns2 =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
         poolNamespaces_->learn(ns2);
-        for (size_t i = 0; i < cfg.ranges.size(); ++i) {
-            const auto& r = cfg.ranges[i];
-            if (!cfg.sliceSize) {
-                out.push_back(
-                    {ns2, core::poolName(r.cidr(), cfg.raw.networkName, ""), cfg.raw.networkName});
-                continue;
-            }
-            const std::string sliceName = core::nodeSlicePoolName(
-                cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName, i, r.cidr());
+        auto sources = core::sliceSources(cfg, n.networkName);
+        if (!sources) continue;  // no ADD ever allocated with it
+        std::vector<std::optional<std::string>> slices(cfg.ranges.size());
+        for (const auto& [i, sliceName] : *sources) {
             auto slice = c.pools(ns2).nodeSlice(sliceName, opts_.node, true);
-            if (!slice) {
-                if (slice.code() == Errc::NotFound)
-                    continue;  // no slice here: nothing was allocated
+            if (slice)
+                slices[i] = slice->slice;
+            else if (slice.code() != Errc::NotFound)  // no slice here: nothing was allocated
                 return slice.error();
-            }
-            auto sc = core::Cidr::parse(slice->slice);
-            if (!sc) continue;
-            const std::string pool = core::poolName(*sc, cfg.raw.networkName, opts_.node);
-            for (int k = 0; k < cfg.sliceParts; ++k)  // node_slice_parts: each part's pool
-                out.push_back({ns2, core::slicePartPoolName(pool, k), cfg.raw.networkName});
         }
+        auto targets = core::poolTargets(cfg, n.networkName, opts_.node, slices);
+        if (!targets) {
+            // Cannot say which pools it uses: the caller scans instead.
+            missing = true;
+            logging::logWarn("NetworkAttachmentDefinition " + key + ": " + targets.error().message);
+            return std::vector<PoolKey>();
+        }
+        for (const auto& t : *targets) out.push_back({ns2, t.pool, cfg.raw.networkName});
     }
     return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/naming.h"
+#include "core/pool_targets.h"
 #include "gc-sidecar/nad.h"
 #include "k8s/resources.h"
 #include "log/log.h"
@@ -147,22 +148,21 @@ bool SliceController::addWanted(Wanted& w, const NadObject& nad) {
     for (const auto& n : *nets) {
         const auto& cfg = n.config;
         if (!cfg.sliceSize || cfg.ranges.empty()) continue;
-        const std::string sliceName =
-            cfg.raw.networkName.empty() ? n.networkName : cfg.raw.networkName;
-        if (sliceName.empty()) {
-            warnOnce(where + " noname", where + ": node_slice_size needs network_name or a name");
+        auto sources = core::sliceSources(cfg, n.networkName);
+        if (!sources) {
+            warnOnce(where + " noname", where + ": " + sources.error().message);
             continue;
         }
         const std::string ns =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
         wants = true;
-        for (size_t i = 0; i < cfg.ranges.size(); ++i) {
+        for (const auto& [i, sliceName] : *sources) {
             const core::Cidr& r = cfg.ranges[i].cidr();
             auto len = i == 0 ? core::Result<int>(*cfg.sliceSize)
                               : core::sliceLengthFor(cfg.ranges[0].cidr(), *cfg.sliceSize, r);
             if (!len) continue;  // validate() refused this already
             SliceDesired d{ns,
-                           core::nodeSlicePoolName(sliceName, i, r),
+                           sliceName,
                            r,
                            *len,
                            i == 0 ? cfg.raw.nodeSliceSize : "/" + std::to_string(*len),

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "core/naming.h"
-#include "core/node_slices.h"
 #include "core/ownership.h"
+#include "core/pool_targets.h"
 #include "engine/pool_transaction.h"
 #include "engine/reservations.h"
 
@@ -312,19 +312,11 @@ Result<core::Pick> addOne(EngineContext& ctx, const core::ValidatedConfig& cfg, 
 
 Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::ValidatedConfig& cfg,
                                            const std::string& netName, bool fresh) {
-    std::vector<Target> out;
-    for (size_t i = 0; i < cfg.ranges.size(); ++i) {
-        const auto& r = cfg.ranges[i];
-        if (!cfg.sliceSize) {
-            out.push_back({r, core::poolName(r.cidr(), cfg.raw.networkName, ""), "", i});
-            continue;
-        }
-        const std::string netSlices = cfg.raw.networkName.empty() ? netName : cfg.raw.networkName;
-        if (netSlices.empty())
-            return makeError(Errc::InvalidConfig,
-                             "node_slice_size needs \"network_name\" or a network \"name\"");
-        // Each range of a dual-stack network has its own NodeSlicePool (core/node_slices.h).
-        const std::string sliceName = core::nodeSlicePoolName(netSlices, i, r.cidr());
+    auto sources = core::sliceSources(cfg, netName);
+    if (!sources) return sources.error();
+    std::vector<std::optional<std::string>> slices(cfg.ranges.size());
+    std::vector<std::string> refused(cfg.ranges.size());
+    for (const auto& [i, sliceName] : *sources) {
         auto slice = ctx.store.nodeSlice(sliceName, ctx.node, fresh);
         if (!slice) {
             if (slice.code() == Errc::NotFound)
@@ -334,30 +326,20 @@ Result<std::vector<Target>> resolveTargets(EngineContext& ctx, const core::Valid
                                                       "): allot-gc's leader assigns slices");
             return slice.error();
         }
-        auto sr = core::IpRange::fromSpec({slice->slice, "", "", {}},
-                                          "NodeSlicePool " + sliceName + " slice");
-        if (!sr) return makeError(Errc::Invalid, sr.error().message);
-        if (!r.cidr().contains(sr->cidr().network()))
-            return makeError(Errc::Invalid, "NodeSlicePool " + sliceName + " gives node " +
-                                                ctx.node + " slice " + slice->slice + " outside " +
-                                                r.cidr().str());
-        const std::string pool = core::poolName(sr->cidr(), cfg.raw.networkName, ctx.node);
-        if (cfg.sliceParts == 1) {
-            out.push_back({*sr, pool, sliceName, i});
-            continue;
-        }
-        const std::string refused =
-            slice->partsRefused.empty()
-                ? std::string()
-                : "node_slice_parts " + std::to_string(cfg.sliceParts) + " is refused on network " +
-                      netSlices + " by allot-gc's slice controller (NodeSlicePool " +
-                      ctx.poolNamespace + "/" + sliceName + "): " + slice->partsRefused;
-        for (int k = 0; k < cfg.sliceParts; ++k) {
-            auto part = core::slicePartRange(sr->cidr(), cfg.sliceParts, k);
-            if (!part) return makeError(Errc::Invalid, part.error().message);
-            out.push_back({*part, core::slicePartPoolName(pool, k), sliceName, i, refused});
-        }
+        slices[i] = slice->slice;
+        if (cfg.sliceParts > 1 && !slice->partsRefused.empty())
+            refused[i] = "node_slice_parts " + std::to_string(cfg.sliceParts) +
+                         " is refused on network " +
+                         (cfg.raw.networkName.empty() ? netName : cfg.raw.networkName) +
+                         " by allot-gc's slice controller (NodeSlicePool " + ctx.poolNamespace +
+                         "/" + sliceName + "): " + slice->partsRefused;
     }
+    auto targets = core::poolTargets(cfg, netName, ctx.node, slices);
+    if (!targets) return targets.error();
+    std::vector<Target> out;
+    for (auto& t : *targets)
+        out.push_back({std::move(t.range), std::move(t.pool), std::move(t.nodeSlicePool),
+                       t.rangeIndex, refused[t.rangeIndex]});
     return out;
 }
 
@@ -580,9 +562,10 @@ Result<void> journalRelease(ReleaseJournal& journal, const core::ValidatedConfig
                             const core::Owner& owner, const std::string& poolNamespace) {
     JournalEntry e{poolNamespace, {},           cfg.raw.networkName, owner.containerId,
                    owner.ifName,  owner.podRef, owner.node,          {}};
+    // Plain pools are named here; a slice pool allot-gc finds by its node's slices.
     if (!cfg.sliceSize)
-        for (const auto& r : cfg.ranges)
-            e.pools.push_back(core::poolName(r.cidr(), cfg.raw.networkName, ""));
+        if (auto targets = core::poolTargets(cfg, "", owner.node, {}))
+            for (const auto& t : *targets) e.pools.push_back(t.pool);
     return journal.record(e);
 }
 
