@@ -79,6 +79,8 @@ Result<CniArgs> parseCniArgs(const std::string& text) {
             out.infraContainerId = value;
         } else if (key == "IP") {
             out.ipText = value;
+        } else if (key == "GATEWAY") {
+            out.gatewayText = value;
         } else if (!ignoreUnknown) {
             return badEnv("CNI_ARGS: unknown key \"" + key.substr(0, 64) +
                           "\" (set IgnoreUnknown=1 to ignore unknown keys)");
@@ -101,6 +103,26 @@ Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text) {
                 return badEnv("CNI_ARGS IP=\"" + text.substr(0, 64) + "\": " + ip.error().message);
             out.push_back(*ip);
         }
+        if (c == text.size()) break;
+    }
+    return out;
+}
+
+Result<std::vector<core::IpAddress>> parseArgGateways(const std::string& text) {
+    std::vector<core::IpAddress> out;
+    size_t p = 0;
+    while (p <= text.size()) {
+        size_t c = text.find(',', p);
+        if (c == std::string::npos) c = text.size();
+        std::string one = text.substr(p, c - p);
+        p = c + 1;
+        const size_t b = one.find_first_not_of(" \t"), e = one.find_last_not_of(" \t");
+        one = b == std::string::npos ? std::string() : one.substr(b, e - b + 1);
+        auto ip = core::parseGoIp(one, core::IpSyntax::Sloppy);  // as Whereabouts reads it
+        if (!ip)
+            return badEnv("CNI_ARGS GATEWAY=\"" + text.substr(0, 64) + "\": \"" +
+                          one.substr(0, 64) + "\" is not an IP address");
+        out.push_back(*ip);
         if (c == text.size()) break;
     }
     return out;

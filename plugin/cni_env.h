@@ -23,6 +23,9 @@ struct CniArgs {
     // IP=a,b as given: parsed (parseArgIps) only by ADD, and only when the network config
     // requests no address itself, so a malformed value never fails another verb.
     std::string ipText;
+    // GATEWAY=a,b as given (Whereabouts' key): the gateway of each address of the ADD's result
+    // inside whose network it lies. Parsed (parseArgGateways) only by ADD.
+    std::string gatewayText;
     std::string podRef() const {
         return podName.empty() ? std::string() : podNamespace + "/" + podName;
     }
@@ -51,6 +54,8 @@ Result<CniArgs> parseCniArgs(const std::string& text);
 // The addresses of CNI_ARGS IP= (prefix lengths are accepted and ignored). BadEnvironment
 // naming the value that is no address.
 Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text);
+// GATEWAY=a,b: addresses, blanks around each allowed. InvalidEnvironment naming the value.
+Result<std::vector<core::IpAddress>> parseArgGateways(const std::string& text);
 
 bool validContainerId(const std::string& id);
 bool validIfName(const std::string& name);

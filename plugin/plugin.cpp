@@ -128,6 +128,18 @@ logging::Fields addressFields(const EngineContext& ctx, const Request& q,
     return f;
 }
 
+// CNI_ARGS GATEWAY=, as Whereabouts reads it: each gateway becomes the gateway of every
+// address of the result whose network holds it.
+Result<void> applyArgGateways(CniResult& r, const std::string& text) {
+    if (text.empty()) return {};
+    auto gws = parseArgGateways(text);
+    if (!gws) return gws.error();
+    for (const auto& gw : *gws)
+        for (auto& ip : r.ips)
+            if (core::Cidr(ip.ip, ip.prefix).contains(gw)) ip.gateway = gw;
+    return {};
+}
+
 Outcome runAdd(EngineContext& ctx, const Request& q) {
     // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
     // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
@@ -148,6 +160,8 @@ Outcome runAdd(EngineContext& ctx, const Request& q) {
                             {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
                  : add(ctx, q.cfg, q.net, q.owner, requested);
     if (!r) return failWith(q.version, r.error(), q.log);
+    if (auto gw = applyArgGateways(*r, q.env.args.gatewayText); !gw)
+        return failWith(q.version, gw.error(), q.log);
     if (q.log)
         for (const auto& ip : r->ips)
             q.log->info("ADD allocated " + ip.ip.str(), addressFields(ctx, q, ip.ip));

@@ -38,6 +38,17 @@ t_prunes() {
 }
 check "Whereabouts' IPPool schema drops allot's entry fields" t_prunes
 
+# The README's CRD install on this cluster creates nothing and takes over nothing.
+t_readme_crds() {
+  local before after
+  before=$(kubectl get crd ippools.whereabouts.cni.cncf.io -o jsonpath='{.metadata.resourceVersion}') || return 1
+  (cd "$root" && for f in deploy/crds/*.yaml; do kubectl get -f "$f" >/dev/null 2>&1 || kubectl create -f "$f"; done) || return 1
+  after=$(kubectl get crd ippools.whereabouts.cni.cncf.io -o jsonpath='{.metadata.resourceVersion}') || return 1
+  expect_eq "IPPool CRD resourceVersion" "$after" "$before" || return 1
+  t_prunes
+}
+check "the README's CRD install leaves Whereabouts' own CRDs theirs" t_readme_crds
+
 # run_suite NAME SCRIPT [ARGS...]: one suite on this cluster, its lines as they come.
 run_suite() {
   local name=$1 rc; shift

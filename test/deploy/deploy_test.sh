@@ -11,15 +11,24 @@ cluster_start >/dev/null
 # The README's install commands, as a user runs them from the repository (client-side apply).
 readme_install() {
   cd "$ROOT" &&
-    kubectl apply -f deploy/crds/ -f deploy/rbac.yaml &&
+    { for f in deploy/crds/*.yaml; do kubectl get -f "$f" >/dev/null 2>&1 || kubectl create -f "$f"; done; } &&
+    kubectl apply -f deploy/rbac.yaml &&
     kubectl apply -f deploy/daemonset.yaml &&
     kubectl apply -f deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml &&
     kubectl apply -f deploy/example-nad.yaml
 }
+# The cluster's CRDs exist already (e2e/cluster made them): the install leaves them as they are.
+crd_versions() { kubectl get -f "$ROOT/deploy/crds/" -o jsonpath='{range .items[*]}{.metadata.resourceVersion} {end}'; }
+crds_before=$(crd_versions)
 if out=$(readme_install 2>&1); then
   ok "the README's install commands apply"
 else
   bad "the README's install commands: $out"
+fi
+if [[ -n "$crds_before" && "$(crd_versions)" == "$crds_before" ]]; then
+  ok "the README's install leaves CRDs that exist untouched"
+else
+  bad "the README's install changed existing CRDs: $crds_before -> $(crd_versions)"
 fi
 
 for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/optional/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do

@@ -76,6 +76,19 @@ TEST_CASE("unknown CNI_ARGS keys need IgnoreUnknown") {
     CHECK(parseCniArgs("").ok());
 }
 
+TEST_CASE("GATEWAY= in CNI_ARGS is Whereabouts' key: known, read by ADD only") {
+    auto a = parseCniArgs("K8S_POD_NAME=p;GATEWAY=10.0.0.1,fd00::1");
+    REQUIRE(a.ok());
+    CHECK(a->gatewayText == "10.0.0.1,fd00::1");
+    auto gws = parseArgGateways(" 10.0.0.1 ,fd00::1");
+    REQUIRE(gws.ok());
+    REQUIRE(gws->size() == 2);
+    CHECK((*gws)[1].str() == "fd00::1");
+    auto bad = parseArgGateways("10.0.0.1,,");
+    REQUIRE(!bad.ok());
+    CHECK(bad.error().message.find("GATEWAY") != std::string::npos);
+}
+
 TEST_CASE("IP= in CNI_ARGS gives requested addresses") {
     auto a = parseCniArgs("IP=10.0.0.5/24,fd00::5");
     REQUIRE(a.ok());
