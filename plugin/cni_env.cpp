@@ -89,41 +89,43 @@ Result<CniArgs> parseCniArgs(const std::string& text) {
     return out;
 }
 
+namespace {
+
+// The comma-separated items of a CNI_ARGS value, empty ones included (Go's strings.Split).
+std::vector<std::string> commaItems(const std::string& text) {
+    std::vector<std::string> out;
+    size_t p = 0;
+    for (size_t c; (c = text.find(',', p)) != std::string::npos; p = c + 1)
+        out.push_back(text.substr(p, c - p));
+    out.push_back(text.substr(p));
+    return out;
+}
+
+}  // namespace
+
 Result<std::vector<core::IpAddress>> parseArgIps(const std::string& text) {
     std::vector<core::IpAddress> out;
-    size_t p = 0;
-    while (p <= text.size()) {
-        size_t c = text.find(',', p);
-        if (c == std::string::npos) c = text.size();
-        std::string one = text.substr(p, c - p);
-        p = c + 1;
-        if (!one.empty()) {
-            auto ip = core::IpAddress::parse(one.substr(0, one.find('/')));
-            if (!ip)
-                return badEnv("CNI_ARGS IP=\"" + text.substr(0, 64) + "\": " + ip.error().message);
-            out.push_back(*ip);
-        }
-        if (c == text.size()) break;
+    for (const auto& one : commaItems(text)) {
+        if (one.empty()) continue;
+        auto ip = core::IpAddress::parse(one.substr(0, one.find('/')));
+        if (!ip) return badEnv("CNI_ARGS IP=\"" + text.substr(0, 64) + "\": " + ip.error().message);
+        out.push_back(*ip);
     }
     return out;
 }
 
 Result<std::vector<core::IpAddress>> parseArgGateways(const std::string& text) {
     std::vector<core::IpAddress> out;
-    size_t p = 0;
-    while (p <= text.size()) {
-        size_t c = text.find(',', p);
-        if (c == std::string::npos) c = text.size();
-        std::string one = text.substr(p, c - p);
-        p = c + 1;
-        const size_t b = one.find_first_not_of(" \t"), e = one.find_last_not_of(" \t");
-        one = b == std::string::npos ? std::string() : one.substr(b, e - b + 1);
+    for (const auto& item : commaItems(text)) {
+        // Blanks around an item are dropped, as Whereabouts does (strings.TrimSpace).
+        const size_t b = item.find_first_not_of(" \t");
+        const std::string one =
+            b == std::string::npos ? "" : item.substr(b, item.find_last_not_of(" \t") - b + 1);
         auto ip = core::parseGoIp(one, core::IpSyntax::Sloppy);  // as Whereabouts reads it
         if (!ip)
             return badEnv("CNI_ARGS GATEWAY=\"" + text.substr(0, 64) + "\": \"" +
                           one.substr(0, 64) + "\" is not an IP address");
         out.push_back(*ip);
-        if (c == text.size()) break;
     }
     return out;
 }
