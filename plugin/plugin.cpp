@@ -128,16 +128,17 @@ logging::Fields addressFields(const EngineContext& ctx, const Request& q,
     return f;
 }
 
-// CNI_ARGS GATEWAY=, as Whereabouts reads it: each gateway becomes the gateway of every
-// address of the result whose network holds it.
-Result<void> applyArgGateways(CniResult& r, const std::string& text) {
-    if (text.empty()) return {};
+// CNI_ARGS GATEWAY=, as Whereabouts reads it: each gateway becomes the gateway of the static
+// addresses (the config's `addresses`) whose network holds it.
+Result<core::ValidatedConfig> withArgGateways(const core::ValidatedConfig& cfg,
+                                              const std::string& text) {
+    core::ValidatedConfig out = cfg;
     auto gws = parseArgGateways(text);
     if (!gws) return gws.error();
     for (const auto& gw : *gws)
-        for (auto& ip : r.ips)
-            if (core::Cidr(ip.ip, ip.prefix).contains(gw)) ip.gateway = gw;
-    return {};
+        for (auto& [sip, gateway] : out.staticAddresses)
+            if (core::Cidr(sip.ip, sip.prefix).contains(gw)) gateway = gw;
+    return out;
 }
 
 Outcome runAdd(EngineContext& ctx, const Request& q) {
@@ -145,23 +146,28 @@ Outcome runAdd(EngineContext& ctx, const Request& q) {
     // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
     // Whereabouts fails an ADD (not a DEL) on an exclude it cannot read.
     if (q.cfg.addError) return failWith(q.version, *q.cfg.addError, q.log);
+    std::optional<core::ValidatedConfig> gatewayed;
+    if (!q.env.args.gatewayText.empty()) {
+        auto c = withArgGateways(q.cfg, q.env.args.gatewayText);
+        if (!c) return failWith(q.version, c.error(), q.log);
+        gatewayed = std::move(*c);
+    }
+    const core::ValidatedConfig* cfg = gatewayed ? &*gatewayed : &q.cfg;
     std::vector<core::IpAddress> requested = q.net.requestedIps;
     if (requested.empty() && !q.env.args.ipText.empty()) {
         auto ips = parseArgIps(q.env.args.ipText);
         if (!ips) return failWith(q.version, ips.error(), q.log);
         requested = std::move(*ips);
     }
-    const bool owned = q.net.allowPersistentIps || q.cfg.raw.stickyStatefulSets;
+    const bool owned = q.net.allowPersistentIps || cfg->raw.stickyStatefulSets;
     if (owned && !q.claims && q.log)
         q.log->warning(
             "allowPersistentIPs/sticky_statefulsets: no pod reader here; an ordinary address");
     auto r = owned && q.claims
-                 ? addOwned(ctx, q.cfg, q.net, q.owner, std::move(requested), *q.claims,
+                 ? addOwned(ctx, *cfg, q.net, q.owner, std::move(requested), *q.claims,
                             {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
-                 : add(ctx, q.cfg, q.net, q.owner, requested);
+                 : add(ctx, *cfg, q.net, q.owner, requested);
     if (!r) return failWith(q.version, r.error(), q.log);
-    if (auto gw = applyArgGateways(*r, q.env.args.gatewayText); !gw)
-        return failWith(q.version, gw.error(), q.log);
     if (q.log)
         for (const auto& ip : r->ips)
             q.log->info("ADD allocated " + ip.ip.str(), addressFields(ctx, q, ip.ip));

@@ -317,22 +317,26 @@ TEST_CASE("requested IPs come from runtimeConfig, args and CNI_ARGS, args winnin
     CHECK(errorCode(outside) == 7);
 }
 
-TEST_CASE("GATEWAY= in CNI_ARGS (Whereabouts' key) is the gateway of the addresses holding it") {
+TEST_CASE("GATEWAY= in CNI_ARGS (Whereabouts' key) is the gateway of the static addresses") {
     Harness h;
-    const std::string v4v6 = R"("range":"10.0.0.0/29","ipRanges":[{"range":"fd00:1::/64"}])";
-    auto a = h.call("ADD", conf(v4v6), "c1", "net1",
-                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1;GATEWAY=10.0.0.6, 192.168.9.1");
+    const std::string cfg =
+        R"("range":"10.0.0.0/29","addresses":[{"address":"10.9.0.5/24"},{"address":"fd00:9::5/64"}])";
+    auto a = h.call("ADD", conf(cfg), "c1", "net1",
+                    "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1;GATEWAY=10.9.0.1, 10.0.0.6");
     REQUIRE(a.exitCode == 0);
     auto ips = parsed(a).find("ips")->items();
-    REQUIRE(ips.size() == 2);
-    CHECK(ips[0].find("gateway")->asString() == "10.0.0.6");
-    CHECK(ips[1].find("gateway") == nullptr);  // no gateway given in fd00:1::/64
-    // Not an address: ADD fails naming it; DEL is never held up by it.
+    REQUIRE(ips.size() == 3);
+    CHECK(ips[0].find("gateway") == nullptr);  // a range's address keeps the config's gateway
+    CHECK(ips[1].find("address")->asString() == "10.9.0.5/24");
+    CHECK(ips[1].find("gateway")->asString() == "10.9.0.1");
+    CHECK(ips[2].find("gateway") == nullptr);  // no gateway given in fd00:9::/64
+    // Not an address: ADD fails naming it before allocating; DEL is never held up by it.
     auto bad =
-        h.call("ADD", conf(v4v6), "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;GATEWAY=x");
+        h.call("ADD", conf(cfg), "c2", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p2;GATEWAY=x");
     CHECK(errorCode(bad) == 4);
     CHECK(parsed(bad).find("msg")->asString().find("GATEWAY") != std::string::npos);
-    CHECK(h.call("DEL", conf(v4v6), "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1;GATEWAY=x")
+    CHECK(h.mem->getPool("10.0.0.0-29")->allocations.size() == 1);
+    CHECK(h.call("DEL", conf(cfg), "c1", "net1", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p1;GATEWAY=x")
               .exitCode == 0);
 }
 
