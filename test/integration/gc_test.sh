@@ -810,6 +810,39 @@ t_plugin_identity() {
   stop_gc pi
 }
 
+# An entry that names no node (Whereabouts wrote it, or Whereabouts' own CRD dropped `node`), of
+# a pod that never existed: the leader frees it once every node that reports has probed its
+# namespaces without the address, and never while a namespace holds it.
+RANGE_EN=10.74.0.0/24
+t_every_node() {
+  local pool ip=10.74.0.9 sbx=allot-$RUN-en p0 rc=0
+  pool=$(pool_name "$RANGE_EN")
+  jq -n --arg n "$pool" --arg ns "$POOLNS" --arg r "$RANGE_EN" --arg p "$PODNS/en-ghost" \
+    '{apiVersion: "whereabouts.cni.cncf.io/v1alpha1", kind: "IPPool", metadata: {name: $n, namespace: $ns},
+      spec: {range: $r, allocations: {"9": {id: "wb-en", podref: $p, ifname: "net1"}}}}' |
+    kubectl create -f - >/dev/null || return 1
+  # Nodes of earlier checks stopped reporting: each would hold it until it reports again.
+  kubectl get leases -n kube-system -o name | grep '/allot-node-' | xargs -r kubectl delete -n kube-system >/dev/null
+  ip netns add "$sbx" || return 1
+  { ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ip/32" dev lo; } || { ip netns del "$sbx"; return 1; }
+  start_gc en node-en --lease-name="$RUN-en-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
+    --node-sweep-interval=1s --lease-duration=3s --lease-renew-interval=1s || { ip netns del "$sbx"; return 1; }
+  if ! wait_for 10 is_leader en; then
+    echo "not leader"; rc=1
+  else
+    p0=$(passes en)
+    wait_for 30 passes_reach en $(( p0 + 5 )) || { echo "passes stalled"; rc=1; }
+    pool_has_podref "$pool" en-ghost || { echo "$ip was freed while a namespace holds it"; rc=1; }
+  fi
+  ip netns del "$sbx"
+  (( rc == 0 )) || return 1
+  local t0=$SECONDS
+  wait_for 30 not pool_has_podref "$pool" en-ghost ||
+    { echo "$ip not freed once no namespace holds it"; gc_log en | grep -iE "held|released|report" | tail -5; return 1; }
+  note "an entry naming no node: kept over 5 passes while a namespace held $ip, freed $(( SECONDS - t0 )) s after it went"
+  stop_gc en
+}
+
 # ------------------------------------------------------------------ memory --
 
 t_rss() {
@@ -951,6 +984,7 @@ check "an IPPool's unreadable release log: the plugin says why, the leader logs 
 check "the leader killed with SIGKILL: the other takes over within the Lease duration (3 s)" t_failover
 check "SIGTERM: the leader releases the Lease and exits 0 at once; the other takes over" t_sigterm
 
+check "an entry that names no node is freed once every reporting node probed it absent, never while held" t_every_node
 check "leader RSS after passes over 5000 pods, 5000 allocations and 5000 reservations: at most 36 MiB" t_rss
 
 suite_summary
