@@ -972,13 +972,19 @@ void adminNames(Harness& h, const std::string& dir) {
     h.deps.flatFiles = {dir + "/flat.conf"};
 }
 
+// The call logs through `log`, and `dir` is a node directory the admin names: returns the
+// log_file path in it.
+std::string logIntoDir(Harness& h, const ScratchDir& dir, logging::Logger& log) {
+    adminNames(h, dir.path);
+    h.deps.log = &log;
+    return dir.path + "/allot.log";
+}
+
 TEST_CASE("a control character in a pod name cannot forge a line in the log file") {
     Harness h;
     ScratchDir dir;
-    adminNames(h, dir.path);
     logging::Logger log;
-    h.deps.log = &log;
-    std::string file = dir.path + "/allot.log";
+    const std::string file = logIntoDir(h, dir, log);
     auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""), "c1", "net1",
                     "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p\nFORGED allot[1] container=x pod=y: ADD "
                     "allocated 10.0.0.9");
@@ -996,10 +1002,8 @@ TEST_CASE("a control character in a pod name cannot forge a line in the log file
 TEST_CASE("log_format json: every log_file line is a JSON object; ADD and DEL name the address") {
     Harness h;
     ScratchDir dir;
-    adminNames(h, dir.path);
     logging::Logger log;
-    h.deps.log = &log;
-    std::string file = dir.path + "/allot.log";
+    const std::string file = logIntoDir(h, dir, log);
     // log_level "loud" is ignored with a configuration warning: that line is JSON too.
     const std::string c =
         conf(kV4 + R"(,"log_format":"json","log_level":"loud","log_file":")" + file + "\"");
@@ -1284,13 +1288,12 @@ TEST_CASE("a log_file outside the node's roots is not opened; ADD succeeds and l
 TEST_CASE("a log_file that is a symlink is never written through, and ADD succeeds") {
     Harness h;
     ScratchDir dir;
-    adminNames(h, dir.path);
     logging::Logger log;
-    h.deps.log = &log;
+    const std::string file = logIntoDir(h, dir, log);
     std::string target = dir.path + "/target";
     std::ofstream(target) << "precious\n";
-    std::filesystem::create_symlink(target, dir.path + "/allot.log");
-    auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + dir.path + "/allot.log\""));
+    std::filesystem::create_symlink(target, file);
+    auto o = h.call("ADD", conf(kV4 + R"(,"log_file":")" + file + "\""));
     CHECK(o.exitCode == 0);
     std::ifstream in(target);
     std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
