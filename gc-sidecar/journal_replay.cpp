@@ -26,7 +26,7 @@ void Reclaimer::replayJournal() {
     metrics_.setJournalBacklog(left);
 }
 
-bool Reclaimer::replayEntry(node::Journal& journal, const node::JournalEntry& e) {
+bool Reclaimer::replayEntry(node::Journal& journal, const engine::JournalEntry& e) {
     Cluster& c = *clusters_[0];
     const std::string ns = e.poolNamespace.empty() ? opts_.poolNamespace : e.poolNamespace;
     // The container the plugin's DEL was for: only its own records go (core::heldBy), never
@@ -73,7 +73,7 @@ std::optional<std::string> Reclaimer::poolsHeldBy(Cluster& c, const std::string&
 // Apply (pools): the caller's entries of each pool, guarded writes. `released` gets what
 // was released, even when a later pool fails.
 std::optional<std::string> Reclaimer::releaseJournaled(Cluster& c, const std::string& ns,
-                                                       const node::JournalEntry& e,
+                                                       const engine::JournalEntry& e,
                                                        const core::Owner& caller,
                                                        const std::vector<std::string>& pools,
                                                        std::vector<Released>& released) {
@@ -98,7 +98,7 @@ std::optional<std::string> Reclaimer::releaseJournaled(Cluster& c, const std::st
 // was released but their deletion did not finish), each only while it is still this
 // container's.
 std::optional<std::string> Reclaimer::dropJournaledReservations(
-    Cluster& c, const std::string& ns, const node::JournalEntry& e, const core::Owner& caller,
+    Cluster& c, const std::string& ns, const engine::JournalEntry& e, const core::Owner& caller,
     const std::vector<Released>& released) {
     for (const auto& r : released) {
         auto d = dropReservation(c, r);
@@ -110,7 +110,7 @@ std::optional<std::string> Reclaimer::dropJournaledReservations(
     return std::nullopt;
 }
 
-void Reclaimer::reportJournalRelease(const node::JournalEntry& e,
+void Reclaimer::reportJournalRelease(const engine::JournalEntry& e,
                                      const std::vector<Released>& released) {
     if (released.empty()) return;
     metrics_.addReleases("journal", released.size());

@@ -190,20 +190,20 @@ class Reclaimer {
     // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
     void replayJournal();
     // True when the entry was replayed and removed.
-    bool replayEntry(node::Journal& journal, const node::JournalEntry& e);
+    bool replayEntry(node::Journal& journal, const engine::JournalEntry& e);
     std::optional<std::string> poolsHeldBy(Cluster& c, const std::string& ns,
                                            const core::Owner& caller,
                                            std::vector<std::string>& pools);
     std::optional<std::string> releaseJournaled(Cluster& c, const std::string& ns,
-                                                const node::JournalEntry& e,
+                                                const engine::JournalEntry& e,
                                                 const core::Owner& caller,
                                                 const std::vector<std::string>& pools,
                                                 std::vector<Released>& released);
     std::optional<std::string> dropJournaledReservations(Cluster& c, const std::string& ns,
-                                                         const node::JournalEntry& e,
+                                                         const engine::JournalEntry& e,
                                                          const core::Owner& caller,
                                                          const std::vector<Released>& released);
-    void reportJournalRelease(const node::JournalEntry& e, const std::vector<Released>& released);
+    void reportJournalRelease(const engine::JournalEntry& e, const std::vector<Released>& released);
     void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
 
     ReclaimerOptions opts_;

@@ -14,6 +14,8 @@
 
 namespace allot::plugin {
 
+using engine::Clock;
+
 using core::Errc;
 using core::makeError;
 using core::Result;

@@ -2,12 +2,16 @@
 
 #include "cni/network_selection.h"
 #include "core/sticky.h"
+#include "engine/add.h"
 
 namespace allot::plugin {
 
 using core::Errc;
 using core::makeError;
 using core::Result;
+using engine::IpResult;
+using Addresses = std::vector<IpResult>;
+using cni::NetConf;
 
 namespace {
 
@@ -71,12 +75,17 @@ core::ClaimStatus allocatedStatus(std::vector<std::string> ips, const ClaimCall&
 // again, in order, from what was written).
 class EarlyStatus {
   public:
-    EarlyStatus(EngineContext& ctx, ClaimApi& api, const ClaimCall& call, std::string name,
+    EarlyStatus(engine::Context& ctx, ClaimApi& api, const ClaimCall& call, std::string name,
                 size_t ranges)
-        : ctx_(ctx), api_(api), call_(call), name_(std::move(name)) {
-        ctx_.beforeReserve = [this, ranges](const std::vector<IpResult>& ips) {
-            if (started_ || ips.size() != ranges) return;
-            auto st = allocatedStatus(statusIps(ips, ranges), call_);
+        : ctx_(ctx), api_(api), call_(call), name_(std::move(name)), ranges_(ranges) {}
+    EarlyStatus(const EarlyStatus&) = delete;
+    EarlyStatus& operator=(const EarlyStatus&) = delete;
+
+    // For the engine's ADD: starts the status write alongside the last range's reservation.
+    engine::BeforeReserve hook() {
+        return [this](const Addresses& ips) {
+            if (started_ || ips.size() != ranges_) return;
+            auto st = allocatedStatus(statusIps(ips, ranges_), call_);
             started_ = api_.startStatus(call_.podNamespace, name_, st);
             if (!started_) return;
             ips_ = st.ips;
@@ -85,13 +94,9 @@ class EarlyStatus {
                                  ": status written alongside the reservation");
         };
     }
-    ~EarlyStatus() { ctx_.beforeReserve = nullptr; }
-    EarlyStatus(const EarlyStatus&) = delete;
-    EarlyStatus& operator=(const EarlyStatus&) = delete;
 
     // Waits for the write. True when the status now holds exactly `want`.
     bool wrote(const std::vector<std::string>& want) {
-        ctx_.beforeReserve = nullptr;
         if (!started_) return false;
         started_ = false;
         written_ = static_cast<bool>(api_.awaitStatus());
@@ -102,7 +107,7 @@ class EarlyStatus {
     void undo() {
         if (!started_) return;
         (void)wrote({});
-        CleanupGrace grace(ctx_);
+        engine::CleanupGrace grace(ctx_);
         if (auto r = api_.restoreStatus(call_.podNamespace, name_, ips_); !r && call_.log)
             call_.log->error(
                 "IPAMClaim " + call_.podNamespace + "/" + name_ +
@@ -110,10 +115,11 @@ class EarlyStatus {
     }
 
   private:
-    EngineContext& ctx_;
+    engine::Context& ctx_;
     ClaimApi& api_;
     const ClaimCall& call_;
     std::string name_;
+    size_t ranges_;
     bool started_ = false, written_ = false;  // written_: the write's answer was a success
     std::vector<std::string> ips_;
 };
@@ -130,7 +136,7 @@ std::vector<core::IpAddress> wanted(const core::ClaimPlan& plan,
 }
 
 // ADD for the claim `name` in the pod's namespace.
-Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& cfg,
+Result<Addresses> addForClaim(engine::Context& ctx, const core::ValidatedConfig& cfg,
                               const NetConf& net, core::Owner owner,
                               std::vector<core::IpAddress> requested, ClaimApi& api,
                               const ClaimCall& call, const std::string& name) {
@@ -152,7 +158,8 @@ Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& c
     owner.claim = ref;
     std::optional<EarlyStatus> early;
     if (plan->allocate) early.emplace(ctx, api, call, name, cfg.ranges.size());
-    auto r = add(ctx, cfg, net, owner, wanted(*plan, std::move(requested)));
+    auto r = engine::add(ctx, cfg, net.name, owner, wanted(*plan, std::move(requested)),
+                         early ? early->hook() : engine::BeforeReserve());
     if (!r) {
         if (early) early->undo();
         if (r.code() == Errc::Exhausted && plan->allocate) {
@@ -167,7 +174,7 @@ Result<CniResult> addForClaim(EngineContext& ctx, const core::ValidatedConfig& c
         !plan->allocate && std::all_of(plan->perRange.begin(), plan->perRange.end(),
                                        [](const auto& ip) { return ip.has_value(); });
     if (complete) return r;
-    auto st = allocatedStatus(statusIps(r->ips, cfg.ranges.size()), call);
+    auto st = allocatedStatus(statusIps(*r, cfg.ranges.size()), call);
     if (early && early->wrote(st.ips)) return r;
     if (auto w = api.setStatus(call.podNamespace, name, st); !w)
         return makeError(w.code() == Errc::Conflict ? Errc::Transient : w.code(),
@@ -191,8 +198,9 @@ Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& 
     return call.podNamespace + "/" + *name;
 }
 
-Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
-                           core::Owner owner, std::vector<core::IpAddress> requested, ClaimApi& api,
+Result<Addresses> addOwned(engine::Context& ctx, const core::ValidatedConfig& cfg,
+                           const NetConf& net, core::Owner owner,
+                           std::vector<core::IpAddress> requested, ClaimApi& api,
                            const ClaimCall& call) {
     const bool claims = net.allowPersistentIps, sticky = cfg.raw.stickyStatefulSets;
     if (claims && !net.claimRef.empty()) {
@@ -200,7 +208,8 @@ Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
         if (!name) return name.error();
         return addForClaim(ctx, cfg, net, owner, std::move(requested), api, call, *name);
     }
-    if ((!claims && !sticky) || call.podName.empty()) return add(ctx, cfg, net, owner, requested);
+    if ((!claims && !sticky) || call.podName.empty())
+        return engine::add(ctx, cfg, net.name, owner, requested);
     auto pod = readPod(api, call, claims ? "its IPAMClaim reference" : "its StatefulSet");
     if (!pod) return pod.error();
     if (claims) {
@@ -211,7 +220,7 @@ Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
     }
     if (auto set = sticky ? stickyOwner(*pod, call) : std::nullopt)
         owner.claim = core::stickyKey(*set);
-    return add(ctx, cfg, net, owner, requested);
+    return engine::add(ctx, cfg, net.name, owner, requested);
 }
 
 }  // namespace allot::plugin

@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "cni/net_config.h"
 #include "core/ipam_claim.h"
 #include "core/sticky.h"
+#include "engine/context.h"
 #include "log/log.h"
-#include "plugin/ipam.h"
 
 namespace allot::k8s {
 class Client;
@@ -63,7 +64,7 @@ class ClaimApi {
 
 // Over the plugin's client (through allot-gc's node relay when it is up). `client` must
 // outlive the result.
-std::unique_ptr<ClaimApi> makeK8sClaimApi(k8s::Client& client, Clock::time_point deadline);
+std::unique_ptr<ClaimApi> makeK8sClaimApi(k8s::Client& client, engine::Clock::time_point deadline);
 
 struct ClaimCall {
     std::string podNamespace, podName, ifName;
@@ -72,7 +73,7 @@ struct ClaimCall {
 
 // The IPAMClaim ("namespace/name") this call's pod references for this interface (args.cni
 // first, then the pod's selection element); "" when none. Errors as addOwned's.
-core::Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& call);
+core::Result<std::string> claimOf(const cni::NetConf& net, ClaimApi& api, const ClaimCall& call);
 
 // ADD for a network with allowPersistentIPs or sticky_statefulsets (else an ordinary ADD).
 // The pod is read once (through the relay when it is up). A claim referenced (args.cni first,
@@ -84,9 +85,10 @@ core::Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const Claim
 // "<set>-<ordinal>"): the address is owned by the set (core/sticky.h). A pod not found is
 // Transient. InvalidConfig for a malformed networks annotation, a bad reference, or a status
 // address outside the network's ranges.
-core::Result<CniResult> addOwned(EngineContext& ctx, const core::ValidatedConfig& cfg,
-                                 const NetConf& net, core::Owner owner,
-                                 std::vector<core::IpAddress> requested, ClaimApi& api,
-                                 const ClaimCall& call);
+core::Result<std::vector<engine::IpResult>> addOwned(engine::Context& ctx,
+                                                     const core::ValidatedConfig& cfg,
+                                                     const cni::NetConf& net, core::Owner owner,
+                                                     std::vector<core::IpAddress> requested,
+                                                     ClaimApi& api, const ClaimCall& call);
 
 }  // namespace allot::plugin

@@ -6,6 +6,7 @@
 namespace allot::plugin {
 
 using core::Errc;
+using engine::IpResult;
 using json::Value;
 
 int cniCodeFor(Errc code) {
@@ -22,6 +23,8 @@ int cniCodeFor(Errc code) {
         case Errc::Conflict:
         case Errc::AlreadyExists:
         case Errc::Expired:
+        case Errc::SliceSealed:
+        case Errc::SliceMoved:
             return kTryAgainLater;
         case Errc::Exhausted:
             return kAddressesExhausted;
@@ -66,6 +69,12 @@ std::string errorDetails(const core::Error& e) {
             what =
                 "the API server was unreachable, slow or kept conflicting until the deadline; "
                 "nothing is left half-done, and the call can be retried";
+            break;
+        case Errc::SliceSealed:
+        case Errc::SliceMoved:
+            what =
+                "allot-gc's slice controller is moving this node's slice of the range; the call "
+                "can be retried once the NodeSlicePool is rewritten";
             break;
         case Errc::Exhausted:
             what =

@@ -7,6 +7,7 @@
 
 #include "core/ip.h"
 #include "core/result.h"
+#include "engine/context.h"
 #include "json/json.h"
 
 namespace allot::plugin {
@@ -40,14 +41,8 @@ bool isSupportedVersion(const std::string& v);
 // Orders "major.minor.patch" strings; unparsable parts compare as 0.
 int compareVersions(const std::string& a, const std::string& b);
 
-struct IpResult {
-    core::IpAddress ip;
-    int prefix = 0;
-    std::optional<core::IpAddress> gateway;
-};
-
 struct CniResult {
-    std::vector<IpResult> ips;
+    std::vector<engine::IpResult> ips;
     json::Value routes;  // list of {dst, gw, ...} or null
     json::Value dns;     // object or null
 };
@@ -60,6 +55,6 @@ std::string formatError(const std::string& version, int code, const std::string&
 std::string formatVersionInfo(const std::string& version);
 
 // Addresses listed in a prevResult of any version (ips[] or ip4/ip6).
-std::vector<IpResult> prevResultIps(const json::Value& prevResult);
+std::vector<engine::IpResult> prevResultIps(const json::Value& prevResult);
 
 }  // namespace allot::plugin

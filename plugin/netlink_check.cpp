@@ -29,7 +29,7 @@ struct Sock {
 }  // namespace
 
 core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const std::string& ifName,
-                                           const std::vector<IpResult>& ips) {
+                                           const std::vector<engine::IpResult>& ips) {
     // Our own namespace, to return to: held until the end of the call.
     sys::Fd self(::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC));
     {

@@ -12,6 +12,6 @@ namespace allot::plugin {
 // Enters the network namespace at `netnsPath` (this thread) and confirms `ifName` exists and
 // carries every address in `ips`. Errors name the missing interface or address.
 core::Result<void> checkInterfaceAddresses(const std::string& netnsPath, const std::string& ifName,
-                                           const std::vector<IpResult>& ips);
+                                           const std::vector<engine::IpResult>& ips);
 
 }  // namespace allot::plugin

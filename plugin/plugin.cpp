@@ -1,23 +1,17 @@
 #include "plugin/plugin.h"
 
+#include "engine/release.h"
 #include "plugin/node_paths.h"
+#include "plugin/verbs.h"
 #include "version/version.h"
 
 namespace allot::plugin {
 
 using core::Errc;
+using core::Result;
+using engine::Clock;
 
 namespace {
-
-Outcome fail(const std::string& version, int code, const std::string& msg, logging::Logger* log,
-             const std::string& details = "") {
-    if (log) log->error(msg);
-    return Outcome{code, formatError(version, code, msg, details) + "\n"};
-}
-
-Outcome failWith(const std::string& version, const core::Error& e, logging::Logger* log) {
-    return fail(version, cniCodeFor(e.code), e.message, log, errorDetails(e));
-}
 
 std::string versionOf(std::string_view stdinText) {
     auto doc = json::parse(stdinText);
@@ -36,7 +30,7 @@ Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg
     auto journal = deps.makeJournal(cfg);
     std::string node = deps.nodeName ? deps.nodeName(cfg, net) : std::string();
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, node, e.args.podUid, net.name};
-    auto j = journalRelease(*journal, cfg, owner, cfg.raw.poolNamespace);
+    auto j = engine::journalRelease(*journal, cfg, owner, cfg.raw.poolNamespace);
     if (!j)
         return failWith(
             version,
@@ -108,149 +102,6 @@ Clock::time_point deadlineFor(Command command, const core::ValidatedConfig& cfg)
     return Clock::now() + std::chrono::milliseconds(budgetMs);
 }
 
-// What one command needs besides the engine context.
-struct Request {
-    const CniEnv& env;
-    const core::ValidatedConfig& cfg;
-    const cni::NetConf& net;
-    const core::Owner& owner;
-    const std::string& version;
-    logging::Logger* log;
-    ClaimApi* claims = nullptr;
-};
-
-// The network, the address and its pool (when this call wrote it) of a log line.
-logging::Fields addressFields(const EngineContext& ctx, const Request& q,
-                              const core::IpAddress& ip) {
-    logging::Fields f{.network = q.net.name, .ip = ip.str()};
-    for (const auto& [at, pool] : ctx.pools)
-        if (at == ip) f.pool = ctx.poolNamespace + "/" + pool;
-    return f;
-}
-
-// CNI_ARGS GATEWAY=, as Whereabouts reads it: each gateway becomes the gateway of the static
-// addresses (the config's `addresses`) whose network holds it.
-Result<core::ValidatedConfig> withArgGateways(const core::ValidatedConfig& cfg,
-                                              const std::string& text) {
-    core::ValidatedConfig out = cfg;
-    auto gws = parseArgGateways(text);
-    if (!gws) return gws.error();
-    for (const auto& gw : *gws)
-        for (auto& [sip, gateway] : out.staticAddresses)
-            if (core::Cidr(sip.ip, sip.prefix).contains(gw)) gateway = gw;
-    return out;
-}
-
-Outcome runAdd(EngineContext& ctx, const Request& q) {
-    // Requested addresses: runtimeConfig.ips, else args.cni.ips, else CNI_ARGS IP=
-    // (CONVENTIONS.md: the CNI_ARGS key is ignored when the config carries addresses).
-    // Whereabouts fails an ADD (not a DEL) on an exclude it cannot read.
-    if (q.cfg.addError) return failWith(q.version, *q.cfg.addError, q.log);
-    std::optional<core::ValidatedConfig> gatewayed;
-    if (!q.env.args.gatewayText.empty()) {
-        auto c = withArgGateways(q.cfg, q.env.args.gatewayText);
-        if (!c) return failWith(q.version, c.error(), q.log);
-        gatewayed = std::move(*c);
-    }
-    const core::ValidatedConfig* cfg = gatewayed ? &*gatewayed : &q.cfg;
-    std::vector<core::IpAddress> requested = q.net.requestedIps;
-    if (requested.empty() && !q.env.args.ipText.empty()) {
-        auto ips = parseArgIps(q.env.args.ipText);
-        if (!ips) return failWith(q.version, ips.error(), q.log);
-        requested = std::move(*ips);
-    }
-    const bool owned = q.net.allowPersistentIps || cfg->raw.stickyStatefulSets;
-    if (owned && !q.claims && q.log)
-        q.log->warning(
-            "allowPersistentIPs/sticky_statefulsets: no pod reader here; an ordinary address");
-    auto r = owned && q.claims
-                 ? addOwned(ctx, *cfg, q.net, q.owner, std::move(requested), *q.claims,
-                            {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
-                 : add(ctx, *cfg, q.net, q.owner, requested);
-    if (!r) return failWith(q.version, r.error(), q.log);
-    if (q.log)
-        for (const auto& ip : r->ips)
-            q.log->info("ADD allocated " + ip.ip.str(), addressFields(ctx, q, ip.ip));
-    return Outcome{0, formatResult(*r, q.version) + "\n"};
-}
-
-Outcome runDel(EngineContext& ctx, const Request& q) {
-    auto r = del(ctx, q.cfg, q.owner);
-    if (!r) return failWith(q.version, r.error(), q.log);
-    if (!q.log) return Outcome{0, ""};
-    if (*r)
-        q.log->error("DEL not finished (" + ctx.journalReason +
-                         "); release journaled for allot-gc to replay",
-                     {.network = q.net.name});
-    else if (ctx.pools.empty())
-        q.log->info("DEL released (nothing was held)", {.network = q.net.name});
-    for (const auto& [ip, pool] : ctx.pools)
-        q.log->info("DEL released " + ip.str(), addressFields(ctx, q, ip));
-    return Outcome{0, ""};
-}
-
-// CHECK: the container's own entry; on a network with allowPersistentIPs, else the entry of
-// the IPAMClaim the pod references, which a migration target shares without owning it.
-Result<std::vector<IpResult>> checkOwned(EngineContext& ctx, const Request& q) {
-    auto r = check(ctx, q.cfg, q.net, q.owner);
-    if (r || r.code() != Errc::NotFound || !q.net.allowPersistentIps || !q.claims) return r;
-    auto claim = claimOf(q.net, *q.claims,
-                         {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log});
-    if (!claim || claim->empty()) return r;
-    core::Owner sharing = q.owner;
-    sharing.claim = *claim;
-    return check(ctx, q.cfg, q.net, sharing);
-}
-
-Outcome runCheck(EngineContext& ctx, const Request& q, const Deps& deps) {
-    auto r = checkOwned(ctx, q);
-    if (!r)
-        return fail(q.version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
-                    r.error().message, q.log, errorDetails(r.error()));
-    if (deps.checkInterface) {
-        auto c = deps.checkInterface(q.env.netns, q.env.ifName, *r);
-        if (!c) return fail(q.version, kCheckFailed, c.error().message, q.log);
-    }
-    return Outcome{0, ""};
-}
-
-Outcome runGc(EngineContext& ctx, const Request& q) {
-    // null (libcni with no attachments left) or no key at all (cnitool gc): nothing on
-    // this network is valid, so everything this node holds on it goes.
-    auto r = gc(ctx, q.cfg, q.net.name, q.net.validAttachments);
-    if (!r) return failWith(q.version, r.error(), q.log);
-    if (q.log)
-        q.log->info("GC released " + std::to_string(*r) + " allocation(s)",
-                    {.network = q.net.name});
-    return Outcome{0, ""};
-}
-
-Outcome runStatus(EngineContext& ctx, const Request& q) {
-    auto r = status(ctx, q.cfg);
-    if (!r)
-        return fail(q.version, kPluginNotAvailable, r.error().message, q.log,
-                    errorDetails(r.error()));
-    return Outcome{0, ""};
-}
-
-Outcome dispatch(EngineContext& ctx, const Request& q, const Deps& deps) {
-    switch (q.env.command) {
-        case Command::Add:
-            return runAdd(ctx, q);
-        case Command::Del:
-            return runDel(ctx, q);
-        case Command::Check:
-            return runCheck(ctx, q, deps);
-        case Command::Gc:
-            return runGc(ctx, q);
-        case Command::Status:
-            return runStatus(ctx, q);
-        case Command::Version:
-            break;
-    }
-    return Outcome{};
-}
-
 }  // namespace
 
 std::optional<Outcome> answerWithoutStdin(const std::vector<std::string>& args, const EnvMap& env) {
@@ -304,7 +155,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     auto journal = deps.makeJournal ? deps.makeJournal(*cfg) : nullptr;
     auto cache = deps.makeCache ? deps.makeCache(*cfg) : nullptr;
     auto queue = deps.makeQueue ? deps.makeQueue(*cfg) : nullptr;
-    EngineContext ctx(*handle->store);
+    engine::Context ctx(*handle->store);
     ctx.locker = locker.get();
     ctx.journal = journal.get();
     ctx.cache = cache.get();
@@ -317,9 +168,9 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     core::Owner owner{e.containerId, e.args.podRef(), e.ifName, ctx.node, e.args.podUid, net->name};
     Outcome out =
         dispatch(ctx, Request{e, *cfg, *net, owner, version, log, handle->claims.get()}, deps);
-    for (const auto& w : ctx.warnings) log->warn(w);
-    out.conflicts = ctx.conflicts;
-    out.served = ctx.served;
+    for (const auto& w : ctx.report.warnings) log->warn(w);
+    out.conflicts = ctx.report.conflicts;
+    out.served = ctx.report.served;
     if (handle->report && (e.command == Command::Add || e.command == Command::Del))
         handle->report(CallReport{
             e.command == Command::Add ? "ADD" : "DEL",

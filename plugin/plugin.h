@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/context.h"
 #include "log/log.h"
 #include "plugin/claims.h"
 #include "plugin/cni_env.h"
-#include "plugin/ipam.h"
+#include "plugin/cni_result.h"
+#include "store/pool_store.h"
 
 namespace allot::plugin {
 
@@ -36,15 +38,17 @@ struct StoreHandle {
 
 struct Deps {
     // Connects to the pool store for this configuration (kubeconfig, namespace).
-    std::function<Result<StoreHandle>(const core::ValidatedConfig&, Clock::time_point deadline)>
+    std::function<core::Result<StoreHandle>(const core::ValidatedConfig&,
+                                            engine::Clock::time_point deadline)>
         makeStore;
-    std::function<std::unique_ptr<PoolLocker>(const core::ValidatedConfig&)> makeLocker;
-    std::function<std::unique_ptr<ReleaseJournal>(const core::ValidatedConfig&)> makeJournal;
-    std::function<std::unique_ptr<PoolCache>(const core::ValidatedConfig&)> makeCache;
-    std::function<std::unique_ptr<ClaimQueue>(const core::ValidatedConfig&)> makeQueue;
+    std::function<std::unique_ptr<engine::PoolLocker>(const core::ValidatedConfig&)> makeLocker;
+    std::function<std::unique_ptr<engine::ReleaseJournal>(const core::ValidatedConfig&)>
+        makeJournal;
+    std::function<std::unique_ptr<engine::PoolCache>(const core::ValidatedConfig&)> makeCache;
+    std::function<std::unique_ptr<engine::ClaimQueue>(const core::ValidatedConfig&)> makeQueue;
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.
     std::function<Result<void>(const std::string& netns, const std::string& ifName,
-                               const std::vector<IpResult>& ips)>
+                               const std::vector<engine::IpResult>& ips)>
         checkInterface;
     std::function<std::string(const core::ValidatedConfig&, const cni::NetConf&)> nodeName;
     std::vector<std::string> flatFiles = cni::defaultFlatFiles();

@@ -1,12 +1,18 @@
 #include "plugin/wiring.h"
 
 #include "k8s/relay.h"
+#include "node/claim_queue.h"
+#include "node/file_lock.h"
+#include "node/journal.h"
 #include "node/node_name.h"
+#include "node/pool_cache.h"
 #include "plugin/netlink_check.h"
 #include "plugin/node_paths.h"
 #include "store/k8s_store.h"
 
 namespace allot::plugin {
+
+using engine::Clock;
 
 namespace {
 

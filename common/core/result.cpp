@@ -22,6 +22,10 @@ const char* errcName(Errc code) {
             return "Expired";
         case Errc::Exhausted:
             return "Exhausted";
+        case Errc::SliceSealed:
+            return "SliceSealed";
+        case Errc::SliceMoved:
+            return "SliceMoved";
         case Errc::Transient:
             return "Transient";
         case Errc::Unauthorized:

@@ -19,6 +19,9 @@
 
 namespace allot::node {
 
+using engine::ClaimQueue;
+using engine::ClaimRequest;
+
 using sys::Fd;
 
 using core::Errc;

@@ -13,6 +13,8 @@
 
 namespace allot::node {
 
+using engine::PoolLocker;
+
 using sys::Fd;
 
 using core::Errc;

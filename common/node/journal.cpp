@@ -16,6 +16,9 @@
 
 namespace allot::node {
 
+using engine::JournalEntry;
+using engine::ReleaseJournal;
+
 using core::Errc;
 using core::makeError;
 

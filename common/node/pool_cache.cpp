@@ -11,6 +11,8 @@
 
 namespace allot::node {
 
+using engine::PoolCache;
+
 namespace {
 
 constexpr size_t kMaxCacheFile = 4u << 20;  // an IPPool is at most etcd's 1.5 MiB

@@ -9,10 +9,8 @@
 
 namespace allot::node {
 
-using engine::PoolCache;
-
 // The last pool seen, as <dir>/<namespace>.<pool>.cache (mode 0600); only ever a hint (see
 // PoolCache).
-std::unique_ptr<PoolCache> makeFileCache(const std::string& dir);
+std::unique_ptr<engine::PoolCache> makeFileCache(const std::string& dir);
 
 }  // namespace allot::node

@@ -341,7 +341,7 @@ TEST_CASE("journaled reservations are deleted only while they are still the cont
     f.fake.putReservation(kNs, {"10.1.0.7", "c7", "app/x", "net1", ""});
     f.fake.putReservation(kNs, {"10.1.0.8", "someone-else", "app/y", "net1", ""});
     node::Journal j(tmpl);
-    node::JournalEntry rec{kNs, {}, "", "c7", "net1", "app/x", kNode, {}};
+    engine::JournalEntry rec{kNs, {}, "", "c7", "net1", "app/x", kNode, {}};
     rec.reservations = {"10.1.0.7", "10.1.0.8", "10.1.0.9"};
     REQUIRE(j.append(rec).ok());
     f.run();

@@ -11,6 +11,7 @@
 
 using namespace allot;
 using namespace allot::plugin;
+using engine::Clock;
 
 namespace {
 

@@ -27,6 +27,7 @@
 using namespace allot;
 using namespace allot::plugin;
 using namespace allot::node;
+using namespace allot::engine;
 
 namespace {
 

@@ -1,0 +1,30 @@
+#pragma once
+// ADD: one address per configured range for an owner, each pool entry written (batched with
+// the node's other ADDs) and then reserved cluster-wide, in that order.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/config.h"
+#include "engine/context.h"
+
+namespace allot::engine {
+
+// Called when an ADD's last range has its pool entry and its reservation is about to be asked
+// for, with every range's address so far: what may run alongside that reservation (a claim's
+// status write). Called again if the reservation moves the address elsewhere; not called when
+// no reservation follows.
+using BeforeReserve = std::function<void(const std::vector<IpResult>&)>;
+
+// One address per range, in order, then the config's static addresses; a later failure
+// releases the ranges taken earlier. `netName` is the network config's name. A requested
+// address must fall in a configured range (one per range). In node-slice mode a slice found
+// moved to another node is resolved again once, from a fresh read.
+core::Result<std::vector<IpResult>> add(Context& ctx, const core::ValidatedConfig& cfg,
+                                        const std::string& netName, const core::Owner& owner,
+                                        const std::vector<core::IpAddress>& requested,
+                                        const BeforeReserve& beforeReserve = {});
+
+}  // namespace allot::engine
