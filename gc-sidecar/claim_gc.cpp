@@ -10,6 +10,14 @@
 
 namespace allot::gc {
 
+using cluster::poolRef;
+
+using cluster::Released;
+
+using core::Result;
+
+using cluster::Cluster;
+
 namespace {
 
 // (namespace, pool) -> the owned entries this pass may release, as read, and the owners to

@@ -15,9 +15,9 @@
 #include <set>
 #include <string>
 
+#include "cluster/cluster.h"
 #include "cluster/k8s_cluster.h"
 #include "core/sticky.h"
-#include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/metrics.h"
 
@@ -27,15 +27,16 @@ class ClaimSource {
   public:
     virtual ~ClaimSource() = default;
     // Every IPAMClaim, as "namespace/name". NotFound when the resource is not installed.
-    virtual Result<std::set<std::string>> listClaims() = 0;
+    virtual core::Result<std::set<std::string>> listClaims() = 0;
     // False only when the API server answered that the claim does not exist.
-    virtual Result<bool> exists(const std::string& ns, const std::string& name) = 0;
+    virtual core::Result<bool> exists(const std::string& ns, const std::string& name) = 0;
     // True when a pod of `ns` that is not in a terminal phase names the claim `claim` in its
     // networks annotation (a migration target whose entry names the source pod).
-    virtual Result<bool> referencedByLivePod(const std::string& ns, const std::string& claim) = 0;
+    virtual core::Result<bool> referencedByLivePod(const std::string& ns,
+                                                   const std::string& claim) = 0;
     // The StatefulSet; nullopt only when the API server answered that it does not exist.
-    virtual Result<std::optional<core::StatefulSetView>> statefulSet(const std::string& ns,
-                                                                     const std::string& name) = 0;
+    virtual core::Result<std::optional<core::StatefulSetView>> statefulSet(
+        const std::string& ns, const std::string& name) = 0;
 };
 
 // Over `cluster`'s client, which must outlive it (one request at a time: one thread).
@@ -56,8 +57,8 @@ struct ClaimPassReport {
 // reservations, an Event and a log line each, and counts them in allot_releases_total
 // (reason claim_deleted or statefulset_gone). A namespace whose pools cannot be listed, an
 // owner whose read fails, are left for the next pass.
-Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
-                                             const std::set<std::string>& poolNamespaces,
-                                             EventSink& events, Metrics& metrics);
+core::Result<ClaimPassReport> releaseDeletedClaims(cluster::Cluster& cl, ClaimSource& claims,
+                                                   const std::set<std::string>& poolNamespaces,
+                                                   EventSink& events, Metrics& metrics);
 
 }  // namespace allot::gc

@@ -7,6 +7,8 @@
 
 namespace allot::gc {
 
+using core::Result;
+
 namespace {
 
 class K8sClaimSource : public ClaimSource {

@@ -13,12 +13,12 @@
 #include <random>
 #include <thread>
 
+#include "cluster/k8s_cluster.h"
 #include "cni/net_config.h"
 #include "gc-sidecar/claim_copy.h"
 #include "gc-sidecar/claim_gc.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/http_server.h"
-#include "gc-sidecar/k8s_cluster.h"
 #include "gc-sidecar/lease.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/node_kubeconfig.h"
@@ -38,6 +38,10 @@
 #include "log/log.h"
 
 namespace allot::gc {
+
+using cluster::K8sCluster;
+
+using cluster::Cluster;
 
 namespace {
 

@@ -6,6 +6,12 @@
 
 namespace allot::gc {
 
+using cluster::eventNamespace;
+
+using cluster::eventObject;
+
+using cluster::EventSpec;
+
 EventRecorder::EventRecorder(k8s::Client client, std::string node, std::string identity,
                              Metrics& metrics, StopSignal& stop)
     : client_(std::move(client)),

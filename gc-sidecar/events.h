@@ -15,17 +15,10 @@
 
 namespace allot::gc {
 
-using cluster::eventNamespace;
-using cluster::eventObject;
-using cluster::EventSpec;
-using cluster::ObjectRef;
-using cluster::podRef;
-using cluster::poolRef;
-
 class EventSink {
   public:
     virtual ~EventSink() = default;
-    virtual void emit(EventSpec e) = 0;
+    virtual void emit(cluster::EventSpec e) = 0;
 };
 
 class EventRecorder : public EventSink {
@@ -34,7 +27,7 @@ class EventRecorder : public EventSink {
 
     EventRecorder(k8s::Client client, std::string node, std::string identity, Metrics& metrics,
                   StopSignal& stop);
-    void emit(EventSpec e) override;
+    void emit(cluster::EventSpec e) override;
     // Posts queued Events until stopped.
     void run();
 
@@ -45,7 +38,7 @@ class EventRecorder : public EventSink {
     StopSignal& stop_;
     std::mutex m_;
     std::condition_variable cv_;
-    std::deque<EventSpec> queue_;
+    std::deque<cluster::EventSpec> queue_;
     bool stopping_ = false;
 };
 

@@ -8,6 +8,14 @@
 
 namespace allot::gc {
 
+using core::Result;
+
+using cluster::podRef;
+
+using cluster::Released;
+
+using cluster::Cluster;
+
 void Reclaimer::replayJournal() {
     node::Journal journal(opts_.journalDir);
     std::vector<std::string> bad;

@@ -2,6 +2,8 @@
 
 namespace allot::gc {
 
+using cluster::PodInfo;
+
 std::pair<std::string, std::string> splitPodRef(const std::string& ref) {
     auto slash = ref.find('/');
     if (slash == std::string::npos) return {"", ref};

@@ -15,10 +15,10 @@
 
 #include <string>
 
+#include "cluster/cluster.h"
 #include "core/allocator.h"
 #include "core/anomaly.h"
 #include "core/ownership.h"
-#include "gc-sidecar/cluster.h"
 
 namespace allot::gc {
 
@@ -37,12 +37,12 @@ MatchKind matchGone(const core::Owner& entry, const GonePod& pod, const std::str
 
 // What a GET of the pod's namespace/name said, after the pool was read.
 enum class Liveness { Gone, SameUid, OtherUid, Unknown };
-Liveness livenessOf(const std::optional<PodInfo>& now, const GonePod& pod);
+Liveness livenessOf(const std::optional<cluster::PodInfo>& now, const GonePod& pod);
 
 using LeakReason = core::LeakReason;
 const char* leakReasonName(LeakReason r);
 
 // core::classifyLeak over a pod as the API shows it.
-LeakReason classifyLeak(const core::Owner& entry, const PodInfo* pod);
+LeakReason classifyLeak(const core::Owner& entry, const cluster::PodInfo* pod);
 
 }  // namespace allot::gc

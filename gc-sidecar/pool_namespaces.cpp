@@ -1,8 +1,16 @@
 #include "gc-sidecar/pool_namespaces.h"
 
-#include "gc-sidecar/nad.h"
+#include "cluster/nad.h"
 
 namespace allot::gc {
+
+using cluster::parseNadConfig;
+
+using cluster::NadInfo;
+
+using cluster::Cluster;
+
+using core::Result;
 
 PoolNamespaces::PoolNamespaces(std::string defaultNamespace, std::vector<std::string> ipamTypes,
                                std::vector<std::string> flatFiles)

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gc-sidecar/cluster.h"
+#include "cluster/cluster.h"
 
 namespace allot::gc {
 
@@ -27,7 +27,7 @@ class PoolNamespaces {
     // Lists every NAD and learns the pool namespaces of those whose IPAM type is allot's. A
     // NAD whose config cannot be read names nothing. Errors: the list's (what was learned
     // before stays); none when the NAD resource is not installed.
-    Result<void> refresh(Cluster& c);
+    core::Result<void> refresh(cluster::Cluster& c);
     // The default namespace and every one learned, in name order.
     std::set<std::string> all() const;
     const std::string& defaultNamespace() const { return default_; }

@@ -7,15 +7,23 @@
 #include <random>
 #include <thread>
 
+#include "cluster/nad.h"
 #include "core/pool_targets.h"
 #include "engine/retry_policy.h"
-#include "gc-sidecar/nad.h"
 #include "gc-sidecar/network_status.h"
 #include "gc-sidecar/reclaimer_item.h"
 #include "log/log.h"
 #include "version/version.h"
 
 namespace allot::gc {
+
+using cluster::parseNadConfig;
+
+using cluster::podRef;
+
+using core::Result;
+
+using cluster::Cluster;
 
 using core::Errc;
 using core::makeError;

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "core/sticky.h"
 #include "engine/retry_policy.h"
-#include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/metrics.h"
@@ -27,11 +27,6 @@
 #include "gc-sidecar/release.h"
 #include "gc-sidecar/stop.h"
 #include "node/journal.h"
-
-namespace allot::store {
-class Journal;
-struct JournalRecord;
-}  // namespace allot::store
 
 namespace allot::gc {
 
@@ -55,12 +50,12 @@ struct PodRecord {
 
 // The addresses the node's network namespaces hold now (sandbox_probe.h); an error when they
 // cannot be read.
-using NodeAddressProbe = std::function<Result<std::set<core::IpAddress>>()>;
+using NodeAddressProbe = std::function<core::Result<std::set<core::IpAddress>>()>;
 
 // Runs fn(i, cluster) for every i in [0, n) on up to clusters.size() threads, each thread
 // with its own Cluster (a Cluster serves one thread). clusters[0] runs on the caller's thread.
-void parallelFor(const std::vector<Cluster*>& clusters, size_t n,
-                 const std::function<void(size_t, Cluster&)>& fn);
+void parallelFor(const std::vector<cluster::Cluster*>& clusters, size_t n,
+                 const std::function<void(size_t, cluster::Cluster&)>& fn);
 
 struct ReclaimerOptions {
     std::string node;
@@ -106,7 +101,7 @@ struct PoolKey {
 
 class Reclaimer {
   public:
-    Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events,
+    Reclaimer(ReclaimerOptions opts, std::vector<cluster::Cluster*> clusters, EventSink& events,
               Metrics& metrics, StopSignal& stop);
 
     // Thread-safe. A pod of this node was deleted (or found gone at a relist).
@@ -133,8 +128,9 @@ class Reclaimer {
         std::set<PoolKey> hinted;  // catch-up: pools known to hold its entries
         int attempts = 0;
         Clock::time_point due{};
-        bool warned = false;                        // malformed annotation already reported
-        std::vector<Released> pendingReservations;  // released, reservation not yet deleted
+        bool warned = false;  // malformed annotation already reported
+        std::vector<cluster::Released>
+            pendingReservations;  // released, reservation not yet deleted
     };
     struct Item;
     struct Group;
@@ -148,66 +144,66 @@ class Reclaimer {
     void finish(std::vector<Item>& items, Clock::time_point now);
     std::vector<Work> takeDue(Clock::time_point now);
     // The steps of releaseBatch (reclaimer_release.cpp; resolving targets in reclaimer.cpp).
-    void resolveTargets(Item& it, Cluster& c);
-    Result<std::vector<PoolKey>> targetsOfNad(Cluster& c, const std::string& ns,
-                                              const std::string& name, bool& missing);
+    void resolveTargets(Item& it, cluster::Cluster& c);
+    core::Result<std::vector<PoolKey>> targetsOfNad(cluster::Cluster& c, const std::string& ns,
+                                                    const std::string& name, bool& missing);
     void reportMalformed(Item& it);
     void checkLiveness(std::vector<Item>& items, size_t from);
-    Groups groupByPool(std::span<Item> items, Cluster& main);
+    Groups groupByPool(std::span<Item> items, cluster::Cluster& main);
     void scanEveryPool(
-        Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
+        cluster::Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
         const std::function<void(const std::string&, const std::string&, size_t)>& found);
     SandboxProof proveSandboxes(std::span<const Item> items, const Groups& groups);
     size_t writePools(std::span<Item> items, const Groups& groups, const SandboxProof& proof);
-    PoolOutcome releaseGroup(Cluster& c, const std::string& ns, const std::string& poolName,
-                             const Group& group, std::span<const Item> items,
-                             const SandboxProof& proof);
-    Result<std::vector<core::u128>> selectGone(
-        Cluster& c, const store::Pool& p, const Group& group, std::span<const Item> items,
+    PoolOutcome releaseGroup(cluster::Cluster& c, const std::string& ns,
+                             const std::string& poolName, const Group& group,
+                             std::span<const Item> items, const SandboxProof& proof);
+    core::Result<std::vector<core::u128>> selectGone(
+        cluster::Cluster& c, const store::Pool& p, const Group& group, std::span<const Item> items,
         const SandboxProof& proof, std::map<core::u128, size_t>& owners,
         std::vector<std::pair<size_t, core::IpAddress>>& kept);
     // The steps of finish.
-    std::vector<std::vector<Released>> dropReservations(std::vector<Item>& items);
+    std::vector<std::vector<cluster::Released>> dropReservations(std::vector<Item>& items);
     void reportItem(const Item& it);
     // `reason`: catch_up (after a list of the pod watch: every pool) or node_sweep (the pools
     // known to hold this node's entries, every pool now and then).
-    Result<void> doCatchUp(const std::vector<PodRecord>& live, const std::string& reason);
+    core::Result<void> doCatchUp(const std::vector<PodRecord>& live, const std::string& reason);
     struct LiveSet {
         std::set<std::string> uids, refs;
     };
     void collectGone(const std::string& pns, const store::Pool& p, const LiveSet& live,
                      const std::string& reason, std::map<std::string, Work>& found,
                      std::set<PoolKey>& nodePools) const;
-    Result<void> scanAllPools(const LiveSet& live, const std::string& reason,
-                              std::map<std::string, Work>& found);
-    Result<void> scanNodePools(const LiveSet& live, const std::string& reason,
-                               std::map<std::string, Work>& found);
+    core::Result<void> scanAllPools(const LiveSet& live, const std::string& reason,
+                                    std::map<std::string, Work>& found);
+    core::Result<void> scanNodePools(const LiveSet& live, const std::string& reason,
+                                     std::map<std::string, Work>& found);
     // The node sweep: the probe's report for the leader, then a catch-up on the pods now.
     void sweepNode();
     void publishReport();
     // --namespace and every pool namespace a NAD names, after listing the NADs.
-    std::set<std::string> namespacesToScan(Cluster& c);
+    std::set<std::string> namespacesToScan(cluster::Cluster& c);
     // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
     void replayJournal();
     // True when the entry was replayed and removed.
     bool replayEntry(node::Journal& journal, const engine::JournalEntry& e);
-    std::optional<std::string> poolsHeldBy(Cluster& c, const std::string& ns,
+    std::optional<std::string> poolsHeldBy(cluster::Cluster& c, const std::string& ns,
                                            const core::Owner& caller,
                                            std::vector<std::string>& pools);
-    std::optional<std::string> releaseJournaled(Cluster& c, const std::string& ns,
+    std::optional<std::string> releaseJournaled(cluster::Cluster& c, const std::string& ns,
                                                 const engine::JournalEntry& e,
                                                 const core::Owner& caller,
                                                 const std::vector<std::string>& pools,
-                                                std::vector<Released>& released);
-    std::optional<std::string> dropJournaledReservations(Cluster& c, const std::string& ns,
-                                                         const engine::JournalEntry& e,
-                                                         const core::Owner& caller,
-                                                         const std::vector<Released>& released);
-    void reportJournalRelease(const engine::JournalEntry& e, const std::vector<Released>& released);
+                                                std::vector<cluster::Released>& released);
+    std::optional<std::string> dropJournaledReservations(
+        cluster::Cluster& c, const std::string& ns, const engine::JournalEntry& e,
+        const core::Owner& caller, const std::vector<cluster::Released>& released);
+    void reportJournalRelease(const engine::JournalEntry& e,
+                              const std::vector<cluster::Released>& released);
     void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
 
     ReclaimerOptions opts_;
-    std::vector<Cluster*> clusters_;
+    std::vector<cluster::Cluster*> clusters_;
     EventSink& events_;
     Metrics& metrics_;
     StopSignal& stop_;

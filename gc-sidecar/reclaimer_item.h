@@ -28,7 +28,7 @@ struct Reclaimer::Item {
     std::set<PoolKey> pools;
     std::optional<std::string> failure;
     Liveness live = Liveness::Unknown;
-    std::vector<Released> released;
+    std::vector<cluster::Released> released;
     std::vector<core::IpAddress> kept;  // its sandbox may still run: not freed here
     std::string keptWhy;
 };
@@ -47,13 +47,13 @@ struct Reclaimer::SandboxProof {
 
 // What one pool's write did.
 struct Reclaimer::PoolOutcome {
-    std::vector<std::pair<size_t, Released>> released;
+    std::vector<std::pair<size_t, cluster::Released>> released;
     std::vector<std::pair<size_t, core::IpAddress>> kept;
     std::optional<std::string> error;
 };
 
 // "10.0.0.5 (pool ns/name, network n, interface net1)".
-std::string describe(const Released& r);
+std::string describe(const cluster::Released& r);
 // An IPPool of namespace `ns` that cannot be decoded: skipped, with a warning.
 void logUndecodable(const std::string& ns, const std::string& name, const std::string& why);
 

@@ -9,6 +9,16 @@
 
 namespace allot::gc {
 
+using core::Result;
+
+using cluster::podRef;
+
+using cluster::PodInfo;
+
+using cluster::Cluster;
+
+using cluster::Released;
+
 void logUndecodable(const std::string& ns, const std::string& name, const std::string& why) {
     logging::logWarn("IPPool " + ns + "/" + name + " cannot be decoded: " + why,
                      {.pool = ns + "/" + name});

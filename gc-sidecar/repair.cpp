@@ -17,6 +17,20 @@
 
 namespace allot::gc {
 
+using cluster::PodInfo;
+
+using cluster::poolRef;
+
+using cluster::podRef;
+
+using cluster::Released;
+
+using core::Result;
+
+using cluster::Cluster;
+
+using cluster::ObjectRef;
+
 using core::Errc;
 
 namespace {

@@ -37,10 +37,10 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "core/release_rule.h"
-#include "gc-sidecar/cluster.h"
 #include "gc-sidecar/events.h"
 #include "gc-sidecar/leader_loop.h"
 #include "gc-sidecar/leak_tracker.h"
@@ -85,7 +85,7 @@ class RepairLoop {
   public:
     using Clock = std::chrono::steady_clock;
 
-    RepairLoop(RepairOptions opts, std::vector<Cluster*> clusters, EventSink& events,
+    RepairLoop(RepairOptions opts, std::vector<cluster::Cluster*> clusters, EventSink& events,
                Metrics& metrics, StopSignal& stop);
 
     // From the leader elector.
@@ -119,8 +119,8 @@ class RepairLoop {
     // A pass: the Nodes once, then each pool namespace in turn.
     std::vector<std::string> namespacesToScan();
     PoolNamespace& stateOf(const std::string& ns);
-    Result<void> passNamespace(PoolNamespace& pns, const core::NodeIndex& nodes, PassReport& rep,
-                               std::vector<PoolGauge>& gauges);
+    core::Result<void> passNamespace(PoolNamespace& pns, const core::NodeIndex& nodes,
+                                     PassReport& rep, std::vector<PoolGauge>& gauges);
     // The steps of passNamespace: scan (cluster/scan.h), then (after core::PassAnalysis)
     // report, decide, apply.
     void reportAnomalies(PoolNamespace& pns, const std::vector<core::Anomaly>& anomalies,
@@ -135,19 +135,18 @@ class RepairLoop {
                        Clock::time_point firstSeen) const;
     void reportHeld(PoolNamespace& pns, const Found& f, const std::vector<size_t>& held,
                     PassReport& rep);
-    Result<std::vector<core::u128>> stillLeaked(Cluster& cl, const store::Pool& p,
-                                                const std::vector<size_t>& idxs,
-                                                const std::vector<core::LeakCandidate>& cands,
-                                                const core::NodeIndex& nodes);
-    Result<std::vector<Released>> releasePool(Cluster& cl, const std::string& ns,
-                                              const std::string& pool,
-                                              const std::vector<size_t>& idxs,
-                                              const std::vector<core::LeakCandidate>& cands,
-                                              const core::NodeIndex& nodes);
+    core::Result<std::vector<core::u128>> stillLeaked(cluster::Cluster& cl, const store::Pool& p,
+                                                      const std::vector<size_t>& idxs,
+                                                      const std::vector<core::LeakCandidate>& cands,
+                                                      const core::NodeIndex& nodes);
+    core::Result<std::vector<cluster::Released>> releasePool(
+        cluster::Cluster& cl, const std::string& ns, const std::string& pool,
+        const std::vector<size_t>& idxs, const std::vector<core::LeakCandidate>& cands,
+        const core::NodeIndex& nodes);
     void applyReleases(PoolNamespace& pns, const std::vector<core::LeakCandidate>& cands,
                        const std::map<std::string, std::vector<size_t>>& byPool,
                        const core::NodeIndex& nodes, PassReport& rep);
-    void reportRelease(const Released& r, LeakReason reason, core::FreeProof proof);
+    void reportRelease(const cluster::Released& r, LeakReason reason, core::FreeProof proof);
     void applyOrphanDeletes(PoolNamespace& pns, const std::vector<core::ReservationEntry>& res,
                             const std::vector<size_t>& toDelete, PassReport& rep);
     void applyReservationCreates(PoolNamespace& pns,
@@ -155,7 +154,7 @@ class RepairLoop {
                                  const std::vector<size_t>& toCreate, PassReport& rep);
 
     RepairOptions opts_;
-    std::vector<Cluster*> clusters_;
+    std::vector<cluster::Cluster*> clusters_;
     EventSink& events_;
     Metrics& metrics_;
     StopSignal& stop_;

@@ -8,6 +8,10 @@
 
 namespace allot::gc {
 
+using cluster::ObjectRef;
+
+using cluster::EventSpec;
+
 const std::vector<std::string>& optionalEntryFields() {
     static const std::vector<std::string> fields{"node", "poduid", "network", "ipamclaim"};
     return fields;

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 
+#include "cluster/nad.h"
 #include "core/naming.h"
 #include "core/pool_targets.h"
-#include "gc-sidecar/nad.h"
 #include "k8s/resources.h"
 #include "log/log.h"
 
 namespace allot::gc {
+
+using cluster::parseNadConfig;
+
+using cluster::ObjectRef;
 
 using core::Errc;
 

@@ -43,9 +43,12 @@
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
 
+namespace allot::cluster {
+class K8sCluster;
+}
+
 namespace allot::gc {
 
-class K8sCluster;
 using core::Result;
 
 // The label on the NodeSlicePools this controller manages (and so seals the slice pools of
@@ -111,7 +114,7 @@ class SliceCluster {
 };
 
 // Over the API server, on one K8sCluster's client (one request at a time).
-std::unique_ptr<SliceCluster> makeK8sSliceCluster(K8sCluster& cluster);
+std::unique_ptr<SliceCluster> makeK8sSliceCluster(cluster::K8sCluster& cluster);
 
 // One NodeSlicePool as the NADs want it.
 struct SliceDesired {

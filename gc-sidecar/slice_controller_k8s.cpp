@@ -1,14 +1,20 @@
 // SliceCluster over the API server: NADs, Nodes and NodeSlicePools by list, NodeSlicePools
 // written whole (PUT, guarded by the resourceVersion read: Whereabouts' controller writes them
 // with plain update too, and the CRD has no status subresource).
+#include "cluster/k8s_cluster.h"
+#include "cluster/nad.h"
 #include "engine/pool_transaction.h"
-#include "gc-sidecar/k8s_cluster.h"
-#include "gc-sidecar/nad.h"
 #include "gc-sidecar/slice_controller.h"
 #include "k8s/resources.h"
 #include "store/pool_codec.h"
 
 namespace allot::gc {
+
+using cluster::K8sCluster;
+
+using cluster::NodeInfo;
+
+using cluster::NadInfo;
 
 using core::Errc;
 using json::Value;

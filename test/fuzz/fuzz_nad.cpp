@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "gc-sidecar/nad.h"
+#include "cluster/nad.h"
 
 using namespace allot;
 
@@ -39,12 +39,12 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
     std::string_view text(reinterpret_cast<const char*>(data), size);
     const std::vector<std::string> owned{"allot", "whereabouts"};
     // No flat file: a fuzzer must not depend on the machine's /etc.
-    auto r = gc::parseNadConfig(text, owned, {});
+    auto r = cluster::parseNadConfig(text, owned, {});
     if (!r) {
         require(r.code() == core::Errc::Decode || r.code() == core::Errc::InvalidConfig);
         cleanMessage(r.error());
     } else {
-        require(text.size() <= gc::kMaxNadConfigBytes);
+        require(text.size() <= cluster::kMaxNadConfigBytes);
         require(r->size() * 8 <= text.size());  // each owned section spells "ipam" and a type
         for (const auto& n : *r) {
             const auto& c = n.config;
@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, size_t size) {
         }
     }
     // Owning nothing: only the outer shape is looked at, so no IPAM error can come out.
-    auto none = gc::parseNadConfig(text, {}, {});
+    auto none = cluster::parseNadConfig(text, {}, {});
     if (!none) {
         require(none.code() == core::Errc::Decode);
         cleanMessage(none.error());

@@ -9,6 +9,7 @@
 #include "cli/output.h"
 #include "version/version.h"
 
+using allot::core::Result;
 using namespace allot;
 
 namespace {
@@ -22,11 +23,11 @@ class FakeInventory : public cli::Inventory {
     std::vector<cli::SlicePool> slices;
     std::vector<cluster::EventSpec> events;
 
-    gc::Result<std::vector<cli::NadConfig>> nads() override { return nadList; }
-    gc::Result<std::vector<cli::SlicePool>> slicePools(const std::string&) override {
+    core::Result<std::vector<cli::NadConfig>> nads() override { return nadList; }
+    core::Result<std::vector<cli::SlicePool>> slicePools(const std::string&) override {
         return slices;
     }
-    gc::Result<void> recordEvent(const cluster::EventSpec& e) override {
+    core::Result<void> recordEvent(const cluster::EventSpec& e) override {
         events.push_back(e);
         return {};
     }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gc-sidecar/cluster.h"
+#include "cluster/cluster.h"
 #include "gc-sidecar/events.h"
 #include "log/log.h"
 
@@ -21,7 +21,7 @@ namespace allot::test {
 using core::Errc;
 using core::makeError;
 
-class FakeCluster : public gc::Cluster {
+class FakeCluster : public cluster::Cluster {
   public:
     // ---- setup
     void putPool(const std::string& ns, store::Pool p) {
@@ -42,8 +42,8 @@ class FakeCluster : public gc::Cluster {
     void putPod(const std::string& ns, const std::string& name, std::string uid,
                 std::string phase = "Running", std::string mirrorOf = "", std::string node = "") {
         std::lock_guard l(m_);
-        pods_[ns + "/" + name] =
-            gc::PodInfo{std::move(uid), std::move(phase), std::move(mirrorOf), std::move(node)};
+        pods_[ns + "/" + name] = cluster::PodInfo{std::move(uid), std::move(phase),
+                                                  std::move(mirrorOf), std::move(node)};
     }
     void removePod(const std::string& ns, const std::string& name) {
         std::lock_guard l(m_);
@@ -100,18 +100,18 @@ class FakeCluster : public gc::Cluster {
         if (!slot) slot = std::make_unique<NsStore>(*this, ns);
         return *slot;
     }
-    gc::Result<std::optional<gc::PodInfo>> getPod(const std::string& ns,
-                                                  const std::string& name) override {
+    core::Result<std::optional<cluster::PodInfo>> getPod(const std::string& ns,
+                                                         const std::string& name) override {
         std::lock_guard l(m_);
         if (auto f = fault("getPod")) return *f;
         auto it = pods_.find(ns + "/" + name);
-        if (it == pods_.end()) return std::optional<gc::PodInfo>();
-        return std::optional<gc::PodInfo>(it->second);
+        if (it == pods_.end()) return std::optional<cluster::PodInfo>();
+        return std::optional<cluster::PodInfo>(it->second);
     }
-    gc::Result<void> eachPod(const std::string& ns,
-                             const std::function<bool(const std::string&, const std::string&,
-                                                      gc::PodInfo&)>& fn) override {
-        std::vector<std::pair<std::string, gc::PodInfo>> copy;
+    core::Result<void> eachPod(const std::string& ns,
+                               const std::function<bool(const std::string&, const std::string&,
+                                                        cluster::PodInfo&)>& fn) override {
+        std::vector<std::pair<std::string, cluster::PodInfo>> copy;
         {
             std::lock_guard l(m_);
             if (auto f = fault("eachPod")) return *f;
@@ -124,9 +124,9 @@ class FakeCluster : public gc::Cluster {
         }
         return {};
     }
-    gc::Result<void> eachNode(
-        const std::function<bool(const std::string&, gc::NodeInfo&)>& fn) override {
-        std::map<std::string, gc::NodeInfo> copy;
+    core::Result<void> eachNode(
+        const std::function<bool(const std::string&, cluster::NodeInfo&)>& fn) override {
+        std::map<std::string, cluster::NodeInfo> copy;
         {
             std::lock_guard l(m_);
             if (auto f = fault("eachNode")) return *f;
@@ -139,20 +139,20 @@ class FakeCluster : public gc::Cluster {
     void putNode(const std::string& name, bool ready,
                  std::chrono::system_clock::time_point since = std::chrono::system_clock::now()) {
         std::lock_guard l(m_);
-        nodes_[name] = gc::NodeInfo{ready, since};
+        nodes_[name] = cluster::NodeInfo{ready, since};
     }
     void removeNode(const std::string& name) {
         std::lock_guard l(m_);
         nodes_.erase(name);
     }
-    gc::Result<std::vector<core::NodeReport>> nodeReports(const std::string&) override {
+    core::Result<std::vector<core::NodeReport>> nodeReports(const std::string&) override {
         std::lock_guard l(m_);
         if (auto f = fault("nodeReports")) return *f;
         std::vector<core::NodeReport> out;
         for (const auto& [node, r] : reports_) out.push_back(r);
         return out;
     }
-    gc::Result<void> putNodeReport(const std::string&, const core::NodeReport& r) override {
+    core::Result<void> putNodeReport(const std::string&, const core::NodeReport& r) override {
         std::lock_guard l(m_);
         if (auto f = fault("putNodeReport")) return *f;
         reports_[r.node] = r;
@@ -164,7 +164,8 @@ class FakeCluster : public gc::Cluster {
         if (it == reports_.end()) return std::nullopt;
         return it->second;
     }
-    gc::Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override {
+    core::Result<std::string> getNadConfig(const std::string& ns,
+                                           const std::string& name) override {
         std::lock_guard l(m_);
         if (auto f = fault("getNadConfig")) return *f;
         auto it = nads_.find(ns + "/" + name);
@@ -172,8 +173,8 @@ class FakeCluster : public gc::Cluster {
         return it->second;
     }
 
-    gc::Result<void> eachNad(const std::function<bool(gc::NadInfo&)>& fn) override {
-        std::vector<gc::NadInfo> copy;
+    core::Result<void> eachNad(const std::function<bool(cluster::NadInfo&)>& fn) override {
+        std::vector<cluster::NadInfo> copy;
         {
             std::lock_guard l(m_);
             if (auto f = fault("eachNad")) return *f;
@@ -192,9 +193,9 @@ class FakeCluster : public gc::Cluster {
     class NsStore : public store::PoolStore {
       public:
         NsStore(FakeCluster& f, std::string ns) : f_(f), ns_(std::move(ns)) {}
-        gc::Result<store::Pool> getPool(const std::string& name) override {
+        core::Result<store::Pool> getPool(const std::string& name) override {
             std::function<void()> hook;
-            gc::Result<store::Pool> out = makeError(Errc::Internal, "");
+            core::Result<store::Pool> out = makeError(Errc::Internal, "");
             {
                 std::lock_guard l(f_.m_);
                 if (auto e = f_.fault("getPool")) return *e;
@@ -209,7 +210,7 @@ class FakeCluster : public gc::Cluster {
             if (hook) hook();
             return out;
         }
-        gc::Result<store::Pool> createPool(const store::Pool& p) override {
+        core::Result<store::Pool> createPool(const store::Pool& p) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("createPool")) return *e;
             auto& slot = f_.pools_[ns_ + "/" + p.name];
@@ -218,7 +219,7 @@ class FakeCluster : public gc::Cluster {
             slot.resourceVersion = std::to_string(++f_.rv_);
             return slot;
         }
-        gc::Result<store::Pool> updatePool(store::Pool p) override {
+        core::Result<store::Pool> updatePool(store::Pool p) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("updatePool")) return *e;
             auto it = f_.pools_.find(ns_ + "/" + p.name);
@@ -229,8 +230,8 @@ class FakeCluster : public gc::Cluster {
             it->second.resourceVersion = std::to_string(++f_.rv_);
             return it->second;
         }
-        gc::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn,
-                                  const BadPool&) override {
+        core::Result<void> eachPool(const std::function<bool(store::Pool&)>& fn,
+                                    const BadPool&) override {
             std::vector<store::Pool> copy;
             {
                 std::lock_guard l(f_.m_);
@@ -242,14 +243,14 @@ class FakeCluster : public gc::Cluster {
                 if (!fn(p)) break;
             return {};
         }
-        gc::Result<store::Reservation> getReservation(const std::string& name) override {
+        core::Result<store::Reservation> getReservation(const std::string& name) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("getReservation")) return *e;
             auto it = f_.res_.find(ns_ + "/" + name);
             if (it == f_.res_.end()) return makeError(Errc::NotFound, "no reservation " + name);
             return it->second;
         }
-        gc::Result<store::Reservation> createReservation(const store::Reservation& r) override {
+        core::Result<store::Reservation> createReservation(const store::Reservation& r) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("createReservation")) return *e;
             if (f_.res_.count(ns_ + "/" + r.name)) return makeError(Errc::AlreadyExists, r.name);
@@ -259,8 +260,8 @@ class FakeCluster : public gc::Cluster {
             f_.res_[ns_ + "/" + r.name] = x;
             return x;
         }
-        gc::Result<void> deleteReservation(const std::string& name,
-                                           const std::string& rv) override {
+        core::Result<void> deleteReservation(const std::string& name,
+                                             const std::string& rv) override {
             std::lock_guard l(f_.m_);
             if (auto e = f_.fault("deleteReservation")) return *e;
             auto it = f_.res_.find(ns_ + "/" + name);
@@ -270,7 +271,7 @@ class FakeCluster : public gc::Cluster {
             f_.res_.erase(it);
             return {};
         }
-        gc::Result<void> eachReservation(
+        core::Result<void> eachReservation(
             const std::function<bool(store::Reservation&)>& fn) override {
             std::vector<store::Reservation> copy;
             {
@@ -283,14 +284,14 @@ class FakeCluster : public gc::Cluster {
                 if (!fn(r)) break;
             return {};
         }
-        gc::Result<store::NodeSlice> nodeSlice(const std::string& pool, const std::string& node,
-                                               bool) override {
+        core::Result<store::NodeSlice> nodeSlice(const std::string& pool, const std::string& node,
+                                                 bool) override {
             std::lock_guard l(f_.m_);
             auto it = f_.slices_.find(ns_ + "/" + pool + "/" + node);
             if (it == f_.slices_.end()) return makeError(Errc::NotFound, "no slice");
             return store::NodeSlice{it->second, "1"};
         }
-        gc::Result<void> ping() override { return {}; }
+        core::Result<void> ping() override { return {}; }
 
       private:
         FakeCluster& f_;
@@ -310,8 +311,8 @@ class FakeCluster : public gc::Cluster {
     std::map<std::string, store::Pool> pools_;
     std::map<std::string, store::Reservation> res_;
     std::map<std::string, std::unique_ptr<NsStore>> stores_;
-    std::map<std::string, gc::PodInfo> pods_;
-    std::map<std::string, gc::NodeInfo> nodes_;
+    std::map<std::string, cluster::PodInfo> pods_;
+    std::map<std::string, cluster::NodeInfo> nodes_;
     std::map<std::string, core::NodeReport> reports_;
     std::map<std::string, std::string> nads_;
     std::map<std::string, std::string> slices_;
@@ -324,11 +325,11 @@ class FakeCluster : public gc::Cluster {
 // Collects Events instead of posting them.
 class EventLog : public gc::EventSink {
   public:
-    void emit(gc::EventSpec e) override {
+    void emit(cluster::EventSpec e) override {
         std::lock_guard l(m_);
         events_.push_back(std::move(e));
     }
-    std::vector<gc::EventSpec> all() {
+    std::vector<cluster::EventSpec> all() {
         std::lock_guard l(m_);
         return events_;
     }
@@ -341,7 +342,7 @@ class EventLog : public gc::EventSink {
 
   private:
     std::mutex m_;
-    std::vector<gc::EventSpec> events_;
+    std::vector<cluster::EventSpec> events_;
 };
 
 }  // namespace allot::test

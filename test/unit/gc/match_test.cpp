@@ -44,12 +44,12 @@ TEST_CASE("a deleted pod whose UID is unknown matches no UID-carrying entry") {
 TEST_CASE("liveness: absent is gone; the same UID is not; another UID is a re-creation") {
     GonePod p{"ns", "a", "u1"};
     CHECK(gc::livenessOf(std::nullopt, p) == gc::Liveness::Gone);
-    CHECK(gc::livenessOf(gc::PodInfo{"u1", "Running"}, p) == gc::Liveness::SameUid);
-    CHECK(gc::livenessOf(gc::PodInfo{"u2", "Pending"}, p) == gc::Liveness::OtherUid);
+    CHECK(gc::livenessOf(cluster::PodInfo{"u1", "Running"}, p) == gc::Liveness::SameUid);
+    CHECK(gc::livenessOf(cluster::PodInfo{"u2", "Pending"}, p) == gc::Liveness::OtherUid);
 }
 
 TEST_CASE("leak classification: no pod, another UID (when recorded), terminal phase") {
-    gc::PodInfo running{"u1", "Running"}, other{"u2", "Running"}, done{"u1", "Succeeded"},
+    cluster::PodInfo running{"u1", "Running"}, other{"u2", "Running"}, done{"u1", "Succeeded"},
         failed{"u1", "Failed"};
     CHECK(gc::classifyLeak(owner("ns/a", "u1", "n"), nullptr) == LeakReason::NoPod);
     CHECK(gc::classifyLeak(owner("ns/a", "u1", "n"), &running) == LeakReason::None);

@@ -92,9 +92,10 @@ TEST_CASE("pod records keep only namespace, name, uid and the network-status ann
 }
 
 TEST_CASE("Events name the object, the reason and the message, as core/v1 Events") {
-    gc::EventSpec e{true, "PoolAnomaly", "duplicate_ip: 10.0.0.5",
-                    gc::poolRef("kube-system", "10.0.0.0-24")};
-    auto v = gc::eventObject(e, "node-1", "node-1", std::chrono::system_clock::time_point{} + 1h);
+    cluster::EventSpec e{true, "PoolAnomaly", "duplicate_ip: 10.0.0.5",
+                         cluster::poolRef("kube-system", "10.0.0.0-24")};
+    auto v =
+        cluster::eventObject(e, "node-1", "node-1", std::chrono::system_clock::time_point{} + 1h);
     CHECK(v.find("type")->asString() == "Warning");
     CHECK(v.find("reason")->asString() == "PoolAnomaly");
     CHECK(v.find("metadata")->find("namespace")->asString() == "kube-system");
@@ -106,15 +107,15 @@ TEST_CASE("Events name the object, the reason and the message, as core/v1 Events
 TEST_CASE(
     "reservation names are derived from the pool name: network_name and node-slice prefixes") {
     core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};
-    CHECK(gc::networkNamesFor({"10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
+    CHECK(cluster::networkNamesFor({"10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{""});
-    CHECK(gc::networkNamesFor({"blue-10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
+    CHECK(cluster::networkNamesFor({"blue-10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{"blue"});
-    CHECK(gc::networkNamesFor({"blue-worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
+    CHECK(cluster::networkNamesFor({"blue-worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{"blue", "blue-worker-1"});
-    CHECK(gc::networkNamesFor({"worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
+    CHECK(cluster::networkNamesFor({"worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{"", "worker-1"});
-    CHECK(gc::networkNamesFor({"odd", "10.0.0.0/24", {}, {}, {}}, o) ==
+    CHECK(cluster::networkNamesFor({"odd", "10.0.0.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{""});
 }
 
@@ -122,10 +123,10 @@ TEST_CASE("a slice part's reservations are named as part 0's: the same network n
     core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};
     for (int k = 0; k < 16; ++k) {
         const std::string part = core::slicePartPoolName("blue-worker-1-10.0.3.0-24", k);
-        CHECK(gc::networkNamesFor({part, "10.0.3.0/24", {}, {}, {}}, o) ==
+        CHECK(cluster::networkNamesFor({part, "10.0.3.0/24", {}, {}, {}}, o) ==
               std::vector<std::string>{"blue", "blue-worker-1"});
     }
-    CHECK(gc::networkNamesFor({"worker-1-10.0.3.0-24-part-2", "10.0.3.0/24", {}, {}, {}}, o) ==
+    CHECK(cluster::networkNamesFor({"worker-1-10.0.3.0-24-part-2", "10.0.3.0/24", {}, {}, {}}, o) ==
           std::vector<std::string>{"", "worker-1"});
 }
 
@@ -135,13 +136,13 @@ TEST_CASE("a release in a slice part drops the address's reservation, named as p
     const std::string part = "blue-worker-1-10.0.3.0-24-part-1";
     c.putPool("pools", {part, "10.0.3.0/24", {{5, o}}, {}, {}});
     c.putReservation("pools", {"blue-10.0.3.5", "c5", "ns/p", "net1", ""});
-    auto rel = gc::releaseFromPool(c, "pools", part, [](const store::Pool&) {
-        return gc::Result<std::vector<core::u128>>(std::vector<core::u128>{5});
+    auto rel = cluster::releaseFromPool(c, "pools", part, [](const store::Pool&) {
+        return core::Result<std::vector<core::u128>>(std::vector<core::u128>{5});
     });
     REQUIRE(rel.ok());
     REQUIRE(rel->size() == 1);
     CHECK(c.pool("pools", part)->allocations.empty());
-    REQUIRE(gc::dropReservation(c, (*rel)[0]).ok());
+    REQUIRE(cluster::dropReservation(c, (*rel)[0]).ok());
     CHECK_FALSE(c.hasReservation("pools", "blue-10.0.3.5"));
 }
 

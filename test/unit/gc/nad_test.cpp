@@ -1,4 +1,4 @@
-#include "gc-sidecar/nad.h"
+#include "cluster/nad.h"
 
 #include <doctest/doctest.h>
 
@@ -12,7 +12,7 @@ const std::vector<std::string> kNoFlat{"/nonexistent/allot-gc-test-flat.conf"};
 }  // namespace
 
 TEST_CASE("a single NAD config with an owned IPAM type yields its validated IPAM config") {
-    auto n = gc::parseNadConfig(
+    auto n = cluster::parseNadConfig(
         R"({"cniVersion":"0.3.1","name":"macnet","type":"macvlan","master":"eth0",
         "ipam":{"type":"whereabouts","range":"192.168.2.225/28","network_name":"blue","exclude":["192.168.2.229/30"]}})",
         kOwned, kNoFlat);
@@ -25,12 +25,12 @@ TEST_CASE("a single NAD config with an owned IPAM type yields its validated IPAM
 }
 
 TEST_CASE("a conflist yields the owned IPAM configs among its plugins, with the list's name") {
-    auto n = gc::parseNadConfig(R"({"cniVersion":"1.0.0","name":"chain","plugins":[
+    auto n = cluster::parseNadConfig(R"({"cniVersion":"1.0.0","name":"chain","plugins":[
         {"type":"bridge","ipam":{"type":"host-local","subnet":"10.1.0.0/24"}},
         {"type":"macvlan","ipam":{"type":"allot","ipRanges":[{"range":"10.2.0.0/24"},{"range":"fd00:2::/64"}],
                                   "namespace":"pools"}},
         {"type":"tuning"}]})",
-                                kOwned, kNoFlat);
+                                     kOwned, kNoFlat);
     REQUIRE(n.ok());
     REQUIRE(n->size() == 1);
     CHECK((*n)[0].networkName == "chain");
@@ -44,11 +44,11 @@ TEST_CASE("NADs of other IPAM types, or none, yield nothing") {
           R"({"name":"x","type":"macvlan"})", R"({"name":"x","plugins":[{"type":"bridge"}]})",
           R"({"name":"x","type":"macvlan","ipam":"allot"})"}) {
         CAPTURE(c);
-        auto n = gc::parseNadConfig(c, kOwned, kNoFlat);
+        auto n = cluster::parseNadConfig(c, kOwned, kNoFlat);
         REQUIRE(n.ok());
         CHECK(n->empty());
     }
-    auto other = gc::parseNadConfig(
+    auto other = cluster::parseNadConfig(
         R"({"name":"x","type":"m","ipam":{"type":"allot","range":"10.0.0.0/24"}})", {"whereabouts"},
         kNoFlat);
     REQUIRE(other.ok());
@@ -58,13 +58,13 @@ TEST_CASE("NADs of other IPAM types, or none, yield nothing") {
 TEST_CASE(
     "malformed NAD configs are errors: bad JSON is Decode, a bad owned IPAM section names its "
     "key") {
-    CHECK(gc::parseNadConfig("{", kOwned, kNoFlat).code() == core::Errc::Decode);
-    CHECK(gc::parseNadConfig("[]", kOwned, kNoFlat).code() == core::Errc::Decode);
-    CHECK(gc::parseNadConfig(R"({"name":"x","plugins":{}})", kOwned, kNoFlat).code() ==
+    CHECK(cluster::parseNadConfig("{", kOwned, kNoFlat).code() == core::Errc::Decode);
+    CHECK(cluster::parseNadConfig("[]", kOwned, kNoFlat).code() == core::Errc::Decode);
+    CHECK(cluster::parseNadConfig(R"({"name":"x","plugins":{}})", kOwned, kNoFlat).code() ==
           core::Errc::Decode);
-    auto bad = gc::parseNadConfig(R"({"name":"x","type":"m","ipam":{"type":"allot",
+    auto bad = cluster::parseNadConfig(R"({"name":"x","type":"m","ipam":{"type":"allot",
         "ipRanges":[{"range":"10.0.0.0/24","range_start":"10.9.0.300"}]}})",
-                                  kOwned, kNoFlat);
+                                       kOwned, kNoFlat);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.code() == core::Errc::InvalidConfig);
     CHECK(bad.error().message.find("range_start") != std::string::npos);
@@ -73,21 +73,21 @@ TEST_CASE(
 TEST_CASE("spec.config is read from the NAD object; a NAD without one is NotFound") {
     auto nad = json::parse(R"({"spec":{"config":"{\"name\":\"n\"}"}})");
     REQUIRE(nad.ok());
-    CHECK(*gc::nadSpecConfig(*nad) == R"({"name":"n"})");
-    CHECK(gc::nadSpecConfig(*json::parse(R"({"spec":{}})")).code() == core::Errc::NotFound);
-    CHECK(gc::nadSpecConfig(*json::parse(R"({})")).code() == core::Errc::NotFound);
+    CHECK(*cluster::nadSpecConfig(*nad) == R"({"name":"n"})");
+    CHECK(cluster::nadSpecConfig(*json::parse(R"({"spec":{}})")).code() == core::Errc::NotFound);
+    CHECK(cluster::nadSpecConfig(*json::parse(R"({})")).code() == core::Errc::NotFound);
 }
 
 TEST_CASE("an invalid owned IPAM section's error is one bounded printable line") {
     const std::string range = "10.0.0.0/24\\nFORGED " + std::string(5000, 'z');
-    auto bad = gc::parseNadConfig(
+    auto bad = cluster::parseNadConfig(
         R"({"name":"x","type":"m","ipam":{"type":"allot","range":")" + range + R"("}})", kOwned,
         kNoFlat);
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.code() == core::Errc::InvalidConfig);
     CHECK(bad.error().message.find('\n') == std::string::npos);
     CHECK(bad.error().message.size() < 600);
-    auto ns = gc::parseNadConfig(
+    auto ns = cluster::parseNadConfig(
         R"({"name":"x","type":"m","ipam":{"type":"allot","range":"10.0.0.0/24","namespace":".."}})",
         kOwned, kNoFlat);
     REQUIRE_FALSE(ns.ok());

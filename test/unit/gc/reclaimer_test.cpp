@@ -10,6 +10,7 @@
 #include "node/journal.h"
 #include "version/version.h"
 
+using allot::core::Result;
 using namespace allot;
 using namespace std::chrono_literals;
 
@@ -46,7 +47,7 @@ struct Fixture {
         opts.retryBase = 10ms;
         opts.releaseRetries = 3;
         // No network namespace on this node holds anything, unless a test says so.
-        opts.probe = [this]() -> gc::Result<std::set<core::IpAddress>> {
+        opts.probe = [this]() -> core::Result<std::set<core::IpAddress>> {
             if (probeFails) return core::makeError(core::Errc::Internal, "setns: not permitted");
             return nodeHeld;
         };
@@ -57,7 +58,7 @@ struct Fixture {
         make();
     }
     void make(int slots = 3) {
-        std::vector<gc::Cluster*> cs(static_cast<size_t>(slots), &fake);
+        std::vector<cluster::Cluster*> cs(static_cast<size_t>(slots), &fake);
         r = std::make_unique<gc::Reclaimer>(opts, cs, events, metrics, stop);
     }
     // An allocation at offset `off` of 10.1.0.0/24 with its reservation.

@@ -35,7 +35,7 @@ struct Fixture {
     }
     // A new loop, which has seen Node n1 listed once and then deleted.
     void make() {
-        loop = std::make_unique<gc::RepairLoop>(opts, std::vector<gc::Cluster*>{&fake, &fake},
+        loop = std::make_unique<gc::RepairLoop>(opts, std::vector<cluster::Cluster*>{&fake, &fake},
                                                 events, metrics, stop);
         loop->setLeading(true);
         fake.putNode("n1", true);

@@ -9,6 +9,7 @@
 
 #include "fake_cluster.h"
 
+using allot::cluster::EventSpec;
 using namespace allot;
 using gc::NodeSlicePoolObject;
 
@@ -240,8 +241,9 @@ TEST_CASE("slice controller: a seal it could not take back is taken back on the 
 
 namespace {
 
-const gc::EventSpec* eventOn(const std::vector<gc::EventSpec>& evs, const std::string& reason,
-                             const std::string& kind, const std::string& name) {
+const cluster::EventSpec* eventOn(const std::vector<cluster::EventSpec>& evs,
+                                  const std::string& reason, const std::string& kind,
+                                  const std::string& name) {
     for (const auto& e : evs)
         if (e.reason == reason && e.object.kind == kind && e.object.name == name) return &e;
     return nullptr;
@@ -270,7 +272,8 @@ TEST_CASE(
                        "node_slice_parts 1") != std::string::npos);
     CHECK(refused.find("kube-system/a") == std::string::npos);
     auto evs = f.events.all();
-    const gc::EventSpec* onPool = eventOn(evs, "NodeSlicePartsRefused", "NodeSlicePool", "net");
+    const cluster::EventSpec* onPool =
+        eventOn(evs, "NodeSlicePartsRefused", "NodeSlicePool", "net");
     REQUIRE(onPool);
     CHECK(onPool->warning);
     CHECK(onPool->message.find("kube-system/b (whereabouts)") != std::string::npos);
