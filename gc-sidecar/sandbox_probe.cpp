@@ -110,7 +110,7 @@ core::Result<void> scanDir(const std::string& dir, bool proc, size_t maxEntries,
             continue;
         if (paths.size() >= maxEntries) {
             ::closedir(d);
-            return makeError(Errc::Exhausted, "more than " + std::to_string(maxEntries) +
+            return makeError(Errc::TooLarge, "more than " + std::to_string(maxEntries) +
                                                   " netns directory entries and processes (at " +
                                                   dir +
                                                   "): the namespaces past them cannot be seen");
@@ -157,7 +157,7 @@ core::Result<Namespaces> openNamespaces(const std::vector<std::string>& paths,
         }
         if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
         if (fds.size() >= maxNamespaces)
-            return makeError(Errc::Exhausted, "more than " + std::to_string(maxNamespaces) +
+            return makeError(Errc::TooLarge, "more than " + std::to_string(maxNamespaces) +
                                                   " network namespaces on this node");
         sys::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd && gone(errno)) continue;

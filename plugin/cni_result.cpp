@@ -25,6 +25,7 @@ int cniCodeFor(Errc code) {
         case Errc::Expired:
         case Errc::SliceSealed:
         case Errc::SliceMoved:
+        case Errc::TooLarge:
             return kTryAgainLater;
         case Errc::Exhausted:
             return kAddressesExhausted;
@@ -80,6 +81,11 @@ std::string errorDetails(const core::Error& e) {
             what =
                 "no free address is left in the range (allocations, excludes and the gateway "
                 "included); widen the range or free addresses";
+            break;
+        case Errc::TooLarge:
+            what =
+                "an IPPool object is at the size etcd takes; split the network with "
+                "node_slice_size or smaller ranges";
             break;
         case Errc::Unauthorized:
         case Errc::Forbidden:

@@ -22,6 +22,8 @@ const char* errcName(Errc code) {
             return "Expired";
         case Errc::Exhausted:
             return "Exhausted";
+        case Errc::TooLarge:
+            return "TooLarge";
         case Errc::SliceSealed:
             return "SliceSealed";
         case Errc::SliceMoved:

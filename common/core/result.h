@@ -19,6 +19,8 @@ enum class Errc {
     Invalid,         // the server rejected the object (HTTP 422)
     Expired,         // the resourceVersion is too old (HTTP 410 Gone): relist
     Exhausted,       // no free address in a range
+    TooLarge,        // over a size limit: a pool object past what etcd (or allot's estimate of
+                     // it) takes, more entries than a reader keeps
     SliceSealed,     // a slice pool allot-gc's slice controller is taking: its next part, or later
     SliceMoved,      // the node's slice is another node's now: the targets read were stale
     Transient,       // try again later: timeouts, 429, 5xx, connection refused (CNI 11)

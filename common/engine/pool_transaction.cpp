@@ -22,13 +22,6 @@ Result<core::Cidr> poolCidr(const store::Pool& pool, const TxTarget& t) {
     return *stored;
 }
 
-// The pool object, not the range, is out of room (the store sent nothing, or etcd refused the
-// object): try again later is all a caller can do, and the message says what would help.
-bool outOfRoom(const core::Error& e) {
-    return e.code == Errc::Exhausted ||
-           (e.code == Errc::Invalid && e.message.find("too large") != std::string::npos);
-}
-
 // The release log's clock: wall time, as every node sees it (cooldowns are seconds long).
 int64_t unixNow() {
     return std::chrono::duration_cast<std::chrono::seconds>(
@@ -136,7 +129,9 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
                 makeError(Errc::Conflict, "IPPool " + t.pool + " was deleted meanwhile"), again);
             continue;
         }
-        if (outOfRoom(written.error()))
+        // The pool object, not the range, is out of room (allot's estimate, or etcd refused
+        // it): try again later is all a caller can do, and the message says what would help.
+        if (written.code() == Errc::TooLarge)
             return makeError(Errc::Transient,
                              written.error().message +
                                  "; split the network with node_slice_size or smaller ranges");

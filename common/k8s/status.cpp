@@ -84,7 +84,7 @@ std::optional<core::Error> mapStatus(long status, std::string_view body, std::st
     // etcd refuses objects over its request limit (1.5 MiB by default) with a 500; retrying
     // cannot help, so it is not transient.
     if (status >= 500 && info.message.find("request is too large") != std::string::npos)
-        return core::makeError(Errc::Invalid, detail("object too large for etcd"));
+        return core::makeError(Errc::TooLarge, detail("object too large for etcd"));
     // 408 is not in the API server's vocabulary, but proxies in front of it send it.
     if (status == 408 || status == 429 || (status >= 500 && status <= 599)) {
         std::string m = detail("HTTP " + std::to_string(status) +

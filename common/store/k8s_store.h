@@ -28,7 +28,7 @@ class K8sStore : public PoolStore {
 
     // updatePool uses PUT with metadata.resourceVersion: the API server answers 409 Conflict
     // when another writer got there first. createPool and updatePool apply the size policy
-    // first: a write the policy refuses (Exhausted, "is full") is never sent.
+    // first: a write the policy refuses (TooLarge, "is full") is never sent.
     Result<Pool> getPool(const std::string& name) override;
     Result<Pool> createPool(const Pool& pool) override;
     Result<Pool> updatePool(Pool pool) override;

@@ -24,7 +24,7 @@ class MemoryStore : public PoolStore {
                                 bool fresh) override;
     Result<void> ping() override;
     // Pool writes follow the same size policy as the Kubernetes store (sizes as encodePool
-    // would write the object), so callers see the same Exhausted and dropped fields.
+    // would write the object), so callers see the same TooLarge and dropped fields.
     void setSizePolicy(const SizePolicy& p) override;
 
     // Each change gives the NodeSlicePool `sliceName` a new resourceVersion; an empty `cidr`

@@ -526,7 +526,7 @@ Result<Fitted> fitPool(Pool& pool, const std::string& ns, const SizePolicy& poli
     f.estimatedStored = total();
     if (f.estimatedStored > policy.maxBytes && !(was.bytes > 0 && f.estimatedStored <= was.bytes))
         return makeError(
-            Errc::Exhausted,
+            Errc::TooLarge,
             "IPPool " + (ns.empty() ? "" : ns + "/") + pool.name + " is full: its " +
                 std::to_string(f.size.entries) + " entries would take " +
                 std::to_string(f.estimatedStored) + " bytes in one object, over the " +

@@ -111,7 +111,7 @@ struct Fitted {
     size_t stripped = 0;         // entries whose optional fields were dropped by this call
 };
 // Applies the policy to `pool` before a write: drops optional fields as it says, and the
-// unknown fields of entries whose owner changed. Exhausted
+// unknown fields of entries whose owner changed. TooLarge
 // ("... is full ...", naming the pool, the sizes and the limit) when the object would still be
 // over maxBytes and larger than it was when read (a write that shrinks a pool already over
 // the limit is allowed: releases must always go through). Internal when an undecoded entry's

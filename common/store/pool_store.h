@@ -128,7 +128,7 @@ class PoolStore {
     // Entries in `undecoded` and unknown fields are written back unchanged. A store with a size
     // limit (the API server's) drops allot's optional entry fields (node, poduid, network) as
     // the size policy in pool_codec.h says, and writes nothing when even
-    // then the object would pass the limit and grow: Exhausted, with "is full" and the sizes
+    // then the object would pass the limit and grow: TooLarge, with "is full" and the sizes
     // in the message (the pool object, not the range, is out of room).
     // Taken by value: a writer hands its pool over (a large pool is not copied to be sent).
     virtual Result<Pool> updatePool(Pool pool) = 0;

@@ -156,7 +156,7 @@ TEST_CASE(
     auto r = gc::probeNodeAddresses({node.netns()}, node.proc(), small);
     // Before: the scan stopped at the limit and the rest counted as holding nothing.
     REQUIRE_MESSAGE(!r.ok(), answer(r));
-    CHECK(r.code() == core::Errc::Exhausted);
+    CHECK(r.code() == core::Errc::TooLarge);
     CHECK(r.error().message.find("more than 3") != std::string::npos);
     CHECK(gc::probeNodeAddresses({node.netns()}, node.proc()).ok());
 }
@@ -187,7 +187,7 @@ TEST_CASE("the namespace probe fails past its namespace limit rather than read o
     other.join();
     REQUIRE(tid > 0);
     REQUIRE_MESSAGE(!n.ok(), answer(n));
-    CHECK(n.code() == core::Errc::Exhausted);
+    CHECK(n.code() == core::Errc::TooLarge);
     REQUIRE_MESSAGE(all.ok(), answer(all));
     CHECK(all->namespaces == 2);
 }

@@ -86,6 +86,14 @@ TEST_CASE("410 is Expired and 422 is Invalid") {
     CHECK(mentions(*invalid, "spec.range"));
 }
 
+TEST_CASE("etcd refusing an object over its request limit is TooLarge, not worth a retry") {
+    auto e = mapStatus(500, statusBody(500, "InternalError", "etcdserver: request is too large"),
+                       "update", kPath, kWho);
+    REQUIRE(e);
+    CHECK(e->code == Errc::TooLarge);
+    CHECK(mentions(*e, "too large for etcd"));
+}
+
 TEST_CASE("429 and 5xx are Transient and keep the Retry-After hint") {
     for (long status : {429L, 500L, 502L, 503L, 504L}) {
         CAPTURE(status);

@@ -258,7 +258,7 @@ TEST_CASE("a full /19 fits and costs at most 1.1x Whereabouts' bytes per entry")
     big.range = "10.20.0.0/18";
     auto f = store::fitPool(big, "kube-system");
     REQUIRE(!f.ok());
-    CHECK(f.code() == core::Errc::Exhausted);
+    CHECK(f.code() == core::Errc::TooLarge);
     big.stored = store::StoredSize{store::poolSize(big, "kube-system").bytes, 0, 12000};
     big.allocations.erase(5);
     CHECK(store::fitPool(big, "kube-system").ok());
@@ -279,7 +279,7 @@ TEST_CASE("cannotGrow says why only when one more entry in Whereabouts' form wou
     store::Pool more = p;
     more.allocations[8191] = p.allocations.at(1);
     more.allocations[8191].containerId = std::string(64, 'f');
-    CHECK(store::fitPool(more, "kube-system", tight).code() == core::Errc::Exhausted);
+    CHECK(store::fitPool(more, "kube-system", tight).code() == core::Errc::TooLarge);
     tight.maxBytes = wb + 400;  // room for one more
     CHECK(!store::cannotGrow(p, "kube-system", tight));
 }

@@ -242,7 +242,7 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix,
         }
         s.setSizePolicy({});
         MESSAGE("entries that fit in 6000 bytes: " << added);
-        CHECK(full.code == Errc::Exhausted);
+        CHECK(full.code == Errc::TooLarge);
         CHECK(full.message.find("is full") != std::string::npos);
         CHECK(full.message.find("6000") != std::string::npos);
         // Every entry is stored; the lowest offsets kept their optional fields.
