@@ -111,9 +111,9 @@ core::Result<void> scanDir(const std::string& dir, bool proc, size_t maxEntries,
         if (paths.size() >= maxEntries) {
             ::closedir(d);
             return makeError(Errc::TooLarge, "more than " + std::to_string(maxEntries) +
-                                                  " netns directory entries and processes (at " +
-                                                  dir +
-                                                  "): the namespaces past them cannot be seen");
+                                                 " netns directory entries and processes (at " +
+                                                 dir +
+                                                 "): the namespaces past them cannot be seen");
         }
         paths.push_back(proc ? dir + "/" + n + "/ns/net" : dir + "/" + n);
     }
@@ -158,7 +158,7 @@ core::Result<Namespaces> openNamespaces(const std::vector<std::string>& paths,
         if (!seen.insert({st.st_dev, st.st_ino}).second) continue;
         if (fds.size() >= maxNamespaces)
             return makeError(Errc::TooLarge, "more than " + std::to_string(maxNamespaces) +
-                                                  " network namespaces on this node");
+                                                 " network namespaces on this node");
         sys::Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd && gone(errno)) continue;
         if (!fd) return makeError(Errc::Internal, errnoText("cannot open", p, errno));
