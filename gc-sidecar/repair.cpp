@@ -9,6 +9,7 @@
 
 #include "cluster/scan.h"
 #include "core/anomaly.h"
+#include "engine/reservations.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/reclaimer.h"
 #include "gc-sidecar/release.h"
@@ -446,8 +447,8 @@ void RepairLoop::applyOrphanDeletes(PoolNamespace& pns,
         if (!loop_.leading()) break;
         const auto& r = res[i];
         pns.tracker.forget(core::orphanKey(r));
-        auto d = clusters_[0]->pools(ns).deleteReservation(r.name, r.resourceVersion);
-        if (d || d.code() == Errc::NotFound) {
+        auto d = engine::dropOrphan(clusters_[0]->pools(ns), r.name, r.resourceVersion);
+        if (d) {
             ++rep.reservationsDeleted;
             logging::logInfo("deleted OverlappingRangeIPReservation " + ns + "/" + r.name +
                                  " held by no allocation",
@@ -467,8 +468,7 @@ void RepairLoop::applyReservationCreates(PoolNamespace& pns,
         if (!loop_.leading()) break;
         const auto& m = missing[i];
         pns.tracker.forget(core::missingKey(m));
-        auto made = clusters_[0]->pools(ns).createReservation(store::Reservation{
-            m.reservation, m.owner.containerId, m.owner.podRef, m.owner.ifName, ""});
+        auto made = engine::restoreReservation(clusters_[0]->pools(ns), m.reservation, m.owner);
         if (made) {
             ++rep.reservationsCreated;
             logging::logInfo("re-created OverlappingRangeIPReservation " + ns + "/" +

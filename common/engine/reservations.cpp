@@ -60,4 +60,18 @@ void forgetUncertain(store::PoolStore& store, const std::vector<std::string>& na
     }
 }
 
+Result<void> dropOrphan(store::PoolStore& store, const std::string& name,
+                        const std::string& resourceVersion) {
+    auto d = store.deleteReservation(name, resourceVersion);
+    if (!d && d.code() == Errc::NotFound) return {};
+    return d;
+}
+
+Result<void> restoreReservation(store::PoolStore& store, const std::string& name,
+                                const core::Owner& owner) {
+    auto made = store.createReservation({name, owner.containerId, owner.podRef, owner.ifName, {}});
+    if (!made) return made.error();
+    return {};
+}
+
 }  // namespace allot::engine

@@ -32,4 +32,16 @@ core::Result<void> unreserve(store::PoolStore& store, const std::vector<std::str
 void forgetUncertain(store::PoolStore& store, const std::vector<std::string>& names,
                      const core::Owner& owner, RetryPolicy retry);
 
+// The repair loop's two writes, the only ones not ordered against a pool entry by the call
+// that wrote it: each is decided by a pass that read the pools and the reservations.
+//
+// Deletes a reservation the pass found held by no pool entry, guarded by the resourceVersion
+// it read: one re-made or handed over since is kept (Conflict). Absent: success.
+core::Result<void> dropOrphan(store::PoolStore& store, const std::string& name,
+                              const std::string& resourceVersion);
+// Re-creates the reservation a live pool entry is missing, for the entry's owner.
+// AlreadyExists when another took the name meanwhile: theirs is kept.
+core::Result<void> restoreReservation(store::PoolStore& store, const std::string& name,
+                                      const core::Owner& owner);
+
 }  // namespace allot::engine

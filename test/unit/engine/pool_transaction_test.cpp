@@ -196,6 +196,38 @@ TEST_CASE(
     CHECK(s.getReservation("10.0.0.5").code() == Errc::NotFound);
 }
 
+TEST_CASE(
+    "the repair loop's orphan delete keeps a reservation re-made since its pass read it, and an "
+    "absent one is no error") {
+    store::MemoryStore s;
+    REQUIRE(engine::reserve(s, "10.0.0.7", owner("gone", "ns/a")).ok());
+    const std::string seen = s.getReservation("10.0.0.7")->resourceVersion;
+    // Between the pass's read and its delete, the address was released and reserved again.
+    REQUIRE(engine::unreserve(s, {"10.0.0.7"}, owner("gone", "ns/a")).ok());
+    REQUIRE(engine::reserve(s, "10.0.0.7", owner("live", "ns/b")).ok());
+    auto stale = engine::dropOrphan(s, "10.0.0.7", seen);
+    REQUIRE_FALSE(stale.ok());
+    CHECK(stale.code() == Errc::Conflict);
+    CHECK(s.getReservation("10.0.0.7")->containerId == "live");
+    const std::string now = s.getReservation("10.0.0.7")->resourceVersion;
+    CHECK(engine::dropOrphan(s, "10.0.0.7", now).ok());
+    CHECK(s.getReservation("10.0.0.7").code() == Errc::NotFound);
+    CHECK(engine::dropOrphan(s, "10.0.0.7", now).ok());
+}
+
+TEST_CASE("a missing reservation is re-made for the entry's owner, never over another's") {
+    store::MemoryStore s;
+    REQUIRE(engine::restoreReservation(s, "10.0.0.8", owner("c1", "ns/a")).ok());
+    auto r = s.getReservation("10.0.0.8");
+    REQUIRE(r.ok());
+    CHECK(r->containerId == "c1");
+    CHECK(r->podRef == "ns/a");
+    auto taken = engine::restoreReservation(s, "10.0.0.8", owner("c2", "ns/b"));
+    REQUIRE_FALSE(taken.ok());
+    CHECK(taken.code() == Errc::AlreadyExists);
+    CHECK(s.getReservation("10.0.0.8")->containerId == "c1");
+}
+
 TEST_CASE("the backoff grows to its cap with jitter in the upper half") {
     engine::Backoff b{std::chrono::milliseconds(5), std::chrono::milliseconds(400)};
     for (int i = 0; i < 50; ++i) {
