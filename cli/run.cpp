@@ -11,6 +11,7 @@
 #include "cluster/k8s_cluster.h"
 #include "cluster/nad.h"
 #include "k8s/resources.h"
+#include "store/node_slice_codec.h"
 
 namespace allot::cli {
 
@@ -81,23 +82,11 @@ class K8sInventory : public Inventory {
     }
 
   private:
-    static std::string field(const json::Value& obj, const char* key) {
-        const json::Value* v = obj.isObject() ? obj.find(key) : nullptr;
-        return v && v->isString() ? v->asString() : "";
-    }
-
-    static SlicePool slicePoolOf(const json::Value& item) {
-        SlicePool sp;
-        if (const json::Value* md = item.find("metadata")) sp.name = field(*md, "name");
-        if (const json::Value* spec = item.find("spec")) {
-            sp.range = field(*spec, "range");
-            sp.sliceSize = field(*spec, "sliceSize");
-        }
-        const json::Value* st = item.find("status");
-        const json::Value* allocs = st && st->isObject() ? st->find("allocations") : nullptr;
-        if (allocs && allocs->isArray())
-            for (const auto& a : allocs->items())
-                sp.slices.push_back({field(a, "nodeName"), field(a, "sliceRange")});
+    static SlicePool slicePoolOf(json::Value& item) {
+        auto p = store::decodeNodeSlicePool(std::move(item));
+        SlicePool sp{std::move(p.name), std::move(p.range), std::move(p.sliceSize), {}};
+        for (auto& a : p.allocations)
+            sp.slices.push_back({std::move(a.nodeName), std::move(a.sliceRange)});
         return sp;
     }
 

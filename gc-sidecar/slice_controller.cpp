@@ -21,13 +21,13 @@ namespace {
 constexpr const char* kNadKind = "NetworkAttachmentDefinition";
 constexpr const char* kNadApiVersion = "k8s.cni.cncf.io/v1";
 
-bool sameSpec(const NodeSlicePoolObject& cur, const SliceDesired& d) {
+bool sameSpec(const store::NodeSlicePool& cur, const SliceDesired& d) {
     auto r = core::Cidr::parse(cur.range);
     auto len = core::parseSliceSize(cur.sliceSize);
     return r && len && *r == d.range && *len == d.length;
 }
 
-bool changed(const NodeSlicePoolObject& a, const NodeSlicePoolObject& b) {
+bool changed(const store::NodeSlicePool& a, const store::NodeSlicePool& b) {
     return a.range != b.range || a.sliceSize != b.sliceSize || a.allocations != b.allocations ||
            a.owners != b.owners || a.managed != b.managed || a.partsRefused != b.partsRefused;
 }
@@ -58,12 +58,12 @@ void logAssignments(const std::string& key, const std::vector<core::SliceAllocat
 
 }  // namespace
 
-std::vector<OwnerRef> ownersFor(const std::vector<OwnerRef>& current,
-                                const std::vector<NadObject>& nads, const std::string& ns) {
-    auto isNad = [&](const OwnerRef& r, const NadObject& n) {
+std::vector<store::OwnerRef> ownersFor(const std::vector<store::OwnerRef>& current,
+                                       const std::vector<NadObject>& nads, const std::string& ns) {
+    auto isNad = [&](const store::OwnerRef& r, const NadObject& n) {
         return r.kind == kNadKind && (r.uid.empty() ? r.name == n.name : r.uid == n.uid);
     };
-    std::vector<OwnerRef> out;
+    std::vector<store::OwnerRef> out;
     for (const auto& r : current) {
         const bool wanted = std::any_of(nads.begin(), nads.end(), [&](const NadObject& n) {
             return n.ns == ns && isNad(r, n);
@@ -71,10 +71,11 @@ std::vector<OwnerRef> ownersFor(const std::vector<OwnerRef>& current,
         if (r.kind != kNadKind || wanted) out.push_back(r);
     }
     bool hasController =
-        std::any_of(out.begin(), out.end(), [](const OwnerRef& r) { return r.controller; });
+        std::any_of(out.begin(), out.end(), [](const store::OwnerRef& r) { return r.controller; });
     for (const auto& n : nads) {
         if (n.ns != ns) continue;  // another namespace's owner would be taken for absent
-        if (std::any_of(out.begin(), out.end(), [&](const OwnerRef& r) { return isNad(r, n); }))
+        if (std::any_of(out.begin(), out.end(),
+                        [&](const store::OwnerRef& r) { return isNad(r, n); }))
             continue;
         out.push_back({kNadApiVersion, kNadKind, n.name, n.uid, !hasController, !hasController});
         hasController = true;
@@ -216,7 +217,7 @@ SliceReport SliceController::pass() {
     auto existing = cluster_.slicePools();
     if (!existing) return rep.error = "NodeSlicePools: " + existing.error().message, rep;
     Wanted w = wanted(*nads);
-    std::map<Key, const NodeSlicePoolObject*> byKey;
+    std::map<Key, const store::NodeSlicePool*> byKey;
     for (const auto& p : *existing) byKey[{p.ns, p.name}] = &p;
     std::vector<SliceGauge> gauges;
     for (const auto& [key, d] : w.pools) {
@@ -282,7 +283,7 @@ void SliceController::liftPending() {
     }
 }
 
-void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
+void SliceController::reconcile(const SliceDesired& d, const store::NodeSlicePool* cur,
                                 const std::vector<std::string>& nodes, SliceReport& rep,
                                 std::vector<SliceGauge>& gauges) {
     const std::string key = d.ns + "/" + d.name;
@@ -309,7 +310,7 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
                  ObjectRef{kNadKind, kNadApiVersion, d.nads[0].ns, d.nads[0].name, d.nads[0].uid}});
         return;
     }
-    NodeSlicePoolObject next = cur ? *cur : NodeSlicePoolObject{};
+    store::NodeSlicePool next = cur ? *cur : store::NodeSlicePool{};
     next.ns = d.ns;
     next.name = d.name;
     if (!cur || !sameSpec(*cur, d)) {
@@ -317,7 +318,7 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
         next.sliceSize = d.sliceSize;
     }
     next.allocations = plan->allocations;
-    next.owners = ownersFor(cur ? cur->owners : std::vector<OwnerRef>{}, d.nads, d.ns);
+    next.owners = ownersFor(cur ? cur->owners : std::vector<store::OwnerRef>{}, d.nads, d.ns);
     next.managed = true;
     next.partsRefused = d.refused;
     if (cur && !cur->partsRefused.empty() && d.refused.empty())
@@ -333,7 +334,7 @@ void SliceController::reconcile(const SliceDesired& d, const NodeSlicePoolObject
     reportExhausted(d, *plan, d.range);
 }
 
-void SliceController::write(const NodeSlicePoolObject& next, bool exists, SliceReport& rep) {
+void SliceController::write(const store::NodeSlicePool& next, bool exists, SliceReport& rep) {
     auto r = exists ? cluster_.update(next) : cluster_.create(next);
     if (r) {
         ++(exists ? rep.updated : rep.created);
@@ -373,7 +374,7 @@ void SliceController::reportExhausted(const SliceDesired& d, const core::SlicePl
     }
 }
 
-void SliceController::deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing,
+void SliceController::deleteUnwanted(const std::vector<store::NodeSlicePool>& existing,
                                      const Wanted& w, SliceReport& rep) {
     for (const auto& p : existing) {
         if (w.pools.count({p.ns, p.name})) continue;

@@ -42,6 +42,7 @@
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/stop.h"
 #include "json/json.h"
+#include "store/node_slice_codec.h"
 
 namespace allot::cluster {
 class K8sCluster;
@@ -51,30 +52,8 @@ namespace allot::gc {
 
 using core::Result;
 
-// The label on the NodeSlicePools this controller manages (and so seals the slice pools of
-// before a slice leaves its node).
-inline constexpr const char* kSliceManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr const char* kSliceManager = "allot-gc";
 // The Warning Event of a network whose NADs make node_slice_parts unsafe (refused).
 inline constexpr const char* kPartsRefusedReason = "NodeSlicePartsRefused";
-
-struct OwnerRef {
-    std::string apiVersion, kind, name, uid;
-    bool controller = false, blockOwnerDeletion = false;
-    friend bool operator==(const OwnerRef&, const OwnerRef&) = default;
-};
-
-struct NodeSlicePoolObject {
-    std::string ns, name;
-    std::string resourceVersion;  // empty: not stored yet
-    std::string range, sliceSize;
-    std::vector<core::SliceAllocation> allocations;
-    std::vector<OwnerRef> owners;
-    bool managed = false;  // labelled as this controller's
-    // store::kPartsRefusedAnnotation: node_slice_parts refused on the network, and why.
-    std::string partsRefused;
-    json::Value raw;  // as read: fields not named above are written back unchanged
-};
 
 struct NadObject {
     std::string ns, name, uid, config;  // config: spec.config ("" when it has none)
@@ -86,13 +65,13 @@ class SliceCluster {
     virtual ~SliceCluster() = default;
     virtual Result<std::vector<NadObject>> nads() = 0;  // every namespace
     virtual Result<std::vector<std::string>> nodes() = 0;
-    virtual Result<std::vector<NodeSlicePoolObject>> slicePools() = 0;  // every namespace
+    virtual Result<std::vector<store::NodeSlicePool>> slicePools() = 0;  // every namespace
     // AlreadyExists when the name is taken.
-    virtual Result<void> create(const NodeSlicePoolObject& p) = 0;
+    virtual Result<void> create(const store::NodeSlicePool& p) = 0;
     // Conflict when p.resourceVersion is stale; NotFound when it is gone.
-    virtual Result<void> update(const NodeSlicePoolObject& p) = 0;
+    virtual Result<void> update(const store::NodeSlicePool& p) = 0;
     // Only while p.resourceVersion is current (Conflict otherwise). NotFound when gone.
-    virtual Result<void> remove(const NodeSlicePoolObject& p) = 0;
+    virtual Result<void> remove(const store::NodeSlicePool& p) = 0;
     // Before a slice is taken from its node: seals IPPool `pool` in `ns` (the node's pool of
     // `slice`) with `token` (store::Pool::sealed, engine::TxTarget::seal) if it holds no
     // address, creating it sealed when missing, so that the node's plugin can no longer claim
@@ -176,13 +155,13 @@ class SliceController {
     bool sealParts(const SliceDesired& d, const std::string& pool, const core::Cidr& slice,
                    const std::string& token);
     void liftPending();  // the seals a pass of this term could not take back, again
-    void reconcile(const SliceDesired& d, const NodeSlicePoolObject* cur,
+    void reconcile(const SliceDesired& d, const store::NodeSlicePool* cur,
                    const std::vector<std::string>& nodes, SliceReport& rep,
                    std::vector<SliceGauge>& gauges);
-    void write(const NodeSlicePoolObject& next, bool exists, SliceReport& rep);
+    void write(const store::NodeSlicePool& next, bool exists, SliceReport& rep);
     void reportExhausted(const SliceDesired& d, const core::SlicePlan& plan,
                          const core::Cidr& range);
-    void deleteUnwanted(const std::vector<NodeSlicePoolObject>& existing, const Wanted& w,
+    void deleteUnwanted(const std::vector<store::NodeSlicePool>& existing, const Wanted& w,
                         SliceReport& rep);
     bool leading() const { return loop_.leading(); }
     bool warnOnce(const std::string& key, const std::string& message);  // true: said now
@@ -206,7 +185,7 @@ class SliceController {
 // `current` that are not NADs stay; a wanted NAD's in `ns` is kept as it is, or added in
 // Whereabouts' form (the first one a controller reference blocking owner deletion, then plain
 // ones); any other NAD's goes.
-std::vector<OwnerRef> ownersFor(const std::vector<OwnerRef>& current,
-                                const std::vector<NadObject>& nads, const std::string& ns);
+std::vector<store::OwnerRef> ownersFor(const std::vector<store::OwnerRef>& current,
+                                       const std::vector<NadObject>& nads, const std::string& ns);
 
 }  // namespace allot::gc

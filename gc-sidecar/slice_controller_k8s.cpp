@@ -21,103 +21,7 @@ using json::Value;
 
 namespace {
 
-constexpr const char* kManagedBy = kSliceManagedByLabel;
-constexpr const char* kManager = kSliceManager;
 constexpr int64_t kPageSize = 100;
-
-std::string str(const Value* v) {
-    return v && v->isString() ? v->asString() : std::string();
-}
-std::string strAt(const Value& obj, const char* a, const char* b) {
-    const Value* x = obj.find(a);
-    return x && x->isObject() ? str(x->find(b)) : std::string();
-}
-bool boolOf(const Value* v) {
-    return v && v->isBool() && v->asBool();
-}
-
-Value& member(Value& obj, const char* key) {
-    Value* v = obj.find(key);
-    if (v && v->isObject()) return *v;
-    return obj.set(key, Value::object());
-}
-
-NodeSlicePoolObject decodeSlicePool(Value& item) {
-    NodeSlicePoolObject p;
-    p.ns = strAt(item, "metadata", "namespace");
-    p.name = strAt(item, "metadata", "name");
-    p.resourceVersion = strAt(item, "metadata", "resourceVersion");
-    p.range = strAt(item, "spec", "range");
-    p.sliceSize = strAt(item, "spec", "sliceSize");
-    const Value* md = item.find("metadata");
-    const Value* labels = md && md->isObject() ? md->find("labels") : nullptr;
-    p.managed = labels && labels->isObject() && str(labels->find(kManagedBy)) == kManager;
-    p.partsRefused = store::partsRefusedOf(item);
-    const Value* owners = md && md->isObject() ? md->find("ownerReferences") : nullptr;
-    if (owners && owners->isArray())
-        for (const auto& o : owners->items())
-            if (o.isObject())
-                p.owners.push_back({str(o.find("apiVersion")), str(o.find("kind")),
-                                    str(o.find("name")), str(o.find("uid")),
-                                    boolOf(o.find("controller")),
-                                    boolOf(o.find("blockOwnerDeletion"))});
-    const Value* st = item.find("status");
-    const Value* allocs = st && st->isObject() ? st->find("allocations") : nullptr;
-    if (allocs && allocs->isArray())
-        for (const auto& a : allocs->items())
-            if (a.isObject())
-                p.allocations.push_back({str(a.find("nodeName")), str(a.find("sliceRange"))});
-    p.raw = std::move(item);
-    return p;
-}
-
-Value ownersJson(const std::vector<OwnerRef>& owners) {
-    Value arr = Value::array();
-    for (const auto& o : owners) {
-        Value r = Value::object();
-        r.set("apiVersion", Value::string(o.apiVersion));
-        r.set("kind", Value::string(o.kind));
-        r.set("name", Value::string(o.name));
-        r.set("uid", Value::string(o.uid));
-        if (o.controller) r.set("controller", Value::boolean(true));
-        if (o.blockOwnerDeletion) r.set("blockOwnerDeletion", Value::boolean(true));
-        arr.push(std::move(r));
-    }
-    return arr;
-}
-
-// The object to write: what was read, with this controller's fields set.
-Value encodeSlicePool(const NodeSlicePoolObject& p) {
-    Value obj = p.raw.isObject() ? p.raw : Value::object();
-    obj.set("apiVersion", Value::string(k8s::apiVersion(k8s::kNodeSlicePool)));
-    obj.set("kind", Value::string("NodeSlicePool"));
-    Value& md = member(obj, "metadata");
-    md.set("name", Value::string(p.name));
-    md.set("namespace", Value::string(p.ns));
-    if (!p.resourceVersion.empty()) md.set("resourceVersion", Value::string(p.resourceVersion));
-    if (p.managed) member(md, "labels").set(kManagedBy, Value::string(kManager));
-    if (!p.partsRefused.empty())
-        member(md, "annotations")
-            .set(store::kPartsRefusedAnnotation, Value::string(p.partsRefused));
-    else if (Value* ann = md.find("annotations"); ann && ann->isObject())
-        ann->erase(store::kPartsRefusedAnnotation);
-    if (p.owners.empty())
-        md.erase("ownerReferences");
-    else
-        md.set("ownerReferences", ownersJson(p.owners));
-    Value& spec = member(obj, "spec");
-    spec.set("range", Value::string(p.range));
-    spec.set("sliceSize", Value::string(p.sliceSize));
-    Value allocs = Value::array();
-    for (const auto& a : p.allocations) {
-        Value e = Value::object();
-        e.set("nodeName", Value::string(a.nodeName));
-        e.set("sliceRange", Value::string(a.sliceRange));
-        allocs.push(std::move(e));
-    }
-    member(obj, "status").set("allocations", std::move(allocs));
-    return obj;
-}
 
 class K8sSliceCluster : public SliceCluster {
   public:
@@ -144,34 +48,34 @@ class K8sSliceCluster : public SliceCluster {
         return out;
     }
 
-    Result<std::vector<NodeSlicePoolObject>> slicePools() override {
-        std::vector<NodeSlicePoolObject> out;
+    Result<std::vector<store::NodeSlicePool>> slicePools() override {
+        std::vector<store::NodeSlicePool> out;
         k8s::ListOptions o;
         o.limit = kPageSize;
         auto rv =
             c_.client().listEach(k8s::collectionPath(k8s::kNodeSlicePool, ""), o, [&](Value& item) {
-                out.push_back(decodeSlicePool(item));
+                out.push_back(store::decodeNodeSlicePool(std::move(item)));
                 return true;
             });
         if (!rv) return rv.error();
         return out;
     }
 
-    Result<void> create(const NodeSlicePoolObject& p) override {
-        auto r =
-            c_.client().create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns), encodeSlicePool(p));
+    Result<void> create(const store::NodeSlicePool& p) override {
+        auto r = c_.client().create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns),
+                                    store::encodeNodeSlicePool(p));
         if (!r) return r.error();
         return {};
     }
 
-    Result<void> update(const NodeSlicePoolObject& p) override {
+    Result<void> update(const store::NodeSlicePool& p) override {
         auto r = c_.client().replace(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
-                                     encodeSlicePool(p));
+                                     store::encodeNodeSlicePool(p));
         if (!r) return r.error();
         return {};
     }
 
-    Result<void> remove(const NodeSlicePoolObject& p) override {
+    Result<void> remove(const store::NodeSlicePool& p) override {
         auto r = c_.client().remove(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
                                     k8s::Preconditions{"", p.resourceVersion});
         if (!r) return r.error();

@@ -3,28 +3,17 @@
 #include <vector>
 
 #include "gc-sidecar/slice_controller.h"
-#include "store/pool_codec.h"
+#include "store/node_slice_codec.h"
 
 namespace allot::gc {
 
-namespace {
-
-// Whether allot-gc's slice controller manages the object: it seals before a slice moves.
-bool managedByAllot(const json::Value& nodeSlicePool) {
-    const json::Value* md = nodeSlicePool.find("metadata");
-    const json::Value* labels = md && md->isObject() ? md->find("labels") : nullptr;
-    const json::Value* by =
-        labels && labels->isObject() ? labels->find(kSliceManagedByLabel) : nullptr;
-    return by && by->isString() && by->asString() == kSliceManager;
-}
-
-}  // namespace
-
 std::optional<std::string> NodeSliceCopy::keep(const json::Value& nodeSlicePool) const {
-    if (!managedByAllot(nodeSlicePool)) return std::nullopt;
+    // Only the slices allot-gc's slice controller manages: it seals before a slice moves.
+    auto p = store::decodeNodeSlicePool(nodeSlicePool);
+    if (!p.managed) return std::nullopt;
     // The plugin reads a NodeSlicePool refusing node_slice_parts itself, and so sees why.
-    if (!store::partsRefusedOf(nodeSlicePool).empty()) return std::nullopt;
-    return store::nodeSliceOf(nodeSlicePool, node_);
+    if (!p.partsRefused.empty()) return std::nullopt;
+    return store::nodeSliceOf(p, node_);
 }
 
 std::optional<k8s::RelayResponse> NodeSliceCopy::answer(const k8s::RelayRequest& r) const {

@@ -4,6 +4,7 @@
 #include "core/ownership.h"
 #include "k8s/resources.h"
 #include "k8s/timestamp.h"
+#include "store/node_slice_codec.h"
 
 namespace allot::cluster {
 
@@ -110,15 +111,8 @@ Result<std::vector<core::NodeSliceView>> K8sCluster::nodeSlicePools(const std::s
     o.limit = pageSize_;
     auto rv = seen(
         client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), o, [&](json::Value& item) {
-            core::NodeSliceView v{
-                stringAt(item, {"metadata", "name"}), stringAt(item, {"spec", "range"}), {}};
-            const json::Value* st = item.find("status");
-            const json::Value* allocs = st && st->isObject() ? st->find("allocations") : nullptr;
-            if (allocs && allocs->isArray())
-                for (const auto& a : allocs->items())
-                    v.allocations.push_back(
-                        {stringAt(a, {"nodeName"}), stringAt(a, {"sliceRange"})});
-            out.push_back(std::move(v));
+            auto p = store::decodeNodeSlicePool(std::move(item));
+            out.push_back({std::move(p.name), std::move(p.range), std::move(p.allocations)});
             return true;
         }));
     // NotFound: the NodeSlicePool resource is not installed.

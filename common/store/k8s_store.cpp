@@ -1,6 +1,7 @@
 #include "store/k8s_store.h"
 
 #include "k8s/resources.h"
+#include "store/node_slice_codec.h"
 #include "store/pool_codec.h"
 
 namespace allot::store {
@@ -129,8 +130,9 @@ Result<NodeSlice> K8sStore::nodeSlice(const std::string& sliceName, const std::s
             return NodeSlice{std::move(*s), ""};
     auto obj = seen(client_->get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName)));
     if (!obj) return obj.error();
-    if (auto s = nodeSliceOf(*obj, node))
-        return NodeSlice{std::move(*s), resourceVersionOf(*obj), partsRefusedOf(*obj)};
+    auto pool = decodeNodeSlicePool(std::move(*obj));
+    if (auto s = nodeSliceOf(pool, node))
+        return NodeSlice{std::move(*s), pool.resourceVersion, pool.partsRefused};
     return makeError(Errc::NotFound,
                      "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
 }

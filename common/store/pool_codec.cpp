@@ -601,29 +601,6 @@ json::Value encodeReservation(const Reservation& r, const std::string& ns) {
     return obj;
 }
 
-std::optional<std::string> nodeSliceOf(const json::Value& nodeSlicePool, const std::string& node) {
-    const json::Value* status = nodeSlicePool.find("status");
-    const json::Value* allocs =
-        status && status->isObject() ? status->find("allocations") : nullptr;
-    if (!allocs || !allocs->isArray()) return std::nullopt;
-    for (const auto& a : allocs->items()) {
-        if (!a.isObject()) continue;
-        const json::Value* n = a.find("nodeName");
-        const json::Value* r = a.find("sliceRange");
-        if (n && n->isString() && n->asString() == node && r && r->isString()) return r->asString();
-    }
-    return std::nullopt;
-}
-
-std::string partsRefusedOf(const json::Value& nodeSlicePool) {
-    const json::Value* md = nodeSlicePool.find("metadata");
-    const json::Value* ann = md && md->isObject() ? md->find("annotations") : nullptr;
-    const json::Value* v = ann && ann->isObject() ? ann->find(kPartsRefusedAnnotation) : nullptr;
-    if (!v) return "";
-    // Present but not a string: still refused (someone wrote it), with no reason to give.
-    return v->isString() && !v->asString().empty() ? v->asString() : "refused";
-}
-
 std::string resourceVersionOf(const json::Value& obj) {
     const json::Value* md = obj.find("metadata");
     const json::Value* rv = md && md->isObject() ? md->find("resourceVersion") : nullptr;

@@ -29,14 +29,6 @@ inline constexpr const char* kClaimsAnnotation = "allot.cni.cncf.io/claims";
 // Pool::sealed (node slices): the seal token as a string; absent when not sealed.
 inline constexpr const char* kSealedAnnotation = "allot.cni.cncf.io/slice-sealed";
 
-// On a NodeSlicePool (written by allot-gc's slice controller): node_slice_parts > 1 is not
-// honoured on its network, and why (core::refuseSliceParts, naming the NADs). Absent: honoured.
-inline constexpr const char* kPartsRefusedAnnotation = "allot.cni.cncf.io/node-slice-parts-refused";
-
-// The first slice a NodeSlicePool object's status.allocations gives `node`; nullopt: none.
-std::optional<std::string> nodeSliceOf(const json::Value& nodeSlicePool, const std::string& node);
-// The kPartsRefusedAnnotation of a NodeSlicePool object; "" when it has none.
-std::string partsRefusedOf(const json::Value& nodeSlicePool);
 // metadata.resourceVersion of an object; "" when it has none.
 std::string resourceVersionOf(const json::Value& obj);
 

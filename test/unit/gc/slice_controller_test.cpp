@@ -11,7 +11,7 @@
 
 using allot::cluster::EventSpec;
 using namespace allot;
-using gc::NodeSlicePoolObject;
+using store::NodeSlicePool;
 
 namespace {
 
@@ -19,29 +19,29 @@ class FakeSlices : public gc::SliceCluster {
   public:
     std::vector<gc::NadObject> nadList;
     std::vector<std::string> nodeList;
-    std::map<std::string, NodeSlicePoolObject> stored;  // "ns/name"
-    std::map<std::string, bool> busyPools;              // "ns/pool"
+    std::map<std::string, store::NodeSlicePool> stored;  // "ns/name"
+    std::map<std::string, bool> busyPools;               // "ns/pool"
     int writes = 0, version = 0;
 
     core::Result<std::vector<gc::NadObject>> nads() override { return nadList; }
     core::Result<std::vector<std::string>> nodes() override { return nodeList; }
-    core::Result<std::vector<NodeSlicePoolObject>> slicePools() override {
-        std::vector<NodeSlicePoolObject> out;
+    core::Result<std::vector<store::NodeSlicePool>> slicePools() override {
+        std::vector<store::NodeSlicePool> out;
         for (const auto& [k, p] : stored) out.push_back(p);
         return out;
     }
-    core::Result<void> create(const NodeSlicePoolObject& p) override {
+    core::Result<void> create(const store::NodeSlicePool& p) override {
         if (stored.count(key(p))) return core::makeError(core::Errc::AlreadyExists, key(p));
         return put(p);
     }
-    core::Result<void> update(const NodeSlicePoolObject& p) override {
+    core::Result<void> update(const store::NodeSlicePool& p) override {
         auto it = stored.find(key(p));
         if (it == stored.end()) return core::makeError(core::Errc::NotFound, key(p));
         if (it->second.resourceVersion != p.resourceVersion)
             return core::makeError(core::Errc::Conflict, key(p));
         return put(p);
     }
-    core::Result<void> remove(const NodeSlicePoolObject& p) override {
+    core::Result<void> remove(const store::NodeSlicePool& p) override {
         if (!stored.erase(key(p))) return core::makeError(core::Errc::NotFound, key(p));
         return {};
     }
@@ -76,11 +76,11 @@ class FakeSlices : public gc::SliceCluster {
             seals.erase(it);
         return {};
     }
-    const NodeSlicePoolObject& get(const std::string& k) { return stored.at(k); }
+    const store::NodeSlicePool& get(const std::string& k) { return stored.at(k); }
 
   private:
-    static std::string key(const NodeSlicePoolObject& p) { return p.ns + "/" + p.name; }
-    core::Result<void> put(const NodeSlicePoolObject& p) {
+    static std::string key(const store::NodeSlicePool& p) { return p.ns + "/" + p.name; }
+    core::Result<void> put(const store::NodeSlicePool& p) {
         ++writes;
         auto copy = p;
         copy.resourceVersion = std::to_string(++version);
@@ -125,8 +125,8 @@ TEST_CASE(
                                                               {"", "10.1.2.0/24"},
                                                               {"", "10.1.3.0/24"}});
     REQUIRE(p.owners.size() == 1);
-    CHECK(p.owners[0] == gc::OwnerRef{"k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "blue",
-                                      "uid-kube-system-blue", true, true});
+    CHECK(p.owners[0] == store::OwnerRef{"k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition",
+                                         "blue", "uid-kube-system-blue", true, true});
     CHECK(f.metrics.render().find(
               "allot_node_slices_free{namespace=\"kube-system\",pool=\"blue\"} 2") !=
           std::string::npos);
