@@ -1,10 +1,9 @@
-// Replaying the plugin's DEL journal: each entry's pools (named, or found by a scan), the
-// release of the journaled container's entries, then its reservations; an entry is removed
-// once all of that succeeded.
+#include "gc-sidecar/journal_replay.h"
+
 #include "engine/reservations.h"
-#include "gc-sidecar/reclaimer_item.h"
+#include "gc-sidecar/match.h"
+#include "gc-sidecar/release.h"
 #include "log/log.h"
-#include "node/journal.h"
 
 namespace allot::gc {
 
@@ -14,16 +13,24 @@ using cluster::podRef;
 
 using cluster::Released;
 
-using cluster::Cluster;
+JournalReplayer::JournalReplayer(std::string dir, std::string poolNamespace,
+                                 cluster::Cluster& cluster, EventSink& events, Metrics& metrics,
+                                 StopSignal& stop)
+    : dir_(std::move(dir)),
+      poolNamespace_(std::move(poolNamespace)),
+      cluster_(cluster),
+      events_(events),
+      metrics_(metrics),
+      stop_(stop) {}
 
-void Reclaimer::replayJournal() {
-    node::Journal journal(opts_.journalDir);
+void JournalReplayer::replayOnce() {
+    node::Journal journal(dir_);
     std::vector<std::string> bad;
     auto entries = journal.entries(&bad);
     for (const auto& b : bad)
-        if (reportedBadJournal_.insert(b).second) logging::logWarn("journal entry skipped: " + b);
+        if (reportedBad_.insert(b).second) logging::logWarn("journal entry skipped: " + b);
     if (!entries) {
-        logging::logWarn("journal " + opts_.journalDir + ": " + entries.error().message);
+        logging::logWarn("journal " + dir_ + ": " + entries.error().message);
         return;
     }
     uint64_t left = entries->size() + bad.size();
@@ -34,19 +41,18 @@ void Reclaimer::replayJournal() {
     metrics_.setJournalBacklog(left);
 }
 
-bool Reclaimer::replayEntry(node::Journal& journal, const engine::JournalEntry& e) {
-    Cluster& c = *clusters_[0];
-    const std::string ns = e.poolNamespace.empty() ? opts_.poolNamespace : e.poolNamespace;
+bool JournalReplayer::replayEntry(node::Journal& journal, const engine::JournalEntry& e) {
+    const std::string ns = e.poolNamespace.empty() ? poolNamespace_ : e.poolNamespace;
     // The container the plugin's DEL was for: only its own records go (core::heldBy), never
     // those a newer sandbox of the same pod took over.
     const core::Owner caller{e.containerId, e.podRef, e.ifName, "", "", ""};
     std::vector<std::string> pools = e.pools;
     std::optional<std::string> failure;
-    if (pools.empty()) failure = poolsHeldBy(c, ns, caller, pools);
+    if (pools.empty()) failure = poolsHeldBy(ns, caller, pools);
     std::vector<Released> released;
-    if (!failure) failure = releaseJournaled(c, ns, e, caller, pools, released);
-    if (!failure) failure = dropJournaledReservations(c, ns, e, caller, released);
-    reportJournalRelease(e, released);
+    if (!failure) failure = releaseJournaled(ns, e, caller, pools, released);
+    if (!failure) failure = dropJournaledReservations(ns, e, caller, released);
+    report(e, released);
     if (failure) {
         metrics_.addJournalFailure();
         logging::logWarn("journal entry " + e.file + " not replayed yet: " + *failure,
@@ -61,10 +67,10 @@ bool Reclaimer::replayEntry(node::Journal& journal, const engine::JournalEntry& 
 }
 
 // The pools of `ns` holding an entry of `caller` (a journal entry that names none).
-std::optional<std::string> Reclaimer::poolsHeldBy(Cluster& c, const std::string& ns,
-                                                  const core::Owner& caller,
-                                                  std::vector<std::string>& pools) {
-    auto r = c.pools(ns).eachPool(
+std::optional<std::string> JournalReplayer::poolsHeldBy(const std::string& ns,
+                                                        const core::Owner& caller,
+                                                        std::vector<std::string>& pools) {
+    auto r = cluster_.pools(ns).eachPool(
         [&](store::Pool& p) {
             for (const auto& [off, o] : p.allocations)
                 if (core::heldBy(o, caller)) {
@@ -80,19 +86,19 @@ std::optional<std::string> Reclaimer::poolsHeldBy(Cluster& c, const std::string&
 
 // Apply (pools): the caller's entries of each pool, guarded writes. `released` gets what
 // was released, even when a later pool fails.
-std::optional<std::string> Reclaimer::releaseJournaled(Cluster& c, const std::string& ns,
-                                                       const engine::JournalEntry& e,
-                                                       const core::Owner& caller,
-                                                       const std::vector<std::string>& pools,
-                                                       std::vector<Released>& released) {
+std::optional<std::string> JournalReplayer::releaseJournaled(const std::string& ns,
+                                                             const engine::JournalEntry& e,
+                                                             const core::Owner& caller,
+                                                             const std::vector<std::string>& pools,
+                                                             std::vector<Released>& released) {
     for (const auto& pool : pools) {
-        auto rel = releaseFromPool(c, ns, pool,
-                                   [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
-                                       std::vector<core::u128> out;
-                                       for (const auto& [off, o] : p.allocations)
-                                           if (core::heldBy(o, caller)) out.push_back(off);
-                                       return out;
-                                   });
+        auto rel = cluster::releaseFromPool(
+            cluster_, ns, pool, [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+                std::vector<core::u128> out;
+                for (const auto& [off, o] : p.allocations)
+                    if (core::heldBy(o, caller)) out.push_back(off);
+                return out;
+            });
         if (!rel) return "IPPool " + ns + "/" + pool + ": " + rel.error().message;
         for (auto& r : *rel) {
             r.networkNames.insert(r.networkNames.begin(), e.networkName);
@@ -105,21 +111,20 @@ std::optional<std::string> Reclaimer::releaseJournaled(Cluster& c, const std::st
 // Apply (reservations): those of what was released, then those the plugin named (the pool
 // was released but their deletion did not finish), each only while it is still this
 // container's.
-std::optional<std::string> Reclaimer::dropJournaledReservations(
-    Cluster& c, const std::string& ns, const engine::JournalEntry& e, const core::Owner& caller,
+std::optional<std::string> JournalReplayer::dropJournaledReservations(
+    const std::string& ns, const engine::JournalEntry& e, const core::Owner& caller,
     const std::vector<Released>& released) {
     for (const auto& r : released) {
-        auto d = dropReservation(c, r);
+        auto d = cluster::dropReservation(cluster_, r);
         if (!d) return "reservation of " + r.ip.str() + ": " + d.error().message;
     }
     for (const auto& name : e.reservations)
-        if (auto d = engine::unreserve(c.pools(ns), {name}, caller); !d)
+        if (auto d = engine::unreserve(cluster_.pools(ns), {name}, caller); !d)
             return "reservation " + name + ": " + d.error().message;
     return std::nullopt;
 }
 
-void Reclaimer::reportJournalRelease(const engine::JournalEntry& e,
-                                     const std::vector<Released>& released) {
+void JournalReplayer::report(const engine::JournalEntry& e, const std::vector<Released>& released) {
     if (released.empty()) return;
     metrics_.addReleases("journal", released.size());
     std::string what;

@@ -54,6 +54,9 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
                           ? opts_.poolNamespaces
                           : std::make_shared<PoolNamespaces>(opts_.poolNamespace, opts_.ipamTypes,
                                                              opts_.flatFiles)) {
+    if (!opts_.journalDir.empty())
+        journal_.emplace(opts_.journalDir, opts_.poolNamespace, *clusters_[0], events_, metrics_,
+                         stop_);
     stop_.onStop([this] {
         {
             std::lock_guard l(m_);
@@ -175,7 +178,7 @@ void Reclaimer::runOnce(Clock::time_point now) {
             nextJournal_ = now + opts_.journalInterval;
         }
     }
-    if (journalDue) replayJournal();
+    if (journalDue) journal_->replayOnce();
     bool sweepDue = false;
     {
         std::lock_guard l(m_);

@@ -21,6 +21,7 @@
 #include "core/sticky.h"
 #include "engine/retry_policy.h"
 #include "gc-sidecar/events.h"
+#include "gc-sidecar/journal_replay.h"
 #include "gc-sidecar/match.h"
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/pool_namespaces.h"
@@ -183,23 +184,6 @@ class Reclaimer {
     void publishReport();
     // --namespace and every pool namespace a NAD names, after listing the NADs.
     std::set<std::string> namespacesToScan(cluster::Cluster& c);
-    // The journal (journal_replay.cpp); each step returns the failure that stops the entry.
-    void replayJournal();
-    // True when the entry was replayed and removed.
-    bool replayEntry(node::Journal& journal, const engine::JournalEntry& e);
-    std::optional<std::string> poolsHeldBy(cluster::Cluster& c, const std::string& ns,
-                                           const core::Owner& caller,
-                                           std::vector<std::string>& pools);
-    std::optional<std::string> releaseJournaled(cluster::Cluster& c, const std::string& ns,
-                                                const engine::JournalEntry& e,
-                                                const core::Owner& caller,
-                                                const std::vector<std::string>& pools,
-                                                std::vector<cluster::Released>& released);
-    std::optional<std::string> dropJournaledReservations(
-        cluster::Cluster& c, const std::string& ns, const engine::JournalEntry& e,
-        const core::Owner& caller, const std::vector<cluster::Released>& released);
-    void reportJournalRelease(const engine::JournalEntry& e,
-                              const std::vector<cluster::Released>& released);
     void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
 
     ReclaimerOptions opts_;
@@ -233,7 +217,7 @@ class Reclaimer {
     // networks are unknown is looked for. Worker thread only.
     std::set<PoolKey> nodePools_;
     std::shared_ptr<PoolNamespaces> poolNamespaces_;  // never null
-    std::set<std::string> reportedBadJournal_;
+    std::optional<JournalReplayer> journal_;          // with opts_.journalDir
 };
 
 }  // namespace allot::gc

@@ -1,6 +1,6 @@
 #pragma once
-// Internal to the Reclaimer's source files (reclaimer.cpp, reclaimer_release.cpp,
-// journal_replay.cpp): the per-batch state of one Work, and how a release is described.
+// Internal to the Reclaimer's source files (reclaimer.cpp, reclaimer_release.cpp): the
+// per-batch state of one Work.
 
 #include <map>
 #include <optional>
@@ -52,8 +52,6 @@ struct Reclaimer::PoolOutcome {
     std::optional<std::string> error;
 };
 
-// "10.0.0.5 (pool ns/name, network n, interface net1)".
-std::string describe(const cluster::Released& r);
 // An IPPool of namespace `ns` that cannot be decoded: skipped, with a warning.
 void logUndecodable(const std::string& ns, const std::string& name, const std::string& why);
 

@@ -24,13 +24,6 @@ void logUndecodable(const std::string& ns, const std::string& name, const std::s
                      {.pool = ns + "/" + name});
 }
 
-std::string describe(const Released& r) {
-    std::string s = r.ip.str() + " (pool " + r.ns + "/" + r.pool;
-    if (!r.owner.network.empty()) s += ", network " + r.owner.network;
-    if (!r.owner.ifName.empty()) s += ", interface " + r.owner.ifName;
-    return s + ")";
-}
-
 // Pods whose network-status names networks that cannot be resolved: one scan of every pool
 // namespace known to allot-gc finds the pools holding their entries on this node.
 void Reclaimer::scanEveryPool(

@@ -16,4 +16,12 @@ inline logging::Fields logFields(const cluster::Released& r) {
             .ip = r.ip.str()};
 }
 
+// "10.0.0.5 (pool ns/name, network n, interface net1)".
+inline std::string describe(const cluster::Released& r) {
+    std::string s = r.ip.str() + " (pool " + r.ns + "/" + r.pool;
+    if (!r.owner.network.empty()) s += ", network " + r.owner.network;
+    if (!r.owner.ifName.empty()) s += ", interface " + r.owner.ifName;
+    return s + ")";
+}
+
 }  // namespace allot::gc
