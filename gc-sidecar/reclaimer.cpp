@@ -11,7 +11,6 @@
 #include "core/pool_targets.h"
 #include "engine/retry_policy.h"
 #include "gc-sidecar/network_status.h"
-#include "gc-sidecar/reclaimer_item.h"
 #include "log/log.h"
 #include "version/version.h"
 
@@ -50,6 +49,7 @@ Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, Even
       events_(events),
       metrics_(metrics),
       stop_(stop),
+      queue_(opts_.maxBatch, opts_.releaseRetries, retryBackoff()),
       poolNamespaces_(opts_.poolNamespaces
                           ? opts_.poolNamespaces
                           : std::make_shared<PoolNamespaces>(opts_.poolNamespace, opts_.ipamTypes,
@@ -82,11 +82,11 @@ void Reclaimer::podDeleted(PodRecord pod) {
     }
     {
         std::lock_guard l(m_);
-        Work w;
+        ReleaseWork w;
         w.pod = std::move(pod);
         w.reason = "pod_deleted";
         w.due = Clock::now();
-        queue_.push_back(std::move(w));
+        queue_.push(std::move(w));
     }
     cv_.notify_one();
 }
@@ -122,7 +122,7 @@ void Reclaimer::run() {
             std::unique_lock l(m_);
             auto wake = opts_.journalDir.empty() ? Clock::time_point::max() : nextJournal_;
             if (sweeps) wake = std::min(wake, nextSweep_);
-            for (const auto& w : queue_) wake = std::min(wake, w.due);
+            if (auto due = queue_.nextDue()) wake = std::min(wake, *due);
             if (catchUpRequest_) wake = std::min(wake, catchUpAt_);
             cv_.wait_until(l, wake, [&] {
                 if (stopping_) return true;
@@ -130,8 +130,8 @@ void Reclaimer::run() {
                 if (catchUpRequest_ && now >= catchUpAt_) return true;
                 if (!opts_.journalDir.empty() && now >= nextJournal_) return true;
                 if (sweeps && now >= nextSweep_) return true;
-                return std::any_of(queue_.begin(), queue_.end(),
-                                   [&](const Work& w) { return w.due <= now; });
+                const auto due = queue_.nextDue();
+                return due && *due <= now;
             });
             if (stopping_) return;
         }
@@ -163,7 +163,7 @@ void Reclaimer::runOnce(Clock::time_point now) {
             if (!catchUpRequest_) catchUpRequest_ = std::move(catchUpReq);
         }
     }
-    std::vector<Item> items;
+    std::vector<ReleaseItem> items;
     for (int round = 0; round < 8; ++round) {
         auto batch = takeDue(round == 0 ? now : Clock::now());
         if (batch.empty()) break;
@@ -222,17 +222,9 @@ void Reclaimer::publishReport() {
                          "): " + put.error().message);
 }
 
-std::vector<Reclaimer::Work> Reclaimer::takeDue(Clock::time_point now) {
+std::vector<ReleaseWork> Reclaimer::takeDue(Clock::time_point now) {
     std::lock_guard l(m_);
-    auto firstDue = std::stable_partition(queue_.begin(), queue_.end(),
-                                          [&](const Work& w) { return w.due > now; });
-    const size_t due = static_cast<size_t>(queue_.end() - firstDue);
-    const size_t take = std::min(due, opts_.maxBatch);
-    std::vector<Work> batch(
-        std::make_move_iterator(queue_.end() - static_cast<std::ptrdiff_t>(take)),
-        std::make_move_iterator(queue_.end()));
-    queue_.resize(queue_.size() - take);
-    return batch;
+    return queue_.takeDue(now);
 }
 
 Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::string& ns,
@@ -291,7 +283,7 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
     return out;
 }
 
-void Reclaimer::resolveTargets(Item& it, Cluster& c) {
+void Reclaimer::resolveTargets(ReleaseItem& it, Cluster& c) {
     if (!it.w.hinted.empty()) {
         it.pools = it.w.hinted;
         it.scanMatch = true;
@@ -332,27 +324,29 @@ void Reclaimer::resolveTargets(Item& it, Cluster& c) {
     }
 }
 
-void Reclaimer::retryOrGiveUp(Work w, const std::string& error, Clock::time_point now) {
-    ++w.attempts;
-    if (w.attempts >= opts_.releaseRetries) {
-        metrics_.addReleaseFailure();
-        logging::logError("giving up releasing the addresses of pod " + w.pod.ns + "/" +
-                              w.pod.name + " after " + std::to_string(w.attempts) +
-                              " attempts: " + error,
-                          {.pod = w.pod.ns + "/" + w.pod.name});
-        events_.emit({true, "ReleaseFailed",
-                      "could not release the addresses of deleted pod " + w.pod.ns + "/" +
-                          w.pod.name + " after " + std::to_string(w.attempts) +
-                          " attempts: " + error.substr(0, 400) + " (the repair loop will retry)",
-                      podRef(w.pod.ns, w.pod.name, w.pod.uid)});
+void Reclaimer::retryOrGiveUp(ReleaseWork w, const std::string& error, Clock::time_point now) {
+    const std::string pod = w.pod.ns + "/" + w.pod.name;
+    const int attempt = w.attempts + 1;
+    bool again = false;
+    {
+        std::lock_guard l(m_);
+        again = queue_.retry(w, now);
+    }
+    if (again) {
+        logging::logWarn("releasing the addresses of pod " + pod + " failed (attempt " +
+                             std::to_string(attempt) + ", retrying): " + error,
+                         {.pod = pod});
         return;
     }
-    w.due = now + retryBackoff().delay(w.attempts - 1);
-    logging::logWarn("releasing the addresses of pod " + w.pod.ns + "/" + w.pod.name +
-                         " failed (attempt " + std::to_string(w.attempts) + ", retrying): " + error,
-                     {.pod = w.pod.ns + "/" + w.pod.name});
-    std::lock_guard l(m_);
-    queue_.push_back(std::move(w));
+    metrics_.addReleaseFailure();
+    logging::logError("giving up releasing the addresses of pod " + pod + " after " +
+                          std::to_string(attempt) + " attempts: " + error,
+                      {.pod = pod});
+    events_.emit({true, "ReleaseFailed",
+                  "could not release the addresses of deleted pod " + pod + " after " +
+                      std::to_string(attempt) + " attempts: " + error.substr(0, 400) +
+                      " (the repair loop will retry)",
+                  podRef(w.pod.ns, w.pod.name, w.pod.uid)});
 }
 
 std::set<std::string> Reclaimer::namespacesToScan(Cluster& c) {
@@ -365,7 +359,7 @@ std::set<std::string> Reclaimer::namespacesToScan(Cluster& c) {
 // The entries of this node in `p` whose pod is not among the live ones, grouped by pod into
 // `found` (key: uid, or podref when there is none); `nodePools` learns the pools holding any.
 void Reclaimer::collectGone(const std::string& pns, const store::Pool& p, const LiveSet& live,
-                            const std::string& reason, std::map<std::string, Work>& found,
+                            const std::string& reason, std::map<std::string, ReleaseWork>& found,
                             std::set<PoolKey>& nodePools) const {
     for (const auto& [off, o] : p.allocations) {
         if (o.node == opts_.node) nodePools.insert(PoolKey{pns, p.name, ""});
@@ -373,7 +367,7 @@ void Reclaimer::collectGone(const std::string& pns, const store::Pool& p, const 
         if (o.podUid.empty() ? live.refs.count(o.podRef) != 0 : live.uids.count(o.podUid) != 0)
             continue;
         const std::string key = o.podUid.empty() ? "ref:" + o.podRef : "uid:" + o.podUid;
-        Work& w = found[key];
+        ReleaseWork& w = found[key];
         if (w.reason.empty()) {
             auto [ns, name] = splitPodRef(o.podRef);
             w.pod = PodRecord{ns, name, o.podUid, false, {}};
@@ -385,7 +379,7 @@ void Reclaimer::collectGone(const std::string& pns, const store::Pool& p, const 
 
 // Every pool of every pool namespace (catch-up; a sweep now and then).
 Result<void> Reclaimer::scanAllPools(const LiveSet& live, const std::string& reason,
-                                     std::map<std::string, Work>& found) {
+                                     std::map<std::string, ReleaseWork>& found) {
     std::set<PoolKey> nodePools;
     std::unique_lock<std::mutex> scan;
     if (opts_.scanLock) scan = std::unique_lock(*opts_.scanLock);
@@ -412,7 +406,7 @@ Result<void> Reclaimer::scanAllPools(const LiveSet& live, const std::string& rea
 // Only the pools known to hold this node's entries, one GET each: a sweep between full scans
 // lists no pool (a pool that gained this node's first entry since is found by the next one).
 Result<void> Reclaimer::scanNodePools(const LiveSet& live, const std::string& reason,
-                                      std::map<std::string, Work>& found) {
+                                      std::map<std::string, ReleaseWork>& found) {
     std::set<PoolKey> nodePools;
     for (const auto& k : nodePools_) {
         auto p = clusters_[0]->pools(k.ns).getPool(k.pool);
@@ -430,7 +424,7 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std:
         set.uids.insert(p.uid);
         set.refs.insert(p.ns + "/" + p.name);
     }
-    std::map<std::string, Work> found;
+    std::map<std::string, ReleaseWork> found;
     // A full scan every ten sweeps, and at least every ten minutes apart.
     const auto fullEvery =
         std::max<Clock::duration>(10 * opts_.sweepInterval, std::chrono::minutes(10));
@@ -445,9 +439,9 @@ Result<void> Reclaimer::doCatchUp(const std::vector<PodRecord>& live, const std:
         logging::logInfo(msg);
     else
         logging::logDebug(msg);
-    std::vector<Work> batch;
+    std::vector<ReleaseWork> batch;
     for (auto& [k, w] : found) batch.push_back(std::move(w));
-    std::vector<Item> items;
+    std::vector<ReleaseItem> items;
     if (!batch.empty()) releaseBatch(std::move(batch), items);
     if (!items.empty()) finish(items, Clock::now());
     return {};

@@ -26,28 +26,12 @@
 #include "gc-sidecar/metrics.h"
 #include "gc-sidecar/pool_namespaces.h"
 #include "gc-sidecar/release.h"
+#include "gc-sidecar/release_plan.h"
+#include "gc-sidecar/release_queue.h"
 #include "gc-sidecar/stop.h"
 #include "node/journal.h"
 
 namespace allot::gc {
-
-using Clock = std::chrono::steady_clock;
-
-// What PodWatch keeps of a pod: just what reclamation needs.
-struct PodRecord {
-    std::string ns, name, uid;
-    bool hasNetworkStatus = false;
-    std::string networkStatus;  // the annotation's text, when present
-    // The object shows the sandbox stopped: a terminal phase, or every container (and init
-    // container) terminated. A force delete, or a kubelet that is down, leaves this false.
-    bool sandboxGone = false;
-    bool hostNetwork = false;  // spec.hostNetwork: no address of allot's to release
-    std::string mirrorOf;      // a mirror pod: deleting it does not stop its static pod
-    // k8s.v1.cni.cncf.io/networks, for the relay's answers (claim_pod_index.h); nullopt: none.
-    std::optional<std::string> networks = std::nullopt;
-    // Its controlling StatefulSet, for the relay's answers (sticky_statefulsets).
-    std::optional<core::StatefulSetRef> statefulSet = std::nullopt;
-};
 
 // The addresses the node's network namespaces hold now (sandbox_probe.h); an error when they
 // cannot be read.
@@ -92,14 +76,6 @@ struct ReclaimerOptions {
     std::shared_ptr<PoolNamespaces> poolNamespaces;
 };
 
-struct PoolKey {
-    std::string ns, pool;
-    std::string networkName;  // network_name from the IPAM config, when known
-    friend bool operator<(const PoolKey& a, const PoolKey& b) {
-        return std::tie(a.ns, a.pool, a.networkName) < std::tie(b.ns, b.pool, b.networkName);
-    }
-};
-
 class Reclaimer {
   public:
     Reclaimer(ReclaimerOptions opts, std::vector<cluster::Cluster*> clusters, EventSink& events,
@@ -123,49 +99,38 @@ class Reclaimer {
   private:
     // The engine's one backoff schedule, between retryBase and retryMax.
     engine::Backoff retryBackoff() const { return {opts_.retryBase, opts_.retryMax}; }
-    struct Work {
-        PodRecord pod;
-        std::string reason;        // releases_total label: pod_deleted, catch_up
-        std::set<PoolKey> hinted;  // catch-up: pools known to hold its entries
-        int attempts = 0;
-        Clock::time_point due{};
-        bool warned = false;  // malformed annotation already reported
-        std::vector<cluster::Released>
-            pendingReservations;  // released, reservation not yet deleted
+    // What one pool's write did.
+    struct PoolOutcome {
+        std::vector<std::pair<size_t, cluster::Released>> released;
+        std::vector<std::pair<size_t, core::IpAddress>> kept;
+        std::optional<std::string> error;
     };
-    struct Item;
-    struct Group;
-    struct SandboxProof;
-    struct PoolOutcome;
-    using Groups = std::map<std::pair<std::string, std::string>, Group>;  // (ns, pool)
 
     // Steps up to the pool writes (what a deleted pod waits for), then the rest: under a burst,
     // every queued batch gets its pool writes before any batch's reservations are deleted.
-    void releaseBatch(std::vector<Work> batch, std::vector<Item>& out);
-    void finish(std::vector<Item>& items, Clock::time_point now);
-    std::vector<Work> takeDue(Clock::time_point now);
+    void releaseBatch(std::vector<ReleaseWork> batch, std::vector<ReleaseItem>& out);
+    void finish(std::vector<ReleaseItem>& items, Clock::time_point now);
+    std::vector<ReleaseWork> takeDue(Clock::time_point now);  // under m_
     // The steps of releaseBatch (reclaimer_release.cpp; resolving targets in reclaimer.cpp).
-    void resolveTargets(Item& it, cluster::Cluster& c);
+    void resolveTargets(ReleaseItem& it, cluster::Cluster& c);
     core::Result<std::vector<PoolKey>> targetsOfNad(cluster::Cluster& c, const std::string& ns,
                                                     const std::string& name, bool& missing);
-    void reportMalformed(Item& it);
-    void checkLiveness(std::vector<Item>& items, size_t from);
-    Groups groupByPool(std::span<Item> items, cluster::Cluster& main);
-    void scanEveryPool(
-        cluster::Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
-        const std::function<void(const std::string&, const std::string&, size_t)>& found);
-    SandboxProof proveSandboxes(std::span<const Item> items, const Groups& groups);
-    size_t writePools(std::span<Item> items, const Groups& groups, const SandboxProof& proof);
+    void reportMalformed(ReleaseItem& it);
+    void checkLiveness(std::vector<ReleaseItem>& items, size_t from);
+    // The steps of releaseBatch that read the cluster (the planner, release_plan.h, decides).
+    std::vector<ScanFind> scanEveryPool(cluster::Cluster& main, std::span<ReleaseItem> items);
+    SandboxProof proveSandboxes(std::span<const ReleaseItem> items, const PoolGroups& groups);
+    size_t writePools(std::span<ReleaseItem> items, const PoolGroups& groups,
+                      const SandboxProof& proof);
     PoolOutcome releaseGroup(cluster::Cluster& c, const std::string& ns,
-                             const std::string& poolName, const Group& group,
-                             std::span<const Item> items, const SandboxProof& proof);
-    core::Result<std::vector<core::u128>> selectGone(
-        cluster::Cluster& c, const store::Pool& p, const Group& group, std::span<const Item> items,
-        const SandboxProof& proof, std::map<core::u128, size_t>& owners,
-        std::vector<std::pair<size_t, core::IpAddress>>& kept);
+                             const std::string& poolName, const PoolGroup& group,
+                             std::span<const ReleaseItem> items, const SandboxProof& proof);
+    // The planner's look again: whether each podref-only match's pod exists now.
+    core::Result<std::map<size_t, Liveness>> lookAgain(cluster::Cluster& c, const PoolPlan& plan,
+                                                       std::span<const ReleaseItem> items);
     // The steps of finish.
-    std::vector<std::vector<cluster::Released>> dropReservations(std::vector<Item>& items);
-    void reportItem(const Item& it);
+    std::vector<std::vector<cluster::Released>> dropReservations(std::vector<ReleaseItem>& items);
+    void reportItem(const ReleaseItem& it);
     // `reason`: catch_up (after a list of the pod watch: every pool) or node_sweep (the pools
     // known to hold this node's entries, every pool now and then).
     core::Result<void> doCatchUp(const std::vector<PodRecord>& live, const std::string& reason);
@@ -173,18 +138,18 @@ class Reclaimer {
         std::set<std::string> uids, refs;
     };
     void collectGone(const std::string& pns, const store::Pool& p, const LiveSet& live,
-                     const std::string& reason, std::map<std::string, Work>& found,
+                     const std::string& reason, std::map<std::string, ReleaseWork>& found,
                      std::set<PoolKey>& nodePools) const;
     core::Result<void> scanAllPools(const LiveSet& live, const std::string& reason,
-                                    std::map<std::string, Work>& found);
+                                    std::map<std::string, ReleaseWork>& found);
     core::Result<void> scanNodePools(const LiveSet& live, const std::string& reason,
-                                     std::map<std::string, Work>& found);
+                                     std::map<std::string, ReleaseWork>& found);
     // The node sweep: the probe's report for the leader, then a catch-up on the pods now.
     void sweepNode();
     void publishReport();
     // --namespace and every pool namespace a NAD names, after listing the NADs.
     std::set<std::string> namespacesToScan(cluster::Cluster& c);
-    void retryOrGiveUp(Work w, const std::string& error, Clock::time_point now);
+    void retryOrGiveUp(ReleaseWork w, const std::string& error, Clock::time_point now);
 
     ReclaimerOptions opts_;
     std::vector<cluster::Cluster*> clusters_;
@@ -194,7 +159,7 @@ class Reclaimer {
 
     mutable std::mutex m_;
     std::condition_variable cv_;
-    std::vector<Work> queue_;
+    ReleaseQueue queue_;  // under m_
     std::optional<std::vector<PodRecord>> catchUpRequest_;
     Clock::time_point catchUpAt_{};  // a failed catch-up is retried from then on
     int catchUpFailures_ = 0;        // consecutive failed catch-up scans: the backoff's attempt
@@ -219,5 +184,8 @@ class Reclaimer {
     std::shared_ptr<PoolNamespaces> poolNamespaces_;  // never null
     std::optional<JournalReplayer> journal_;          // with opts_.journalDir
 };
+
+// An IPPool of namespace `ns` that cannot be decoded: skipped, with a warning.
+void logUndecodable(const std::string& ns, const std::string& name, const std::string& why);
 
 }  // namespace allot::gc

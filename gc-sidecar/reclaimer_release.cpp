@@ -4,7 +4,7 @@
 #include <span>
 
 #include "gc-sidecar/network_status.h"
-#include "gc-sidecar/reclaimer_item.h"
+#include "gc-sidecar/reclaimer.h"
 #include "log/log.h"
 
 namespace allot::gc {
@@ -26,20 +26,20 @@ void logUndecodable(const std::string& ns, const std::string& name, const std::s
 
 // Pods whose network-status names networks that cannot be resolved: one scan of every pool
 // namespace known to allot-gc finds the pools holding their entries on this node.
-void Reclaimer::scanEveryPool(
-    Cluster& main, std::span<Item> items, const std::vector<size_t>& scanners,
-    const std::function<void(const std::string&, const std::string&, size_t)>& found) {
+std::vector<ScanFind> Reclaimer::scanEveryPool(Cluster& main, std::span<ReleaseItem> items) {
     std::vector<size_t> everywhere;
-    for (size_t i : scanners)
-        if (items[i].scanEveryPool) everywhere.push_back(i);
-    if (everywhere.empty()) return;
+    for (size_t i = 0; i < items.size(); ++i)
+        if (items[i].scanAll && items[i].scanEveryPool && mayFree(items[i]))
+            everywhere.push_back(i);
+    std::vector<ScanFind> found;
+    if (everywhere.empty()) return found;
     for (const auto& pns : poolNamespaces_->all()) {
         auto r = main.pools(pns).eachPool(
             [&](store::Pool& p) {
                 for (const auto& [off, owner] : p.allocations)
                     for (size_t i : everywhere)
                         if (matchGone(owner, items[i].gone, opts_.node, true) != MatchKind::None)
-                            found(pns, p.name, i);
+                            found.push_back({pns, p.name, i});
                 return true;
             },
             [&](const std::string& name, const std::string& why) {
@@ -48,15 +48,16 @@ void Reclaimer::scanEveryPool(
         if (!r)
             for (size_t i : everywhere) items[i].failure = "list pools: " + r.error().message;
     }
+    return found;
 }
 
-void Reclaimer::checkLiveness(std::vector<Item>& all, size_t from) {
+void Reclaimer::checkLiveness(std::vector<ReleaseItem>& all, size_t from) {
     // Many deleted pods of one namespace: one paginated list is far cheaper for the API
     // server than a GET each.
     constexpr size_t kListThreshold = 16;
     std::map<std::string, std::vector<size_t>> byNs;
     for (size_t i = from; i < all.size(); ++i) {
-        const Item& it = all[i];
+        const ReleaseItem& it = all[i];
         if (!it.failure && (!it.pools.empty() || it.scanAll || !it.w.pendingReservations.empty()))
             byNs[it.gone.ns].push_back(i);
     }
@@ -75,7 +76,7 @@ void Reclaimer::checkLiveness(std::vector<Item>& all, size_t from) {
     parallelFor(clusters_, tasks.size(), [&](size_t k, Cluster& c) {
         Task& t = tasks[k];
         if (t.idx.size() == 1) {
-            Item& it = all[t.idx[0]];
+            ReleaseItem& it = all[t.idx[0]];
             auto pod = c.getPod(it.gone.ns, it.gone.name);
             if (!pod)
                 it.failure = "get pod " + it.gone.ref() + ": " + pod.error().message;
@@ -92,7 +93,7 @@ void Reclaimer::checkLiveness(std::vector<Item>& all, size_t from) {
         });
         for (auto& [name, idx] : wanted) {
             for (size_t i : idx) {
-                Item& it = all[i];
+                ReleaseItem& it = all[i];
                 if (!r) {
                     it.failure = "list pods of " + t.ns + ": " + r.error().message;
                     continue;
@@ -106,16 +107,16 @@ void Reclaimer::checkLiveness(std::vector<Item>& all, size_t from) {
     });
 }
 
-void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
+void Reclaimer::releaseBatch(std::vector<ReleaseWork> batch, std::vector<ReleaseItem>& all) {
     const size_t from = all.size();
     for (auto& w : batch) {
-        Item it;
+        ReleaseItem it;
         it.w = std::move(w);
         it.gone = GonePod{it.w.pod.ns, it.w.pod.name, it.w.pod.uid, ""};
         all.push_back(std::move(it));
     }
     // This batch's items: a view over the tail of `all`.
-    std::span<Item> items(all.data() + from, all.size() - from);
+    std::span<ReleaseItem> items(all.data() + from, all.size() - from);
     Cluster& main = *clusters_[0];
     const auto t0 = Clock::now();
     auto ms = [&] {
@@ -136,14 +137,15 @@ void Reclaimer::releaseBatch(std::vector<Work> batch, std::vector<Item>& all) {
     checkLiveness(all, from);
     logging::logDebug("batch: liveness checked at " + ms());
     // 3. Group the gone pods by pool, and read which addresses sandboxes may still hold.
-    const Groups groups = groupByPool(items, main);
+    auto scanned = scanEveryPool(main, items);
+    const PoolGroups groups = groupByPool(items, nodePools_, scanned);
     const SandboxProof proof = proveSandboxes(items, groups);
     // 4. One guarded write per pool.
     const size_t written = writePools(items, groups, proof);
     logging::logDebug("batch: " + std::to_string(written) + " pools written at " + ms());
 }
 
-void Reclaimer::reportMalformed(Item& it) {
+void Reclaimer::reportMalformed(ReleaseItem& it) {
     if (!it.malformed || it.w.warned) return;
     it.w.warned = true;
     metrics_.addAnomalyFound("malformed_network_status");
@@ -156,49 +158,12 @@ void Reclaimer::reportMalformed(Item& it) {
                      {.pod = it.gone.ref()});
 }
 
-// One scan of every pool finds the pools of pods whose networks are unknown. A member
-// matches with scan rules unless the pool is one its own networks name.
-Reclaimer::Groups Reclaimer::groupByPool(std::span<Item> items, Cluster& main) {
-    Groups groups;
-    auto join = [&](const std::string& ns, const std::string& pool, const std::string& net,
-                    size_t i, bool scan) {
-        Group& g = groups[{ns, pool}];
-        if (g.networkName.empty()) g.networkName = net;
-        for (const auto& m : g.members)
-            if (m.first == i) return;
-        g.members.emplace_back(i, scan);
-    };
-    std::vector<size_t> scanners;
-    for (size_t i = 0; i < items.size(); ++i) {
-        Item& it = items[i];
-        // A pod re-created under the name (OtherUid) does not take the old one's addresses
-        // over (core::mayTakeOver): the old UID's entries go, once proven unused.
-        if (it.failure || (it.live != Liveness::Gone && it.live != Liveness::OtherUid)) continue;
-        for (const auto& k : it.pools) join(k.ns, k.pool, k.networkName, i, !it.w.hinted.empty());
-        if (it.scanAll) scanners.push_back(i);
-    }
-    // Pods whose networks are unknown are looked for only in the pools known to hold this
-    // node's entries (found by the catch-up scans and by earlier releases): a deletion never
-    // lists every pool. An entry made after the last catch-up and never named by a NAD is
-    // left to the kubelet's DEL or the repair loop.
-    for (size_t i : scanners)
-        for (const auto& k : nodePools_) join(k.ns, k.pool, k.networkName, i, true);
-    scanEveryPool(main, items, scanners,
-                  [&](const std::string& ns, const std::string& pool, size_t i) {
-                      join(ns, pool, "", i, true);
-                  });
-    return groups;
-}
-
 // The sandbox proof: a pod whose object did not show its sandbox stopped has an address
 // freed only when no network namespace on this node holds it.
-Reclaimer::SandboxProof Reclaimer::proveSandboxes(std::span<const Item> items,
-                                                  const Groups& groups) {
+SandboxProof Reclaimer::proveSandboxes(std::span<const ReleaseItem> items,
+                                       const PoolGroups& groups) {
     SandboxProof proof;
-    bool needProbe = false;
-    for (const auto& [key, g] : groups)
-        for (const auto& m : g.members) needProbe = needProbe || !items[m.first].w.pod.sandboxGone;
-    if (!needProbe) return proof;
+    if (!needsProbe(items, groups)) return proof;
     if (!opts_.probe) {
         proof.noProof += ", and no namespace probe runs";
     } else if (auto held = opts_.probe(); held) {
@@ -212,10 +177,10 @@ Reclaimer::SandboxProof Reclaimer::proveSandboxes(std::span<const Item> items,
 
 // Pools in parallel; then each item learns what its pools' writes did. Returns how many
 // pools were written.
-size_t Reclaimer::writePools(std::span<Item> items, const Groups& groups,
+size_t Reclaimer::writePools(std::span<ReleaseItem> items, const PoolGroups& groups,
                              const SandboxProof& proof) {
-    const std::vector<std::pair<std::pair<std::string, std::string>, Group>> work(groups.begin(),
-                                                                                  groups.end());
+    const std::vector<std::pair<std::pair<std::string, std::string>, PoolGroup>> work(
+        groups.begin(), groups.end());
     std::vector<PoolOutcome> outcomes(work.size());
     parallelFor(clusters_, work.size(), [&](size_t k, Cluster& c) {
         const auto& [ns, pool] = work[k].first;
@@ -242,14 +207,20 @@ size_t Reclaimer::writePools(std::span<Item> items, const Groups& groups,
 
 // Apply: the guarded write of one pool (release.h re-reads and re-selects on a conflict).
 Reclaimer::PoolOutcome Reclaimer::releaseGroup(Cluster& c, const std::string& ns,
-                                               const std::string& poolName, const Group& group,
-                                               std::span<const Item> items,
+                                               const std::string& poolName, const PoolGroup& group,
+                                               std::span<const ReleaseItem> items,
                                                const SandboxProof& proof) {
     PoolOutcome out;
-    std::map<core::u128, size_t> owners;
-    auto rel = releaseFromPool(c, ns, poolName, [&](const store::Pool& p) {
-        return selectGone(c, p, group, items, proof, owners, out.kept);
-    });
+    PoolPlan plan;
+    auto rel = releaseFromPool(c, ns, poolName,
+                               [&](const store::Pool& p) -> Result<std::vector<core::u128>> {
+                                   plan = planPool(p, group, items, proof, opts_.node);
+                                   auto looked = lookAgain(c, plan, items);
+                                   if (!looked) return looked.error();
+                                   settle(plan, *looked);
+                                   return plan.release;
+                               });
+    out.kept = plan.kept;
     if (!rel) {
         out.error = "IPPool " + ns + "/" + poolName + ": " + rel.error().message;
         return out;
@@ -257,70 +228,33 @@ Reclaimer::PoolOutcome Reclaimer::releaseGroup(Cluster& c, const std::string& ns
     for (auto& r : *rel) {
         if (!group.networkName.empty())
             r.networkNames.insert(r.networkNames.begin(), group.networkName);
-        out.released.emplace_back(owners[r.offset], std::move(r));
+        out.released.emplace_back(plan.owners[r.offset], std::move(r));
     }
     return out;
 }
 
-// On every fresh read of the pool: the entries of the group's gone pods whose sandboxes are
-// proven stopped (`owners`: offset -> item; `kept`: those that may still run).
-Result<std::vector<core::u128>> Reclaimer::selectGone(
-    Cluster& c, const store::Pool& p, const Group& group, std::span<const Item> items,
-    const SandboxProof& proof, std::map<core::u128, size_t>& owners,
-    std::vector<std::pair<size_t, core::IpAddress>>& kept) {
-    owners.clear();
-    kept.clear();
-    std::vector<core::u128> out;
-    const auto cidr = core::Cidr::parse(p.range);
-    // True when the address may still be in use by the pod's sandbox.
-    auto mayRun = [&](size_t i, core::u128 off) {
-        if (items[i].w.pod.sandboxGone) return false;
-        if (proof.nodeHeld && cidr && proof.nodeHeld->count(cidr->at(off)) == 0) return false;
-        if (cidr) kept.emplace_back(i, cidr->at(off));
-        return true;
-    };
-    std::map<size_t, std::vector<core::u128>> byRef;  // need a fresh look at the pod
-    for (const auto& [off, owner] : p.allocations) {
-        for (const auto& [i, scan] : group.members) {
-            if (items[i].failure) continue;
-            MatchKind m = matchGone(owner, items[i].gone, opts_.node, scan);
-            // Under a re-created pod's name, only entries of the old UID are the old pod's.
-            if (m == MatchKind::PodRef && items[i].live == Liveness::OtherUid) m = MatchKind::None;
-            if (m != MatchKind::None && mayRun(i, off)) break;
-            if (m == MatchKind::Uid) {
-                out.push_back(off);
-                owners[off] = i;
-                break;
-            }
-            if (m == MatchKind::PodRef) {
-                byRef[i].push_back(off);
-                break;
-            }
-        }
-    }
-    // Entries without a pod UID: the pool was read before this check, so a pod re-created
-    // since (whose ADD could have taken the entry over) is seen here.
-    for (auto& [i, offs] : byRef) {
+// Entries without a pod UID: the pool was read before this look, so a pod re-created since
+// (whose ADD could have taken the entry over) is seen here.
+Result<std::map<size_t, Liveness>> Reclaimer::lookAgain(Cluster& c, const PoolPlan& plan,
+                                                        std::span<const ReleaseItem> items) {
+    std::map<size_t, Liveness> looked;
+    for (const auto& [i, offs] : plan.lookAgain) {
         auto pod = c.getPod(items[i].gone.ns, items[i].gone.name);
         if (!pod) return pod.error();
-        if (livenessOf(*pod, items[i].gone) != Liveness::Gone) continue;
-        for (auto off : offs) {
-            out.push_back(off);
-            owners[off] = i;
-        }
+        looked[i] = livenessOf(*pod, items[i].gone);
     }
-    return out;
+    return looked;
 }
 
-void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
+void Reclaimer::finish(std::vector<ReleaseItem>& items, Clock::time_point now) {
     // 5. The overlapping-range reservations of what was released (and of earlier attempts).
     auto stillPending = dropReservations(items);
     // 6. Report, and retry what failed.
     for (size_t i = 0; i < items.size(); ++i) {
-        Item& it = items[i];
+        ReleaseItem& it = items[i];
         reportItem(it);
         if (it.failure) {
-            Work w = std::move(it.w);
+            ReleaseWork w = std::move(it.w);
             w.pendingReservations = std::move(stillPending[i]);
             retryOrGiveUp(std::move(w), *it.failure, now);
         }
@@ -328,7 +262,7 @@ void Reclaimer::finish(std::vector<Item>& items, Clock::time_point now) {
 }
 
 // Apply: the reservations, in parallel. Returns, per item, those still to delete.
-std::vector<std::vector<Released>> Reclaimer::dropReservations(std::vector<Item>& items) {
+std::vector<std::vector<Released>> Reclaimer::dropReservations(std::vector<ReleaseItem>& items) {
     std::vector<std::pair<size_t, const Released*>> drops;
     for (size_t i = 0; i < items.size(); ++i) {
         for (const auto& r : items[i].released) drops.emplace_back(i, &r);
@@ -343,7 +277,7 @@ std::vector<std::vector<Released>> Reclaimer::dropReservations(std::vector<Item>
     std::vector<std::vector<Released>> stillPending(items.size());
     for (size_t k = 0; k < drops.size(); ++k) {
         if (!dropErr[k]) continue;
-        Item& it = items[drops[k].first];
+        ReleaseItem& it = items[drops[k].first];
         stillPending[drops[k].first].push_back(*drops[k].second);
         if (!it.failure) it.failure = dropErr[k];
     }
@@ -351,7 +285,7 @@ std::vector<std::vector<Released>> Reclaimer::dropReservations(std::vector<Item>
     return stillPending;
 }
 
-void Reclaimer::reportItem(const Item& it) {
+void Reclaimer::reportItem(const ReleaseItem& it) {
     if (!it.released.empty()) {
         metrics_.addReleases(it.w.reason, it.released.size());
         std::string what;
