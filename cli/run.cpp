@@ -11,7 +11,7 @@
 #include "cluster/k8s_cluster.h"
 #include "cluster/nad.h"
 #include "k8s/resources.h"
-#include "store/node_slice_codec.h"
+#include "store/node_slice_store.h"
 
 namespace allot::cli {
 
@@ -55,13 +55,11 @@ class K8sInventory : public Inventory {
     }
 
     Result<std::vector<SlicePool>> slicePools(const std::string& ns) override {
+        auto pools = cluster_.nodeSlices().listNodeSlicePools(ns);
+        if (!pools && pools.code() != Errc::NotFound) return pools.error();
         std::vector<SlicePool> out;
-        auto r = client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), {},
-                                  [&](json::Value& item) {
-                                      out.push_back(slicePoolOf(item));
-                                      return true;
-                                  });
-        if (!r && r.code() != Errc::NotFound) return r.error();
+        if (pools)
+            for (auto& p : *pools) out.push_back(slicePoolOf(std::move(p)));
         return out;
     }
 
@@ -82,8 +80,7 @@ class K8sInventory : public Inventory {
     }
 
   private:
-    static SlicePool slicePoolOf(json::Value& item) {
-        auto p = store::decodeNodeSlicePool(std::move(item));
+    static SlicePool slicePoolOf(store::NodeSlicePool p) {
         SlicePool sp{std::move(p.name), std::move(p.range), std::move(p.sliceSize), {}};
         for (auto& a : p.allocations)
             sp.slices.push_back({std::move(a.nodeName), std::move(a.sliceRange)});

@@ -1,11 +1,9 @@
-// SliceCluster over the API server: NADs, Nodes and NodeSlicePools by list, NodeSlicePools
-// written whole (PUT, guarded by the resourceVersion read: Whereabouts' controller writes them
-// with plain update too, and the CRD has no status subresource).
+// SliceCluster over the API server: NADs and Nodes by list, NodeSlicePools through the cluster's
+// store (store/k8s_node_slice_store.h: written whole, guarded by the resourceVersion read).
 #include "cluster/k8s_cluster.h"
 #include "cluster/nad.h"
 #include "engine/pool_transaction.h"
 #include "gc-sidecar/slice_controller.h"
-#include "k8s/resources.h"
 #include "store/pool_codec.h"
 
 namespace allot::gc {
@@ -17,11 +15,8 @@ using cluster::NodeInfo;
 using cluster::NadInfo;
 
 using core::Errc;
-using json::Value;
 
 namespace {
-
-constexpr int64_t kPageSize = 100;
 
 class K8sSliceCluster : public SliceCluster {
   public:
@@ -49,37 +44,23 @@ class K8sSliceCluster : public SliceCluster {
     }
 
     Result<std::vector<store::NodeSlicePool>> slicePools() override {
-        std::vector<store::NodeSlicePool> out;
-        k8s::ListOptions o;
-        o.limit = kPageSize;
-        auto rv =
-            c_.client().listEach(k8s::collectionPath(k8s::kNodeSlicePool, ""), o, [&](Value& item) {
-                out.push_back(store::decodeNodeSlicePool(std::move(item)));
-                return true;
-            });
-        if (!rv) return rv.error();
-        return out;
+        return c_.nodeSlices().listNodeSlicePools("");
     }
 
     Result<void> create(const store::NodeSlicePool& p) override {
-        auto r = c_.client().create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns),
-                                    store::encodeNodeSlicePool(p));
+        auto r = c_.nodeSlices().createNodeSlicePool(p);
         if (!r) return r.error();
         return {};
     }
 
     Result<void> update(const store::NodeSlicePool& p) override {
-        auto r = c_.client().replace(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
-                                     store::encodeNodeSlicePool(p));
+        auto r = c_.nodeSlices().updateNodeSlicePool(p);
         if (!r) return r.error();
         return {};
     }
 
     Result<void> remove(const store::NodeSlicePool& p) override {
-        auto r = c_.client().remove(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
-                                    k8s::Preconditions{"", p.resourceVersion});
-        if (!r) return r.error();
-        return {};
+        return c_.nodeSlices().removeNodeSlicePool(p.ns, p.name, p.resourceVersion);
     }
 
     Result<bool> sealSlicePool(const std::string& ns, const std::string& pool,

@@ -4,7 +4,6 @@
 #include "core/ownership.h"
 #include "k8s/resources.h"
 #include "k8s/timestamp.h"
-#include "store/node_slice_codec.h"
 
 namespace allot::cluster {
 
@@ -106,17 +105,13 @@ Result<void> K8sCluster::eachNad(const std::function<bool(NadInfo&)>& fn) {
 }
 
 Result<std::vector<core::NodeSliceView>> K8sCluster::nodeSlicePools(const std::string& ns) {
-    std::vector<core::NodeSliceView> out;
-    k8s::ListOptions o;
-    o.limit = pageSize_;
-    auto rv = seen(
-        client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), o, [&](json::Value& item) {
-            auto p = store::decodeNodeSlicePool(std::move(item));
-            out.push_back({std::move(p.name), std::move(p.range), std::move(p.allocations)});
-            return true;
-        }));
+    auto pools = slices_.listNodeSlicePools(ns);
     // NotFound: the NodeSlicePool resource is not installed.
-    if (!rv && rv.code() != Errc::NotFound) return rv.error();
+    if (!pools && pools.code() == Errc::NotFound) return std::vector<core::NodeSliceView>{};
+    if (!pools) return pools.error();
+    std::vector<core::NodeSliceView> out;
+    for (auto& p : *pools)
+        out.push_back({std::move(p.name), std::move(p.range), std::move(p.allocations)});
     return out;
 }
 

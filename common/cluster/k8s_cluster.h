@@ -7,6 +7,7 @@
 
 #include "cluster/cluster.h"
 #include "k8s/client.h"
+#include "store/k8s_node_slice_store.h"
 #include "store/k8s_store.h"
 
 namespace allot::cluster {
@@ -20,7 +21,10 @@ class K8sCluster : public Cluster {
     // `onError` sees every failed request except the expected outcomes NotFound, Conflict and
     // AlreadyExists (for the API error metric).
     K8sCluster(k8s::Client client, std::function<void(const core::Error&)> onError)
-        : client_(std::move(client)), onError_(std::move(onError)), pageSize_(kPodPageSize) {}
+        : client_(std::move(client)),
+          onError_(std::move(onError)),
+          slices_(client_, onError_),
+          pageSize_(kPodPageSize) {}
     // The per-namespace stores borrow client_: never moved.
     K8sCluster(const K8sCluster&) = delete;
     K8sCluster& operator=(const K8sCluster&) = delete;
@@ -33,6 +37,7 @@ class K8sCluster : public Cluster {
     Result<void> eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) override;
     Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override;
     Result<void> eachNad(const std::function<bool(NadInfo&)>& fn) override;
+    // From nodeSlices(); none when the NodeSlicePool resource is not installed.
     Result<std::vector<core::NodeSliceView>> nodeSlicePools(const std::string& ns) override;
     // Each report is a Lease allot-node-<node> (labelled allot.cni.dev/node-report), written
     // with a server-side apply.
@@ -40,6 +45,8 @@ class K8sCluster : public Cluster {
     Result<void> putNodeReport(const std::string& ns, const core::NodeReport& r) override;
 
     k8s::Client& client() { return client_; }
+    // The NodeSlicePools of every namespace, on client_ (the slice controller, kubectl allot).
+    store::NodeSliceStore& nodeSlices() { return slices_; }
     // Pods and Nodes per list page (default kPodPageSize): allot-gc keeps pages small for its
     // memory, a one-shot CLI trades memory for fewer round trips.
     void setPageSize(int64_t n) { pageSize_ = n; }
@@ -51,6 +58,7 @@ class K8sCluster : public Cluster {
     k8s::Client client_;
     std::function<void(const core::Error&)> onError_;
     std::map<std::string, std::unique_ptr<store::K8sStore>> stores_;  // on client_, by namespace
+    store::K8sNodeSliceStore slices_;                                 // on client_
     int64_t pageSize_;
 };
 

@@ -1,7 +1,6 @@
 #include "store/k8s_store.h"
 
 #include "k8s/resources.h"
-#include "store/node_slice_codec.h"
 #include "store/pool_codec.h"
 
 namespace allot::store {
@@ -128,13 +127,7 @@ Result<NodeSlice> K8sStore::nodeSlice(const std::string& sliceName, const std::s
     if (!fresh)
         if (auto s = client_->askRelay(k8s::relayNodeSlicePath(ns_, sliceName, node)))
             return NodeSlice{std::move(*s), ""};
-    auto obj = seen(client_->get(k8s::objectPath(k8s::kNodeSlicePool, ns_, sliceName)));
-    if (!obj) return obj.error();
-    auto pool = decodeNodeSlicePool(std::move(*obj));
-    if (auto s = nodeSliceOf(pool, node))
-        return NodeSlice{std::move(*s), pool.resourceVersion, pool.partsRefused};
-    return makeError(Errc::NotFound,
-                     "NodeSlicePool " + ns_ + "/" + sliceName + " has no slice for node " + node);
+    return nodeSliceIn(slices_.getNodeSlicePool(ns_, sliceName), node);
 }
 
 Result<void> K8sStore::ping() {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "k8s/client.h"
+#include "store/k8s_node_slice_store.h"
 #include "store/pool_codec.h"
 #include "store/pool_store.h"
 
@@ -17,12 +18,15 @@ class K8sStore : public PoolStore {
   public:
     // Owns its client (the plugin: one namespace per call).
     K8sStore(k8s::Client client, std::string ns)
-        : owned_(std::move(client)), client_(&*owned_), ns_(std::move(ns)) {}
+        : owned_(std::move(client)), client_(&*owned_), ns_(std::move(ns)), slices_(*client_) {}
     // Borrows `client`, which must outlive the store (allot-gc: one client per thread, one store
     // per namespace on it). `onError` sees every failed request except the expected outcomes
     // NotFound, Conflict and AlreadyExists.
     K8sStore(k8s::Client& client, std::string ns, std::function<void(const core::Error&)> onError)
-        : client_(&client), ns_(std::move(ns)), onError_(std::move(onError)) {}
+        : client_(&client),
+          ns_(std::move(ns)),
+          onError_(std::move(onError)),
+          slices_(client, onError_) {}
     K8sStore(const K8sStore&) = delete;
     K8sStore& operator=(const K8sStore&) = delete;
 
@@ -38,7 +42,8 @@ class K8sStore : public PoolStore {
     Result<void> deleteReservation(const std::string& name,
                                    const std::string& resourceVersion) override;
     Result<void> eachReservation(const std::function<bool(Reservation&)>& fn) override;
-    // Unless `fresh`, asks the node relay's watched copy first (k8s::relayNodeSlicePath).
+    // Unless `fresh`, asks the node relay's watched copy first (k8s::relayNodeSlicePath); else
+    // reads the NodeSlicePool as K8sNodeSliceStore does.
     Result<NodeSlice> nodeSlice(const std::string& sliceName, const std::string& node,
                                 bool fresh) override;
     Result<void> ping() override;
@@ -58,6 +63,7 @@ class K8sStore : public PoolStore {
     std::string ns_;
     std::function<void(const core::Error&)> onError_;
     SizePolicy sizePolicy_;
+    K8sNodeSliceStore slices_;  // on client_, with onError_
 };
 
 // Page sizes of the lists: pools can be large objects; a page is all that is held in memory.

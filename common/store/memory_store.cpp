@@ -1,5 +1,7 @@
 #include "store/memory_store.h"
 
+#include <algorithm>
+
 #include "core/ownership.h"
 #include "store/pool_codec.h"
 
@@ -41,6 +43,27 @@ Result<std::vector<Reservation>> PoolStore::listReservations() {
 
 using core::Errc;
 using core::makeError;
+
+namespace {
+
+// The guard of a NodeSlicePool update or delete: Internal without a version, NotFound,
+// Conflict when stale.
+std::optional<core::Error> staleSlicePool(
+    const std::map<std::pair<std::string, std::string>, json::Value>& stored, const std::string& ns,
+    const std::string& name, const std::string& resourceVersion) {
+    const std::string what = "NodeSlicePool " + ns + "/" + name;
+    if (resourceVersion.empty())
+        return makeError(Errc::Internal, what + ": a write without a resourceVersion");
+    auto it = stored.find({ns, name});
+    if (it == stored.end()) return makeError(Errc::NotFound, what + " not found");
+    const std::string have = json::stringAt(it->second, {"metadata", "resourceVersion"});
+    if (have != resourceVersion)
+        return makeError(Errc::Conflict, what + " was modified (have version " + resourceVersion +
+                                             ", stored " + have + ")");
+    return std::nullopt;
+}
+
+}  // namespace
 
 void MemoryStore::setSizePolicy(const SizePolicy& p) {
     std::lock_guard lock(mu_);
@@ -168,35 +191,105 @@ Result<void> MemoryStore::eachReservation(const std::function<bool(Reservation&)
     return {};
 }
 
+Result<NodeSlicePool> MemoryStore::readSlicePool(const std::string& ns,
+                                                 const std::string& name) const {
+    auto it = slicePools_.find({ns, name});
+    if (it == slicePools_.end())
+        return makeError(Errc::NotFound, "NodeSlicePool " + ns + "/" + name + " not found");
+    return decodeNodeSlicePool(it->second);
+}
+
+NodeSlicePool MemoryStore::storeSlicePool(NodeSlicePool p) {
+    p.resourceVersion = std::to_string(++version_);
+    json::Value obj = encodeNodeSlicePool(p);
+    slicePools_[{p.ns, p.name}] = obj;
+    return decodeNodeSlicePool(std::move(obj));
+}
+
+Result<std::vector<NodeSlicePool>> MemoryStore::listNodeSlicePools(const std::string& ns) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    std::vector<NodeSlicePool> out;
+    for (const auto& [key, obj] : slicePools_)
+        if (ns.empty() || key.first == ns) out.push_back(decodeNodeSlicePool(obj));
+    return out;
+}
+
+Result<NodeSlicePool> MemoryStore::getNodeSlicePool(const std::string& ns,
+                                                    const std::string& name) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    return readSlicePool(ns, name);
+}
+
+Result<NodeSlicePool> MemoryStore::createNodeSlicePool(const NodeSlicePool& p) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    if (slicePools_.count({p.ns, p.name}))
+        return makeError(Errc::AlreadyExists,
+                         "NodeSlicePool " + p.ns + "/" + p.name + " already exists");
+    return storeSlicePool(p);
+}
+
+Result<NodeSlicePool> MemoryStore::updateNodeSlicePool(const NodeSlicePool& p) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    if (auto e = staleSlicePool(slicePools_, p.ns, p.name, p.resourceVersion)) return *e;
+    return storeSlicePool(p);
+}
+
+Result<void> MemoryStore::removeNodeSlicePool(const std::string& ns, const std::string& name,
+                                              const std::string& resourceVersion) {
+    std::lock_guard lock(mu_);
+    if (auto e = injected()) return *e;
+    if (auto e = staleSlicePool(slicePools_, ns, name, resourceVersion)) return *e;
+    slicePools_.erase({ns, name});
+    return {};
+}
+
 Result<NodeSlice> MemoryStore::nodeSlice(const std::string& sliceName, const std::string& node,
                                          bool fresh) {
     std::lock_guard lock(mu_);
     if (auto e = injected()) return *e;
-    const std::string refused =
-        partsRefused_.count(sliceName) ? partsRefused_.at(sliceName) : std::string();
-    if (!fresh && refused.empty())
+    auto read = readSlicePool(ns_, sliceName);
+    const bool refused = read && !read->partsRefused.empty();
+    if (!fresh && !refused)
         if (auto c = cachedSlices_.find({sliceName, node}); c != cachedSlices_.end()) {
             if (c->second.empty()) return makeError(Errc::NotFound, "no cached node slice");
             return NodeSlice{c->second, ""};
         }
     if (fresh) ++freshSliceReads_;
-    auto it = slices_.find({sliceName, node});
-    if (it == slices_.end() || it->second.empty())
-        return makeError(Errc::NotFound, "no node slice for node " + node + " in " + sliceName);
-    return NodeSlice{it->second, std::to_string(sliceVersions_[sliceName]), refused};
+    return nodeSliceIn(std::move(read), node);
+}
+
+NodeSlicePool MemoryStore::ownSlicePool(const std::string& sliceName) const {
+    if (auto p = readSlicePool(ns_, sliceName)) return std::move(*p);
+    NodeSlicePool p;
+    p.ns = ns_;
+    p.name = sliceName;
+    return p;
 }
 
 void MemoryStore::setNodeSlicePartsRefused(const std::string& sliceName, const std::string& why) {
     std::lock_guard lock(mu_);
-    partsRefused_[sliceName] = why;
-    ++sliceVersions_[sliceName];
+    NodeSlicePool p = ownSlicePool(sliceName);
+    p.partsRefused = why;
+    storeSlicePool(std::move(p));
 }
 
 void MemoryStore::setNodeSlice(const std::string& sliceName, const std::string& node,
                                const std::string& cidr) {
     std::lock_guard lock(mu_);
-    slices_[{sliceName, node}] = cidr;
-    ++sliceVersions_[sliceName];
+    NodeSlicePool p = ownSlicePool(sliceName);
+    auto& a = p.allocations;
+    auto mine = std::find_if(a.begin(), a.end(), [&](const auto& x) { return x.nodeName == node; });
+    if (cidr.empty())
+        std::erase_if(a, [&](const auto& x) { return x.nodeName == node; });
+    else if (mine != a.end())
+        mine->sliceRange = cidr;
+    else
+        a.push_back({node, cidr});
+    storeSlicePool(std::move(p));
 }
 
 void MemoryStore::setCachedNodeSlice(const std::string& sliceName, const std::string& node,

@@ -10,6 +10,7 @@
 
 #include "../unit/store/store_conformance.h"
 #include "k8s/resources.h"
+#include "store/k8s_node_slice_store.h"
 
 using namespace allot;
 
@@ -72,6 +73,15 @@ TEST_CASE("the Kubernetes store passes the store conformance suite on a real API
     auto s = open();
     CHECK(s->poolNamespace() == "kube-system");
     test::storeConformance(*s, runPrefix() + "c" + std::to_string(n++) + "-", seedSlice, prunes());
+}
+
+TEST_CASE(
+    "the Kubernetes NodeSlicePool store passes the NodeSlicePool cases on a real API server") {
+    static int n = 0;
+    auto s = open();
+    store::K8sNodeSliceStore slices(s->client());
+    test::nodeSliceConformance(slices, *s, runPrefix() + "n" + std::to_string(n++) + "-",
+                               s->poolNamespace(), "default");
 }
 
 TEST_CASE("concurrent writers on a real API server all land, surviving 409 Conflicts") {

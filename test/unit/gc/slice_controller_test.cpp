@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fake_cluster.h"
+#include "store/memory_store.h"
 
 using allot::cluster::EventSpec;
 using namespace allot;
@@ -15,35 +16,29 @@ using store::NodeSlicePool;
 
 namespace {
 
+// NADs, Nodes and seals faked; NodeSlicePools in the in-memory store, as the real SliceCluster
+// keeps them in the Kubernetes one.
 class FakeSlices : public gc::SliceCluster {
   public:
     std::vector<gc::NadObject> nadList;
     std::vector<std::string> nodeList;
-    std::map<std::string, store::NodeSlicePool> stored;  // "ns/name"
-    std::map<std::string, bool> busyPools;               // "ns/pool"
-    int writes = 0, version = 0;
+    store::MemoryStore slices;              // the NodeSlicePools of every namespace
+    std::map<std::string, bool> busyPools;  // "ns/pool"
+    int writes = 0;
 
     core::Result<std::vector<gc::NadObject>> nads() override { return nadList; }
     core::Result<std::vector<std::string>> nodes() override { return nodeList; }
     core::Result<std::vector<store::NodeSlicePool>> slicePools() override {
-        std::vector<store::NodeSlicePool> out;
-        for (const auto& [k, p] : stored) out.push_back(p);
-        return out;
+        return slices.listNodeSlicePools("");
     }
     core::Result<void> create(const store::NodeSlicePool& p) override {
-        if (stored.count(key(p))) return core::makeError(core::Errc::AlreadyExists, key(p));
-        return put(p);
+        return counted(slices.createNodeSlicePool(p));
     }
     core::Result<void> update(const store::NodeSlicePool& p) override {
-        auto it = stored.find(key(p));
-        if (it == stored.end()) return core::makeError(core::Errc::NotFound, key(p));
-        if (it->second.resourceVersion != p.resourceVersion)
-            return core::makeError(core::Errc::Conflict, key(p));
-        return put(p);
+        return counted(slices.updateNodeSlicePool(p));
     }
     core::Result<void> remove(const store::NodeSlicePool& p) override {
-        if (!stored.erase(key(p))) return core::makeError(core::Errc::NotFound, key(p));
-        return {};
+        return slices.removeNodeSlicePool(p.ns, p.name, p.resourceVersion);
     }
     std::map<std::string, std::string> seals;  // "ns/pool" -> token
     // Pools an ADD lands in after slicePoolHolds looked and before the seal: "ns/pool".
@@ -76,15 +71,23 @@ class FakeSlices : public gc::SliceCluster {
             seals.erase(it);
         return {};
     }
-    const store::NodeSlicePool& get(const std::string& k) { return stored.at(k); }
+    // NodeSlicePool "ns/name", which must exist.
+    store::NodeSlicePool get(const std::string& k) {
+        const auto slash = k.find('/');
+        auto p = slices.getNodeSlicePool(k.substr(0, slash), k.substr(slash + 1));
+        REQUIRE_MESSAGE(p.ok(), k);
+        return std::move(*p);
+    }
+    bool has(const std::string& k) {
+        const auto slash = k.find('/');
+        return slices.getNodeSlicePool(k.substr(0, slash), k.substr(slash + 1)).ok();
+    }
+    bool none() { return slices.listNodeSlicePools("")->empty(); }
 
   private:
-    static std::string key(const store::NodeSlicePool& p) { return p.ns + "/" + p.name; }
-    core::Result<void> put(const store::NodeSlicePool& p) {
+    core::Result<void> counted(const core::Result<store::NodeSlicePool>& r) {
+        if (!r) return r.error();
         ++writes;
-        auto copy = p;
-        copy.resourceVersion = std::to_string(++version);
-        stored[key(p)] = copy;
         return {};
     }
 };
@@ -149,12 +152,12 @@ TEST_CASE("slice controller: NADs in other namespaces share a pool without owner
     // The last NAD goes: the pool goes.
     f.api.nadList = {nad("app-a", "x", ipam)};
     REQUIRE(f.ctl.pass().ok);
-    CHECK(f.api.stored.count("kube-system/net") == 1);
+    CHECK(f.api.has("kube-system/net"));
     CHECK(f.api.get("kube-system/net").owners.empty());
     f.api.nadList = {};
     auto rep = f.ctl.pass();
     CHECK(rep.deleted == 1);
-    CHECK(f.api.stored.empty());
+    CHECK(f.api.none());
 }
 
 TEST_CASE("slice controller: a gone node's slice is freed once its node pool is empty") {
@@ -366,7 +369,7 @@ TEST_CASE("slice controller: a NAD it cannot read keeps its pool") {
     auto rep = f.ctl.pass();
     CHECK(rep.ok);
     CHECK(rep.deleted == 0);
-    CHECK(f.api.stored.count("kube-system/blue") == 1);
+    CHECK(f.api.has("kube-system/blue"));
 }
 
 TEST_CASE(
@@ -375,7 +378,7 @@ TEST_CASE(
     f.api.nadList = {nad("kube-system", "huge", R"("range":"10.0.0.0/8","node_slice_size":"/28")")};
     f.api.nodeList = {"n1"};
     REQUIRE(f.ctl.pass().ok);
-    CHECK(f.api.stored.empty());
+    CHECK(f.api.none());
     REQUIRE(f.ctl.pass().ok);
     auto evs = f.events.all();
     REQUIRE(evs.size() == 1);

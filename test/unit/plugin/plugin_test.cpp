@@ -478,7 +478,7 @@ namespace {
 const std::string kBlue = R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue")";
 
 // What allot-gc's slice controller does before it takes a slice from a node: seals its pool
-// with the NodeSlicePool's resourceVersion then ("1": MemoryStore's after one setNodeSlice).
+// with the NodeSlicePool's resourceVersion then.
 void seal(store::MemoryStore& m, const std::string& pool, const std::string& token) {
     auto p = m.getPool(pool);
     REQUIRE(p.ok());
@@ -487,12 +487,15 @@ void seal(store::MemoryStore& m, const std::string& pool, const std::string& tok
 }
 
 // node-a held 10.5.1.1 in its slice 10.5.1.0/28 and gave it back; the controller sealed the
-// emptied pool (its NodeSlicePool not rewritten yet).
-void emptiedAndSealed(Harness& h) {
+// emptied pool (its NodeSlicePool not rewritten yet). Returns the seal's token.
+std::string emptiedAndSealed(Harness& h) {
     h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
     REQUIRE(firstAddress(h.call("ADD", conf(kBlue), "c1")) == "10.5.1.1/28");
     REQUIRE(h.call("DEL", conf(kBlue), "c1").exitCode == 0);
-    seal(*h.mem, "blue-node-a-10.5.1.0-28", "1");
+    auto slices = h.mem->getNodeSlicePool(h.mem->poolNamespace(), "blue");
+    REQUIRE(slices.ok());
+    seal(*h.mem, "blue-node-a-10.5.1.0-28", slices->resourceVersion);
+    return slices->resourceVersion;
 }
 
 }  // namespace
@@ -509,14 +512,14 @@ TEST_CASE(
 
 TEST_CASE("node-slice mode: a stale copy of a taken slice finds its pool sealed and moves on") {
     Harness h;
-    emptiedAndSealed(h);
+    const std::string token = emptiedAndSealed(h);
     // The controller then gives node-a another slice; the relay's copy still says the old one.
     h.mem->setNodeSlice("blue", "node-a", "10.5.2.0/28");
     h.mem->setCachedNodeSlice("blue", "node-a", "10.5.1.0/28");
     CHECK(firstAddress(h.call("ADD", conf(kBlue), "c2")) == "10.5.2.1/28");
     auto old = h.mem->getPool("blue-node-a-10.5.1.0-28");
     CHECK(old->allocations.empty());
-    CHECK(old->sealed == "1");
+    CHECK(old->sealed == token);
     CHECK(h.mem->freshSliceReads() >= 1);
 }
 

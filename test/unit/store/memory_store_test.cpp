@@ -15,6 +15,31 @@ TEST_CASE("the in-memory store passes the store conformance suite") {
         });
 }
 
+TEST_CASE("the in-memory store passes the NodeSlicePool conformance cases") {
+    store::MemoryStore s;
+    test::nodeSliceConformance(s, s, "", s.poolNamespace(), "apps");
+}
+
+TEST_CASE("the in-memory store's slice helpers write a NodeSlicePool that nodeSlice reads") {
+    store::MemoryStore s("pools");
+    s.setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    s.setNodeSlice("blue", "node-b", "10.5.2.0/28");
+    auto first = s.getNodeSlicePool("pools", "blue");
+    REQUIRE(first.ok());
+    CHECK(first->allocations ==
+          std::vector<core::SliceAllocation>{{"node-a", "10.5.1.0/28"}, {"node-b", "10.5.2.0/28"}});
+    CHECK(s.nodeSlice("blue", "node-a", true)->resourceVersion == first->resourceVersion);
+    s.setNodeSlice("blue", "node-a", "");
+    s.setNodeSlicePartsRefused("blue", "parts refused");
+    auto now = s.getNodeSlicePool("pools", "blue");
+    REQUIRE(now.ok());
+    CHECK(now->resourceVersion != first->resourceVersion);
+    CHECK(now->allocations == std::vector<core::SliceAllocation>{{"node-b", "10.5.2.0/28"}});
+    CHECK(s.nodeSlice("blue", "node-a", true).code() == core::Errc::NotFound);
+    CHECK(s.nodeSlice("blue", "node-b", true)->partsRefused == "parts refused");
+    CHECK(s.listNodeSlicePools("kube-system")->empty());
+}
+
 TEST_CASE("the in-memory store keeps concurrent writers consistent") {
     auto shared = std::make_shared<store::MemoryStore>();
     test::storeConcurrency(

@@ -1,6 +1,7 @@
 #pragma once
-// The store conformance suite: every PoolStore implementation must pass it. Pool and
-// reservation names are prefixed with `prefix` so runs against a shared server do not collide.
+// The store conformance suite: every PoolStore implementation must pass it, and every
+// NodeSliceStore the NodeSlicePool cases. Object names are prefixed with `prefix` so runs against
+// a shared server do not collide.
 
 #include <doctest/doctest.h>
 
@@ -13,6 +14,7 @@
 
 #include "core/naming.h"
 #include "json/json.h"
+#include "store/node_slice_store.h"
 #include "store/pool_store.h"
 
 namespace allot::test {
@@ -265,6 +267,154 @@ inline void storeConformance(store::PoolStore& s, const std::string& prefix,
         less.allocations.erase(less.allocations.begin());
         CHECK(s.updatePool(less).ok());
         s.setSizePolicy({});
+    }
+}
+
+// A NodeSlicePool as a slice controller writes it: /26 slices of 10.61.0.0/24, two of them
+// given, owned by a NAD.
+inline store::NodeSlicePool slicePoolFor(const std::string& ns, const std::string& name) {
+    store::NodeSlicePool p;
+    p.ns = ns;
+    p.name = name;
+    p.range = "10.61.0.0/24";
+    p.sliceSize = "/26";
+    p.allocations = {{"node-a", "10.61.0.0/26"},
+                     {"node-b", "10.61.0.64/26"},
+                     {"", "10.61.0.128/26"},
+                     {"", "10.61.0.192/26"}};
+    p.owners = {
+        {"k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "blue", "uid-blue", true, true},
+        {"k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "green", "uid-green", false, false}};
+    p.managed = true;
+    return p;
+}
+
+// The names of the NodeSlicePools in `list` that start with `prefix`, as "ns/name".
+inline std::set<std::string> sliceKeys(const std::vector<store::NodeSlicePool>& list,
+                                       const std::string& prefix) {
+    std::set<std::string> out;
+    for (const auto& p : list)
+        if (p.name.rfind(prefix, 0) == 0) out.insert(p.ns + "/" + p.name);
+    return out;
+}
+
+// The NodeSlicePool cases: `slices` is the NodeSliceStore, `pools` a PoolStore of namespace
+// `poolNs` over the same objects (its nodeSlice reads them), `otherNs` a second namespace.
+inline void nodeSliceConformance(store::NodeSliceStore& slices, store::PoolStore& pools,
+                                 const std::string& prefix, const std::string& poolNs,
+                                 const std::string& otherNs) {
+    using core::Errc;
+    const std::string name = prefix + "slices-blue";
+    const store::NodeSlicePool want = slicePoolFor(poolNs, name);
+
+    SUBCASE("a created NodeSlicePool reads back with its range, slice size, slices and owners") {
+        auto made = slices.createNodeSlicePool(want);
+        REQUIRE_MESSAGE(made.ok(), (made.ok() ? "" : made.error().message));
+        CHECK(!made->resourceVersion.empty());
+        auto got = slices.getNodeSlicePool(poolNs, name);
+        REQUIRE(got.ok());
+        CHECK(got->ns == poolNs);
+        CHECK(got->name == name);
+        CHECK(got->resourceVersion == made->resourceVersion);
+        CHECK(got->range == want.range);
+        CHECK(got->sliceSize == want.sliceSize);
+        CHECK(got->allocations == want.allocations);
+        CHECK(got->owners == want.owners);
+        CHECK(got->managed);
+        CHECK(got->partsRefused.empty());
+    }
+    SUBCASE("a second create of a NodeSlicePool is AlreadyExists and keeps the first") {
+        REQUIRE(slices.createNodeSlicePool(want).ok());
+        auto other = want;
+        other.range = "10.62.0.0/24";
+        auto again = slices.createNodeSlicePool(other);
+        REQUIRE(!again.ok());
+        CHECK(again.code() == Errc::AlreadyExists);
+        CHECK(slices.getNodeSlicePool(poolNs, name)->range == want.range);
+    }
+    SUBCASE("a missing NodeSlicePool is NotFound") {
+        CHECK(slices.getNodeSlicePool(poolNs, prefix + "slices-absent").code() == Errc::NotFound);
+    }
+    SUBCASE("a NodeSlicePool update with a stale resourceVersion is Conflict and writes nothing") {
+        auto made = slices.createNodeSlicePool(want);
+        REQUIRE(made.ok());
+        auto next = *made;
+        next.allocations[2].nodeName = "node-c";
+        next.partsRefused = "NAD apps/wa asks for node_slice_parts 1";
+        auto up = slices.updateNodeSlicePool(next);
+        REQUIRE_MESSAGE(up.ok(), (up.ok() ? "" : up.error().message));
+        CHECK(up->resourceVersion != made->resourceVersion);
+        CHECK(up->allocations == next.allocations);
+        auto stale = *made;
+        stale.allocations[3].nodeName = "node-d";
+        auto c = slices.updateNodeSlicePool(stale);
+        REQUIRE(!c.ok());
+        CHECK(c.code() == Errc::Conflict);
+        auto got = slices.getNodeSlicePool(poolNs, name);
+        REQUIRE(got.ok());
+        CHECK(got->resourceVersion == up->resourceVersion);
+        CHECK(got->allocations == next.allocations);
+        CHECK(got->partsRefused == next.partsRefused);
+    }
+    SUBCASE("a NodeSlicePool update after it was removed is NotFound") {
+        auto made = slices.createNodeSlicePool(want);
+        REQUIRE(made.ok());
+        REQUIRE(slices.removeNodeSlicePool(poolNs, name, made->resourceVersion).ok());
+        auto up = slices.updateNodeSlicePool(*made);
+        REQUIRE(!up.ok());
+        CHECK(up.code() == Errc::NotFound);
+        CHECK(slices.getNodeSlicePool(poolNs, name).code() == Errc::NotFound);
+    }
+    SUBCASE("a NodeSlicePool remove with a stale resourceVersion is Conflict and keeps it") {
+        auto made = slices.createNodeSlicePool(want);
+        REQUIRE(made.ok());
+        auto next = *made;
+        next.allocations[2].nodeName = "node-c";
+        auto up = slices.updateNodeSlicePool(next);
+        REQUIRE(up.ok());
+        auto stale = slices.removeNodeSlicePool(poolNs, name, made->resourceVersion);
+        REQUIRE(!stale.ok());
+        CHECK(stale.code() == Errc::Conflict);
+        CHECK(slices.getNodeSlicePool(poolNs, name).ok());
+        REQUIRE(slices.removeNodeSlicePool(poolNs, name, up->resourceVersion).ok());
+        CHECK(slices.getNodeSlicePool(poolNs, name).code() == Errc::NotFound);
+        CHECK(slices.removeNodeSlicePool(poolNs, name, up->resourceVersion).code() ==
+              Errc::NotFound);
+    }
+    SUBCASE("NodeSlicePools list by namespace, and across every namespace") {
+        REQUIRE(slices.createNodeSlicePool(want).ok());
+        auto elsewhere = slicePoolFor(otherNs, prefix + "slices-green");
+        REQUIRE(slices.createNodeSlicePool(elsewhere).ok());
+        auto here = slices.listNodeSlicePools(poolNs);
+        REQUIRE_MESSAGE(here.ok(), (here.ok() ? "" : here.error().message));
+        CHECK(sliceKeys(*here, prefix) == std::set<std::string>{poolNs + "/" + name});
+        auto all = slices.listNodeSlicePools("");
+        REQUIRE(all.ok());
+        CHECK(sliceKeys(*all, prefix) ==
+              std::set<std::string>{poolNs + "/" + name, otherNs + "/" + prefix + "slices-green"});
+        for (const auto& p : *all)
+            if (p.name == name) CHECK(p.allocations == want.allocations);
+    }
+    SUBCASE("a node's slice read fresh follows an update of its NodeSlicePool") {
+        auto made = slices.createNodeSlicePool(want);
+        REQUIRE(made.ok());
+        auto before = pools.nodeSlice(name, "node-a", true);
+        REQUIRE_MESSAGE(before.ok(), (before.ok() ? "" : before.error().message));
+        CHECK(before->slice == "10.61.0.0/26");
+        CHECK(before->resourceVersion == made->resourceVersion);
+        CHECK(before->partsRefused.empty());
+        auto next = *made;
+        next.allocations[0].nodeName = "";
+        next.allocations[2].nodeName = "node-a";
+        next.partsRefused = "NAD apps/wa asks for node_slice_parts 1";
+        auto up = slices.updateNodeSlicePool(next);
+        REQUIRE(up.ok());
+        auto after = pools.nodeSlice(name, "node-a", true);
+        REQUIRE(after.ok());
+        CHECK(after->slice == "10.61.0.128/26");
+        CHECK(after->resourceVersion == up->resourceVersion);
+        CHECK(after->partsRefused == next.partsRefused);
+        CHECK(pools.nodeSlice(name, "node-c", true).code() == Errc::NotFound);
     }
 }
 

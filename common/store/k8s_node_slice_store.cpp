@@ -1,0 +1,71 @@
+#include "store/k8s_node_slice_store.h"
+
+#include "k8s/resources.h"
+
+namespace allot::store {
+
+using core::Errc;
+using core::makeError;
+
+template <typename T>
+Result<T> K8sNodeSliceStore::seen(Result<T> r) {
+    if (!r && onError_ && r.code() != Errc::NotFound && r.code() != Errc::Conflict &&
+        r.code() != Errc::AlreadyExists)
+        onError_(r.error());
+    return r;
+}
+
+Result<std::vector<NodeSlicePool>> K8sNodeSliceStore::listNodeSlicePools(const std::string& ns) {
+    std::vector<NodeSlicePool> out;
+    k8s::ListOptions o;
+    o.limit = kNodeSlicePoolPageSize;
+    auto rv = seen(
+        client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), o, [&](json::Value& item) {
+            out.push_back(decodeNodeSlicePool(std::move(item)));
+            return true;
+        }));
+    if (!rv) return rv.error();
+    return out;
+}
+
+Result<NodeSlicePool> K8sNodeSliceStore::getNodeSlicePool(const std::string& ns,
+                                                          const std::string& name) {
+    auto obj = seen(client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns, name)));
+    if (!obj) return obj.error();
+    return decodeNodeSlicePool(std::move(*obj));
+}
+
+Result<NodeSlicePool> K8sNodeSliceStore::createNodeSlicePool(const NodeSlicePool& p) {
+    NodeSlicePool fresh = p;
+    fresh.resourceVersion.clear();
+    json::Value body = encodeNodeSlicePool(fresh);
+    // A copy of a read object still carries its version in `raw`: the server refuses a create
+    // that names one.
+    if (json::Value* md = body.find("metadata")) md->erase("resourceVersion");
+    auto obj = seen(client_.create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns), body));
+    if (!obj) return obj.error();
+    return decodeNodeSlicePool(std::move(*obj));
+}
+
+Result<NodeSlicePool> K8sNodeSliceStore::updateNodeSlicePool(const NodeSlicePool& p) {
+    if (p.resourceVersion.empty())
+        return makeError(Errc::Internal,
+                         "NodeSlicePool update without a resourceVersion would be unconditional");
+    auto obj = seen(client_.replace(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
+                                    encodeNodeSlicePool(p)));
+    if (!obj) return obj.error();
+    return decodeNodeSlicePool(std::move(*obj));
+}
+
+Result<void> K8sNodeSliceStore::removeNodeSlicePool(const std::string& ns, const std::string& name,
+                                                    const std::string& resourceVersion) {
+    if (resourceVersion.empty())
+        return makeError(Errc::Internal,
+                         "NodeSlicePool delete without a resourceVersion would be unconditional");
+    auto r = seen(client_.remove(k8s::objectPath(k8s::kNodeSlicePool, ns, name),
+                                 k8s::Preconditions{"", resourceVersion}));
+    if (!r) return r.error();
+    return {};
+}
+
+}  // namespace allot::store
