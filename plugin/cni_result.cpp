@@ -9,7 +9,9 @@ using core::Errc;
 using engine::IpResult;
 using json::Value;
 
-int cniCodeFor(Errc code) {
+namespace {
+
+int codeFor(Errc code) {
     switch (code) {
         case Errc::InvalidConfig:
             return kInvalidNetworkConfig;
@@ -41,7 +43,7 @@ int cniCodeFor(Errc code) {
     return kInternal;
 }
 
-std::string errorDetails(const core::Error& e) {
+std::string detailsFor(const core::Error& e) {
     const char* what = "";
     switch (e.code) {
         case Errc::InvalidConfig:
@@ -101,6 +103,19 @@ std::string errorDetails(const core::Error& e) {
             break;
     }
     return std::string(core::errcName(e.code)) + ": " + e.message + " (" + what + ")";
+}
+
+}  // namespace
+
+CniError cniError(const core::Error& e) {
+    return CniError{codeFor(e.code), e.message, detailsFor(e)};
+}
+
+CniError cniError(const core::Error& e, Command command) {
+    CniError out = cniError(e);
+    if (command == Command::Check && e.code == Errc::NotFound) out.code = kCheckFailed;
+    if (command == Command::Status) out.code = kPluginNotAvailable;
+    return out;
 }
 
 const std::vector<std::string>& supportedVersions() {
@@ -183,13 +198,12 @@ std::string formatResult(const CniResult& r, const std::string& version) {
     return out.dump();
 }
 
-std::string formatError(const std::string& version, int code, const std::string& msg,
-                        const std::string& details) {
+std::string formatError(const std::string& version, const CniError& e) {
     Value out = Value::object();
     out.set("cniVersion", Value::string(version));
-    out.set("code", Value::number(code));
-    out.set("msg", Value::string(msg));
-    if (!details.empty()) out.set("details", Value::string(details));
+    out.set("code", Value::number(e.code));
+    out.set("msg", Value::string(e.msg));
+    if (!e.details.empty()) out.set("details", Value::string(e.details));
     return out.dump();
 }
 

@@ -9,6 +9,7 @@
 #include "core/result.h"
 #include "engine/context.h"
 #include "json/json.h"
+#include "plugin/cni_env.h"
 
 namespace allot::plugin {
 
@@ -29,12 +30,21 @@ enum CniCode : int {
     kInternal = 103,
 };
 
-// The spec's table: 7 for configuration (a named object that does not exist included: only
-// CHECK reports a missing allocation as 102), 4 environment, 6 decode, 11 try again, 100+ ours.
-int cniCodeFor(core::Errc code);
-// The error object's "details": the whole message, what kind of failure it is and what the
-// caller can do about it (the spec's longer text beside "msg").
-std::string errorDetails(const core::Error& e);
+// How a call failed, as the CNI spec's error object says it.
+struct CniError {
+    int code = kInternal;
+    std::string msg;      // what failed, naming the key, object or value
+    std::string details;  // the kind of failure and what the caller can do ("" = none)
+};
+
+// The one mapping of allot's errors to CNI errors. The code is the spec's table: 7 for
+// configuration (a named object that does not exist included), 4 environment, 6 decode,
+// 11 try again (a pool object too large for etcd included), 100 a range with no free address,
+// 101 access denied, 103 the rest. `details` holds the whole message, the kind of failure and
+// what helps. For a command, its exceptions: CHECK reports a missing allocation as 102 (check
+// failed), STATUS any failure as 50 (plugin not available).
+CniError cniError(const core::Error& e);
+CniError cniError(const core::Error& e, Command command);
 
 const std::vector<std::string>& supportedVersions();
 bool isSupportedVersion(const std::string& v);
@@ -50,8 +60,7 @@ struct CniResult {
 // The result in `version`'s shape: 0.1.0/0.2.0 use ip4/ip6; 0.3.x/0.4.0 add ips[].version;
 // 1.x omit it. No "interfaces" and no ips[].interface: an IPAM plugin does not make links.
 std::string formatResult(const CniResult& r, const std::string& version);
-std::string formatError(const std::string& version, int code, const std::string& msg,
-                        const std::string& details = "");
+std::string formatError(const std::string& version, const CniError& e);
 std::string formatVersionInfo(const std::string& version);
 
 // Addresses listed in a prevResult of any version (ips[] or ip4/ip6).

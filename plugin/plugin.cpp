@@ -48,16 +48,20 @@ Outcome journalDelWithoutStore(const CniEnv& e, const core::ValidatedConfig& cfg
 std::optional<Outcome> checkVersion(const CniEnv& e, const std::string& version,
                                     const std::string& errVersion, logging::Logger* log) {
     if (!isSupportedVersion(version))
-        return fail(errVersion, kIncompatibleVersion,
-                    "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)",
+        return fail(errVersion,
+                    {kIncompatibleVersion,
+                     "cniVersion \"" + version + "\" is not supported (supported: 0.1.0 to 1.1.0)"},
                     log);
     if (e.command == Command::Check && compareVersions(version, "0.4.0") < 0)
-        return fail(version, kIncompatibleVersion,
-                    "CHECK needs cniVersion 0.4.0 or later, got " + version, log);
+        return fail(version,
+                    {kIncompatibleVersion, "CHECK needs cniVersion 0.4.0 or later, got " + version},
+                    log);
     if ((e.command == Command::Gc || e.command == Command::Status) &&
         compareVersions(version, "1.1.0") < 0)
-        return fail(version, kIncompatibleVersion,
-                    e.commandName + " needs cniVersion 1.1.0 or later, got " + version, log);
+        return fail(version,
+                    {kIncompatibleVersion,
+                     e.commandName + " needs cniVersion 1.1.0 or later, got " + version},
+                    log);
     return std::nullopt;
 }
 
@@ -145,8 +149,7 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     auto handle = deps.makeStore(*cfg, deadline);
     if (!handle) {
         if (e.command == Command::Status)
-            return fail(version, kPluginNotAvailable, handle.error().message, log,
-                        errorDetails(handle.error()));
+            return fail(version, cniError(handle.error(), Command::Status), log);
         if (e.command == Command::Del && deps.makeJournal)
             return journalDelWithoutStore(e, *cfg, *net, deps, handle.error(), version);
         return failWith(version, handle.error(), log);

@@ -10,14 +10,13 @@ using core::Errc;
 using core::Result;
 using engine::IpResult;
 
-Outcome fail(const std::string& version, int code, const std::string& msg, logging::Logger* log,
-             const std::string& details) {
-    if (log) log->error(msg);
-    return Outcome{code, formatError(version, code, msg, details) + "\n"};
+Outcome fail(const std::string& version, const CniError& e, logging::Logger* log) {
+    if (log) log->error(e.msg);
+    return Outcome{e.code, formatError(version, e) + "\n"};
 }
 
 Outcome failWith(const std::string& version, const core::Error& e, logging::Logger* log) {
-    return fail(version, cniCodeFor(e.code), e.message, log, errorDetails(e));
+    return fail(version, cniError(e), log);
 }
 
 namespace {
@@ -110,12 +109,11 @@ Result<std::vector<IpResult>> checkOwned(engine::Context& ctx, const Request& q)
 
 Outcome runCheck(engine::Context& ctx, const Request& q, const Deps& deps) {
     auto r = checkOwned(ctx, q);
-    if (!r)
-        return fail(q.version, r.code() == Errc::NotFound ? kCheckFailed : cniCodeFor(r.code()),
-                    r.error().message, q.log, errorDetails(r.error()));
+    if (!r) return fail(q.version, cniError(r.error(), Command::Check), q.log);
     if (deps.checkInterface) {
+        // Whatever kept the interface from being checked, the check failed.
         auto c = deps.checkInterface(q.env.netns, q.env.ifName, *r);
-        if (!c) return fail(q.version, kCheckFailed, c.error().message, q.log);
+        if (!c) return fail(q.version, CniError{kCheckFailed, c.error().message, {}}, q.log);
     }
     return Outcome{0, ""};
 }
@@ -133,9 +131,7 @@ Outcome runGc(engine::Context& ctx, const Request& q) {
 
 Outcome runStatus(engine::Context& ctx, const Request& q) {
     auto r = engine::status(ctx, q.cfg);
-    if (!r)
-        return fail(q.version, kPluginNotAvailable, r.error().message, q.log,
-                    errorDetails(r.error()));
+    if (!r) return fail(q.version, cniError(r.error(), Command::Status), q.log);
     return Outcome{0, ""};
 }
 

@@ -24,9 +24,9 @@ struct Request {
 // ADD, DEL, CHECK, GC or STATUS (VERSION needs no engine).
 Outcome dispatch(engine::Context& ctx, const Request& q, const Deps& deps);
 
-// A CNI error answer in `version`'s shape, logged once.
-Outcome fail(const std::string& version, int code, const std::string& msg, logging::Logger* log,
-             const std::string& details = "");
+// A CNI error answer in `version`'s shape, its msg logged once.
+Outcome fail(const std::string& version, const CniError& e, logging::Logger* log);
+// The same for an allot error, mapped as cniError(e) does.
 Outcome failWith(const std::string& version, const core::Error& e, logging::Logger* log);
 
 }  // namespace allot::plugin

@@ -1,8 +1,13 @@
 #pragma once
 // Result<T>: an expected outcome as a value (shaped like std::expected, which g++ 12 lacks).
 // A lost race (Conflict) or a missing object (NotFound) is a normal return, not an exception.
+// The error is an Error (a code and a message) but at a boundary with a vocabulary of its own,
+// which names its type (Result<HttpResponse, k8s::TransportError>) and is converted to an
+// Error in one place.
 
 #include <cassert>
+#include <concepts>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -41,11 +46,11 @@ inline Error makeError(Errc code, std::string message) {
     return Error{code, std::move(message)};
 }
 
-template <typename T>
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
   public:
     Result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-    Result(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+    Result(E error) : v_(std::in_place_index<1>, std::move(error)) {}
 
     bool ok() const { return v_.index() == 0; }
     explicit operator bool() const { return ok(); }
@@ -67,33 +72,32 @@ class [[nodiscard]] Result {
     T& operator*() & { return value(); }
     const T& operator*() const& { return value(); }
 
-    const Error& error() const {
+    const E& error() const {
         assert(!ok());
         return std::get<1>(v_);
     }
-    Errc code() const { return error().code; }
+    Errc code() const requires std::same_as<E, Error> { return error().code; }
 
   private:
-    std::variant<T, Error> v_;
+    std::variant<T, E> v_;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <typename E>
+class [[nodiscard]] Result<void, E> {
   public:
     Result() = default;
-    Result(Error error) : err_(std::move(error)), ok_(false) {}
+    Result(E error) : err_(std::move(error)) {}
 
-    bool ok() const { return ok_; }
-    explicit operator bool() const { return ok_; }
-    const Error& error() const {
-        assert(!ok_);
-        return err_;
+    bool ok() const { return !err_; }
+    explicit operator bool() const { return ok(); }
+    const E& error() const {
+        assert(!ok());
+        return *err_;
     }
-    Errc code() const { return error().code; }
+    Errc code() const requires std::same_as<E, Error> { return error().code; }
 
   private:
-    Error err_{Errc::Internal, {}};
-    bool ok_ = true;
+    std::optional<E> err_;
 };
 
 inline Result<void> success() {

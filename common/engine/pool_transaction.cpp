@@ -130,9 +130,10 @@ Result<TxResult> PoolTransaction::run(const TxTarget& t, const Plan& plan) {
             continue;
         }
         // The pool object, not the range, is out of room (allot's estimate, or etcd refused
-        // it): try again later is all a caller can do, and the message says what would help.
+        // it): no attempt here can help. It stays TooLarge (CNI 11, with its own advice), and
+        // the message says what would help.
         if (written.code() == Errc::TooLarge)
-            return makeError(Errc::Transient,
+            return makeError(Errc::TooLarge,
                              written.error().message +
                                  "; split the network with node_slice_size or smaller ranges");
         last = retryOrGiveUp(written.error(), again);

@@ -68,8 +68,8 @@ class PoolTransaction {
 
     // Runs `plan` against pool `t.pool` until its outcome is written (or nothing needs
     // writing). A missing pool (not created) answers found=false. Errors: the store's, the
-    // plan's, InvalidConfig on a range collision, Transient when the object is out of room
-    // (the message says so) or the retry policy gives up.
+    // plan's, InvalidConfig on a range collision, TooLarge when the object is out of room
+    // (at once, the message saying what helps), Transient when the retry policy gives up.
     core::Result<TxResult> run(const TxTarget& t, const Plan& plan);
 
     int conflicts() const { return conflicts_; }

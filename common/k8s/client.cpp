@@ -70,6 +70,22 @@ std::string readToken(const std::string& file) {
 
 }  // namespace
 
+core::Error toError(const TransportError& e) {
+    switch (e.kind) {
+        case TransportError::Kind::Connect:
+        case TransportError::Kind::Timeout:
+        case TransportError::Kind::Tls:
+        case TransportError::Kind::Protocol:
+        case TransportError::Kind::Relayed:
+            return makeError(Errc::Transient, e.message);
+        case TransportError::Kind::LocalConfig:
+            return makeError(Errc::InvalidConfig, e.message);
+        case TransportError::Kind::Internal:
+            break;
+    }
+    return makeError(Errc::Internal, e.message);
+}
+
 Client::Client(ClusterConfig cfg, Options options, TlsConfig tls)
     : cfg_(std::move(cfg)),
       options_(std::move(options)),
@@ -100,7 +116,7 @@ Result<Client> Client::fromConfig(ClusterConfig cfg, Options options) {
     return Client(std::move(cfg), std::move(options), std::move(tls));
 }
 
-Result<HttpClient*> Client::direct() {
+Result<HttpClient*, TransportError> Client::direct() {
     if (!http_) {
         auto http = HttpClient::create(tls_, options_.userAgent);
         if (!http) return http.error();
@@ -135,7 +151,7 @@ std::optional<std::string> Client::askRelay(const std::string& path) {
     return std::move(r->body);
 }
 
-std::optional<Result<HttpResponse>> Client::viaRelay(
+std::optional<Result<HttpResponse, TransportError>> Client::viaRelay(
     std::string_view method, const std::string& path, const std::string& body,
     std::string_view contentType, milliseconds timeout, std::string_view accept) {
     if (!relayUsable() || !relayAllowed(method, path)) return std::nullopt;
@@ -149,20 +165,22 @@ std::optional<Result<HttpResponse>> Client::viaRelay(
         // The relay is gone or will not serve us: the rest of this client's life goes direct.
         relayState_ = RelayState::Off;
         relay_.reset();
-        if (!r && sent) return Result<HttpResponse>(makeError(Errc::Transient, r.error().message));
+        if (!r && sent) return Result<HttpResponse, TransportError>(r.error());
         return std::nullopt;
     }
     ++relayed_;
     if (r->kind == RelayResponse::Kind::Failed)
-        return Result<HttpResponse>(makeError(Errc::Transient, "node relay: " + r->body));
+        return Result<HttpResponse, TransportError>(
+            TransportError{TransportError::Kind::Relayed, "node relay: " + r->body});
     HttpResponse resp{static_cast<long>(r->status), std::move(r->body), std::nullopt};
     if (r->retryAfterSeconds >= 0) resp.retryAfterSeconds = r->retryAfterSeconds;
-    return Result<HttpResponse>(std::move(resp));
+    return Result<HttpResponse, TransportError>(std::move(resp));
 }
 
-Result<HttpResponse> Client::raw(std::string_view method, const std::string& path,
-                                 const std::string& body, std::string_view contentType,
-                                 milliseconds timeout, std::string_view accept) {
+Result<HttpResponse, TransportError> Client::raw(std::string_view method, const std::string& path,
+                                                 const std::string& body,
+                                                 std::string_view contentType, milliseconds timeout,
+                                                 std::string_view accept) {
     refreshToken();
     ++requests_;
     auto http = direct();
@@ -205,7 +223,7 @@ Result<std::string> Client::request(const char* verb, std::string_view method,
     auto timeout = timeoutFor(verb, path, options_.requestTimeout);
     if (!timeout) return timeout.error();
     std::string identity = cfg_.identity;
-    auto resp = [&]() -> Result<HttpResponse> {
+    auto resp = [&]() -> Result<HttpResponse, TransportError> {
         if (auto relayed = viaRelay(method, path, body, contentType, *timeout, accept)) {
             ++requests_;
             identity = "allot-gc's identity (through the node relay " + options_.relaySocket + ")";
@@ -215,7 +233,7 @@ Result<std::string> Client::request(const char* verb, std::string_view method,
     }();
     if (!resp) {
         lastRetryAfter_.reset();
-        return resp.error();
+        return toError(resp.error());
     }
     lastRetryAfter_ = resp->retryAfterSeconds;
     // A rotated token file may already hold a valid token: read it on the next request.
@@ -382,7 +400,7 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
     };
     std::string errorBody;
     auto http = direct();
-    if (!http) return http.error();
+    if (!http) return toError(http.error());
     auto status = (*http)->stream(
         cfg_.server + full, *timeout,
         [&](std::string_view chunk) {
@@ -396,7 +414,7 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
         &errorBody);
     lastRetryAfter_.reset();
     if (failure) return *failure;
-    if (!status) return status.error();
+    if (!status) return toError(status.error());
     if (auto err = mapStatus(*status, errorBody, "watch", path, cfg_.identity)) return *err;
     if (!stopped) {
         auto r = splitter.finish(onLine);

@@ -6,7 +6,8 @@
 // Every call maps the HTTP status as mapStatus() (status.h) documents, in short:
 //   NotFound (404), AlreadyExists (409 on create), Conflict (409 otherwise: stale
 //   resourceVersion or failed precondition), Expired (410), Invalid (422), Unauthorized (401),
-//   Forbidden (403), Transient (timeouts, connection failures, 429, 5xx, deadline exceeded).
+//   Forbidden (403), Transient (429, 5xx, deadline exceeded), TooLarge (etcd's refusal);
+// and a transport failure (no HTTP answer) as toError() below documents.
 // A request is never retried here: retrying (and backoff) is the caller's policy.
 
 #include <chrono>
@@ -26,6 +27,12 @@
 namespace allot::k8s {
 
 enum class PatchType { Merge, Json, Strategic, Apply };
+
+// The one conversion of a transport failure (either transport) to allot's error, the message
+// kept: Transient for Connect, Timeout, Tls, Protocol and Relayed (the request may be retried;
+// a Relayed one may have been applied); InvalidConfig for LocalConfig (retrying cannot help);
+// Internal for Internal.
+core::Error toError(const TransportError& e);
 
 struct ListOptions {
     std::string labelSelector;
@@ -143,17 +150,19 @@ class Client {
 
     // One request with the HTTP status left to the caller (the node relay's forwarding).
     // Errors only for transport failures, as HttpClient::send.
-    core::Result<HttpResponse> raw(std::string_view method, const std::string& path,
-                                   const std::string& body, std::string_view contentType,
-                                   std::chrono::milliseconds timeout, std::string_view accept = {});
+    core::Result<HttpResponse, TransportError> raw(std::string_view method, const std::string& path,
+                                                   const std::string& body,
+                                                   std::string_view contentType,
+                                                   std::chrono::milliseconds timeout,
+                                                   std::string_view accept = {});
 
   private:
     Client(ClusterConfig cfg, Options options, TlsConfig tls);
     // The direct connection, made on first use: a process served by the relay never loads libcurl.
-    core::Result<HttpClient*> direct();
+    core::Result<HttpClient*, TransportError> direct();
     // Through the relay when one is there; nullopt: go direct.
     bool relayUsable();
-    std::optional<core::Result<HttpResponse>> viaRelay(
+    std::optional<core::Result<HttpResponse, TransportError>> viaRelay(
         std::string_view method, const std::string& path, const std::string& body,
         std::string_view contentType, std::chrono::milliseconds timeout, std::string_view accept);
 

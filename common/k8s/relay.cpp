@@ -11,8 +11,7 @@
 
 namespace allot::k8s {
 
-using core::Errc;
-using core::makeError;
+using Kind = TransportError::Kind;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -77,16 +76,19 @@ int msLeft(Clock::time_point deadline) {
     return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
-core::Result<void> waitFor(int fd, short events, Clock::time_point deadline, const char* what) {
+TransportError failed(Kind kind, std::string message) {
+    return TransportError{kind, std::move(message)};
+}
+
+core::Result<void, TransportError> waitFor(int fd, short events, Clock::time_point deadline,
+                                           const char* what) {
     for (;;) {
         pollfd p{fd, events, 0};
         int rc = ::poll(&p, 1, msLeft(deadline));
         if (rc > 0) return {};
-        if (rc == 0)
-            return makeError(Errc::Transient, std::string("node relay: timed out ") + what);
+        if (rc == 0) return failed(Kind::Timeout, std::string("node relay: timed out ") + what);
         if (errno != EINTR)
-            return makeError(Errc::Transient,
-                             std::string("node relay: poll: ") + std::strerror(errno));
+            return failed(Kind::Connect, std::string("node relay: poll: ") + std::strerror(errno));
     }
 }
 
@@ -302,7 +304,8 @@ std::optional<RelayOutcome> parseRelayOutcomePath(std::string_view path) {
     return o;
 }
 
-core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_point deadline) {
+core::Result<void, TransportError> writeFrame(int fd, std::string_view payload,
+                                              Clock::time_point deadline) {
     std::string buf;
     putU32(buf, static_cast<uint32_t>(payload.size()));
     buf.append(payload);
@@ -312,25 +315,25 @@ core::Result<void> writeFrame(int fd, std::string_view payload, Clock::time_poin
         ssize_t n = ::send(fd, left.data(), left.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN) continue;
-            return makeError(Errc::Transient,
-                             std::string("node relay: send: ") + std::strerror(errno));
+            return failed(Kind::Connect, std::string("node relay: send: ") + std::strerror(errno));
         }
         left.remove_prefix(static_cast<size_t>(n));
     }
     return {};
 }
 
-core::Result<std::string> readFrame(int fd, size_t maxBytes, Clock::time_point deadline) {
-    auto readAll = [&](char* into, size_t want) -> core::Result<void> {
+core::Result<std::string, TransportError> readFrame(int fd, size_t maxBytes,
+                                                    Clock::time_point deadline) {
+    auto readAll = [&](char* into, size_t want) -> core::Result<void, TransportError> {
         size_t got = 0;
         while (got < want) {
             if (auto w = waitFor(fd, POLLIN, deadline, "receiving"); !w) return w.error();
             ssize_t n = ::recv(fd, into + got, want - got, MSG_DONTWAIT);
-            if (n == 0) return makeError(Errc::Transient, "node relay: connection closed");
+            if (n == 0) return failed(Kind::Connect, "node relay: connection closed");
             if (n < 0) {
                 if (errno == EINTR || errno == EAGAIN) continue;
-                return makeError(Errc::Transient,
-                                 std::string("node relay: recv: ") + std::strerror(errno));
+                return failed(Kind::Connect,
+                              std::string("node relay: recv: ") + std::strerror(errno));
             }
             got += static_cast<size_t>(n);
         }
@@ -341,8 +344,8 @@ core::Result<std::string> readFrame(int fd, size_t maxBytes, Clock::time_point d
     Reader rd{std::string_view(len, 4)};
     uint32_t n = rd.u32();
     if (n > maxBytes)
-        return makeError(Errc::Invalid,
-                         "node relay: frame of " + std::to_string(n) + " bytes is over the limit");
+        return failed(Kind::Protocol,
+                      "node relay: frame of " + std::to_string(n) + " bytes is over the limit");
     std::string out(n, '\0');
     if (auto r = readAll(out.data(), n); !r) return r.error();
     return out;
@@ -362,9 +365,9 @@ std::optional<RelayClient> RelayClient::connect(const std::string& path) {
     return RelayClient(std::move(fd));
 }
 
-core::Result<RelayResponse> RelayClient::send(const RelayRequest& r,
-                                              std::chrono::milliseconds timeout, bool& sent,
-                                              std::chrono::milliseconds ackTimeout) {
+core::Result<RelayResponse, TransportError> RelayClient::send(
+    const RelayRequest& r, std::chrono::milliseconds timeout, bool& sent,
+    std::chrono::milliseconds ackTimeout) {
     sent = false;
     const auto start = Clock::now();
     const auto deadline = start + timeout;
@@ -378,19 +381,19 @@ core::Result<RelayResponse> RelayClient::send(const RelayRequest& r,
     auto first = readFrame(fd_.get(), kMaxRelayFrame, ackDeadline);
     if (!first) {
         // Nothing acknowledged: the relay never started on it (hung, or closed on us).
-        return makeError(Errc::Transient, "node relay: no acknowledgement within " +
+        return failed(first.error().kind, "node relay: no acknowledgement within " +
                                               std::to_string(ackTimeout.count()) +
                                               " ms: " + first.error().message);
     }
     sent = true;
     auto resp = decodeRelayResponse(*first);
-    if (!resp) return makeError(Errc::Transient, "node relay: unreadable answer");
+    if (!resp) return failed(Kind::Protocol, "node relay: unreadable answer");
     if (resp->kind != RelayResponse::Kind::Accepted) return *resp;
     auto frame = readFrame(fd_.get(), kMaxRelayFrame, deadline);
-    if (!frame) return makeError(Errc::Transient, frame.error().message);
+    if (!frame) return frame.error();
     resp = decodeRelayResponse(*frame);
     if (!resp || resp->kind == RelayResponse::Kind::Accepted)
-        return makeError(Errc::Transient, "node relay: unreadable answer");
+        return failed(Kind::Protocol, "node relay: unreadable answer");
     return *resp;
 }
 

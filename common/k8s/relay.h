@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "k8s/transport_error.h"
 #include "sys/fd.h"
 
 namespace allot::k8s {
@@ -95,11 +96,12 @@ std::optional<RelayOutcome> parseRelayOutcomePath(std::string_view path);
 // (allowPersistentIPs), GET of a pod and of an IPAMClaim and PUT of the claim's status.
 bool relayAllowed(std::string_view method, std::string_view path);
 
-// One frame each way, bounded by `deadline`. Transient on timeouts and broken connections.
-core::Result<void> writeFrame(int fd, std::string_view payload,
-                              std::chrono::steady_clock::time_point deadline);
-core::Result<std::string> readFrame(int fd, size_t maxBytes,
-                                    std::chrono::steady_clock::time_point deadline);
+// One frame each way, bounded by `deadline`. Errors: Timeout, Connect for a broken or closed
+// connection, Protocol for a frame over maxBytes.
+core::Result<void, TransportError> writeFrame(int fd, std::string_view payload,
+                                              std::chrono::steady_clock::time_point deadline);
+core::Result<std::string, TransportError> readFrame(int fd, size_t maxBytes,
+                                                    std::chrono::steady_clock::time_point deadline);
 
 // How long the plugin waits for the relay's acknowledgement before it takes the relay for
 // hung and goes direct. An accepting relay answers in well under a millisecond.
@@ -114,12 +116,13 @@ class RelayClient {
     RelayClient(RelayClient&& o) noexcept = default;
     RelayClient& operator=(RelayClient&& o) noexcept = default;
 
-    // Sends with wantAck. Errors are Transient. `sent` is false when the relay did not take
-    // the request (nothing acknowledged within `ackTimeout`: the caller goes direct), true when
-    // it did and its answer was lost (it may have been applied).
-    core::Result<RelayResponse> send(const RelayRequest& r, std::chrono::milliseconds timeout,
-                                     bool& sent,
-                                     std::chrono::milliseconds ackTimeout = kRelayAckTimeout);
+    // Sends with wantAck. Errors: as readFrame's, and Protocol for an answer that does not
+    // decode. `sent` is false when the relay did not take the request (nothing acknowledged
+    // within `ackTimeout`: the caller goes direct), true when it did and its answer was lost
+    // (it may have been applied). A Failed answer is an answer, not an error.
+    core::Result<RelayResponse, TransportError> send(
+        const RelayRequest& r, std::chrono::milliseconds timeout, bool& sent,
+        std::chrono::milliseconds ackTimeout = kRelayAckTimeout);
 
   private:
     explicit RelayClient(sys::Fd fd) : fd_(std::move(fd)) {}

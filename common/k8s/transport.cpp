@@ -26,9 +26,8 @@
 
 namespace allot::k8s {
 
-using core::Errc;
-using core::makeError;
 using core::Result;
+using Kind = TransportError::Kind;
 
 namespace {
 
@@ -169,9 +168,10 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-// Failures caused by local configuration rather than the network or the server.
-bool isConfigError(CURLcode rc) {
+// What kind of transport failure a curl code is.
+Kind kindOf(CURLcode rc) {
     switch (rc) {
+        // Local configuration rather than the network or the server.
         case CURLE_URL_MALFORMAT:
         case CURLE_UNSUPPORTED_PROTOCOL:
         case CURLE_SSL_CERTPROBLEM:
@@ -184,10 +184,23 @@ bool isConfigError(CURLcode rc) {
         case CURLE_SSL_ENGINE_SETFAILED:
         case CURLE_NOT_BUILT_IN:
         case CURLE_BAD_FUNCTION_ARGUMENT:
-            return true;
-        default:
-            return false;
+            return Kind::LocalConfig;
+        case CURLE_OPERATION_TIMEDOUT:
+            return Kind::Timeout;
+        case CURLE_SSL_CONNECT_ERROR:
+            return Kind::Tls;
+        case CURLE_WEIRD_SERVER_REPLY:
+        case CURLE_HTTP2:
+        case CURLE_HTTP2_STREAM:
+        case CURLE_BAD_CONTENT_ENCODING:
+            return Kind::Protocol;
+        default:  // refused, unresolvable, reset, nothing received, ...
+            return Kind::Connect;
     }
+}
+
+TransportError failed(Kind kind, std::string message) {
+    return TransportError{kind, std::move(message)};
 }
 
 // Header callback state: only Retry-After is of interest.
@@ -274,14 +287,16 @@ struct HttpClient::Impl {
         if (h) curl().easy_cleanup(h);
     }
 
-    Result<void> configure(const TlsConfig& tls, const std::string& userAgent);
-    Result<void> prepare(std::string_view method, const std::string& url, std::string_view body,
-                         std::string_view contentType, std::chrono::milliseconds timeout,
-                         SList& headers, std::string& methodStore, std::string_view accept);
-    core::Error failure(CURLcode rc, std::string_view method, const std::string& url) const;
+    Result<void, TransportError> configure(const TlsConfig& tls, const std::string& userAgent);
+    Result<void, TransportError> prepare(std::string_view method, const std::string& url,
+                                         std::string_view body, std::string_view contentType,
+                                         std::chrono::milliseconds timeout, SList& headers,
+                                         std::string& methodStore, std::string_view accept);
+    TransportError failure(CURLcode rc, std::string_view method, const std::string& url) const;
 };
 
-Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string& userAgent) {
+Result<void, TransportError> HttpClient::Impl::configure(const TlsConfig& tls,
+                                                         const std::string& userAgent) {
     CURLcode rc = CURLE_OK;
     auto set = [&](CURLoption opt, auto value) {
         if (rc == CURLE_OK) rc = curl().easy_setopt(h, opt, value);
@@ -298,8 +313,8 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
     set(CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTPS | CURLPROTO_HTTP));
 #endif
     if (rc != CURLE_OK)
-        return makeError(Errc::Internal,
-                         "curl setup failed: " + std::string(curl().easy_strerror(rc)));
+        return failed(Kind::Internal,
+                      "curl setup failed: " + std::string(curl().easy_strerror(rc)));
     // HTTP/2 only where libcurl was built with it; otherwise HTTP/1.1 keep-alive.
     (void)curl().easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
 
@@ -324,8 +339,8 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
     }
 #endif
     if (rc != CURLE_OK)
-        return makeError(Errc::InvalidConfig, "cannot use the cluster CA certificate: " +
-                                                  std::string(curl().easy_strerror(rc)));
+        return failed(Kind::LocalConfig, "cannot use the cluster CA certificate: " +
+                                             std::string(curl().easy_strerror(rc)));
     if (!tls.clientCertData.empty()) {
         curl_blob b = blob(tls.clientCertData);
         set(CURLOPT_SSLCERT_BLOB, &b);
@@ -339,21 +354,21 @@ Result<void> HttpClient::Impl::configure(const TlsConfig& tls, const std::string
         set(CURLOPT_SSLKEY, tls.clientKeyFile.c_str());
     }
     if (rc != CURLE_OK)
-        return makeError(Errc::InvalidConfig, "cannot use the client certificate or key: " +
-                                                  std::string(curl().easy_strerror(rc)));
-    return core::success();
+        return failed(Kind::LocalConfig, "cannot use the client certificate or key: " +
+                                             std::string(curl().easy_strerror(rc)));
+    return {};
 }
 
-Result<void> HttpClient::Impl::prepare(std::string_view method, const std::string& url,
-                                       std::string_view body, std::string_view contentType,
-                                       std::chrono::milliseconds timeout, SList& headers,
-                                       std::string& methodStore, std::string_view accept) {
+Result<void, TransportError> HttpClient::Impl::prepare(
+    std::string_view method, const std::string& url, std::string_view body,
+    std::string_view contentType, std::chrono::milliseconds timeout, SList& headers,
+    std::string& methodStore, std::string_view accept) {
     errbuf[0] = '\0';
     bool ok = headers.add("Accept: " + std::string(accept.empty() ? "application/json" : accept)) &&
               headers.add("Expect:");
     if (!contentType.empty()) ok = ok && headers.add("Content-Type: " + std::string(contentType));
     if (!authHeader.empty()) ok = ok && headers.add(authHeader);
-    if (!ok) return makeError(Errc::Internal, "out of memory building request headers");
+    if (!ok) return failed(Kind::Internal, "out of memory building request headers");
 
     CURLcode rc = CURLE_OK;
     auto set = [&](CURLoption opt, auto value) {
@@ -379,16 +394,16 @@ Result<void> HttpClient::Impl::prepare(std::string_view method, const std::strin
         timeout.count() > 0 ? std::min(timeout, kMaxConnectTimeout) : kMaxConnectTimeout;
     set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect.count()));
     if (rc != CURLE_OK)
-        return makeError(Errc::Internal, std::string(method) + " " + url +
-                                             ": curl setup failed: " + curl().easy_strerror(rc));
-    return core::success();
+        return failed(Kind::Internal, std::string(method) + " " + url +
+                                          ": curl setup failed: " + curl().easy_strerror(rc));
+    return {};
 }
 
-core::Error HttpClient::Impl::failure(CURLcode rc, std::string_view method,
-                                      const std::string& url) const {
+TransportError HttpClient::Impl::failure(CURLcode rc, std::string_view method,
+                                         const std::string& url) const {
     std::string msg = std::string(method) + " " + url + ": " + curl().easy_strerror(rc);
     if (errbuf[0] != '\0') msg += std::string(" (") + errbuf + ")";
-    return makeError(isConfigError(rc) ? Errc::InvalidConfig : Errc::Transient, std::move(msg));
+    return failed(kindOf(rc), std::move(msg));
 }
 
 HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -396,11 +411,11 @@ HttpClient::HttpClient(HttpClient&&) noexcept = default;
 HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 HttpClient::~HttpClient() = default;
 
-Result<HttpClient> HttpClient::create(TlsConfig tls, std::string userAgent) {
-    if (const std::string& why = loadCurl(); !why.empty()) return makeError(Errc::Internal, why);
+Result<HttpClient, TransportError> HttpClient::create(TlsConfig tls, std::string userAgent) {
+    if (const std::string& why = loadCurl(); !why.empty()) return failed(Kind::Internal, why);
     auto impl = std::make_unique<Impl>();
     impl->h = curl().easy_init();
-    if (!impl->h) return makeError(Errc::Internal, "curl_easy_init failed");
+    if (!impl->h) return failed(Kind::Internal, "curl_easy_init failed");
     if (auto r = impl->configure(tls, userAgent); !r) return r.error();
     return HttpClient(std::move(impl));
 }
@@ -416,11 +431,13 @@ void HttpClient::setBearerToken(std::string token) {
         (t.empty() || !clean) ? std::string() : "Authorization: Bearer " + std::string(t);
 }
 
-Result<HttpResponse> HttpClient::send(std::string_view method, const std::string& url,
-                                      std::string_view body, std::string_view contentType,
-                                      std::chrono::milliseconds timeout, std::string_view accept) {
+Result<HttpResponse, TransportError> HttpClient::send(std::string_view method,
+                                                      const std::string& url, std::string_view body,
+                                                      std::string_view contentType,
+                                                      std::chrono::milliseconds timeout,
+                                                      std::string_view accept) {
     if (timeout.count() <= 0)
-        return makeError(Errc::Transient, std::string(method) + " " + url + ": no time left");
+        return failed(Kind::Timeout, std::string(method) + " " + url + ": no time left");
     SList headers;
     std::string methodStore;
     if (auto r =
@@ -437,9 +454,8 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
     const CURLcode rc = curl().easy_perform(impl_->h);
     curl().easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
     if (bs.tooLarge)
-        return makeError(Errc::Internal, std::string(method) + " " + url +
-                                             ": response larger than " +
-                                             std::to_string(kMaxResponseBytes >> 20) + " MiB");
+        return failed(Kind::Internal, std::string(method) + " " + url + ": response larger than " +
+                                          std::to_string(kMaxResponseBytes >> 20) + " MiB");
     curl().easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &resp.status);
     resp.retryAfterSeconds = hs.retryAfter;
     // A server may answer 4xx (401, 403, 413) before it has read the body and close the
@@ -450,10 +466,11 @@ Result<HttpResponse> HttpClient::send(std::string_view method, const std::string
     return resp;
 }
 
-Result<long> HttpClient::stream(const std::string& url, std::chrono::milliseconds timeout,
-                                std::function<bool(std::string_view chunk)> onData,
-                                std::string* errorBody) {
-    if (timeout.count() < 0) return makeError(Errc::Transient, "GET " + url + ": no time left");
+Result<long, TransportError> HttpClient::stream(const std::string& url,
+                                                std::chrono::milliseconds timeout,
+                                                std::function<bool(std::string_view chunk)> onData,
+                                                std::string* errorBody) {
+    if (timeout.count() < 0) return failed(Kind::Timeout, "GET " + url + ": no time left");
     SList headers;
     std::string methodStore;
     if (auto r = impl_->prepare("GET", url, {}, {}, timeout, headers, methodStore, {}); !r)

@@ -155,7 +155,7 @@ TEST_CASE("conflicts are retried until the policy gives up, and the error says s
     CHECK(tx.conflicts() == 4);
 }
 
-TEST_CASE("a pool object out of room fails at once with what would help") {
+TEST_CASE("a pool object out of room fails at once as TooLarge, with what would help") {
     store::MemoryStore s;
     auto r = range("10.0.0.0/24");
     REQUIRE(s.createPool(store::Pool{"pool", r.cidr().str(), {}, {}}).ok());
@@ -169,7 +169,7 @@ TEST_CASE("a pool object out of room fails at once with what would help") {
     for (int i = 0; i < 20; ++i) many.push_back(Intent::claim(owner("c" + std::to_string(i)), r));
     auto res = tx.run(target(r), fixed(many));
     REQUIRE_FALSE(res.ok());
-    CHECK(res.code() == Errc::Transient);
+    CHECK(res.code() == Errc::TooLarge);
     CHECK(res.error().message.find("node_slice_size") != std::string::npos);
     CHECK(retry.attempts() == 0);
 }

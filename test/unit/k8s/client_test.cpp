@@ -101,6 +101,23 @@ TEST_CASE("a refused connection is a Transient transport error, not an HTTP stat
     CHECK(client->requestCount() == 1);
 }
 
+TEST_CASE(
+    "a transport failure becomes Transient, or InvalidConfig when only the setup can fix it") {
+    using Kind = allot::k8s::TransportError::Kind;
+    const std::pair<Kind, Errc> table[] = {
+        {Kind::Connect, Errc::Transient}, {Kind::Timeout, Errc::Transient},
+        {Kind::Tls, Errc::Transient},     {Kind::Protocol, Errc::Transient},
+        {Kind::Relayed, Errc::Transient}, {Kind::LocalConfig, Errc::InvalidConfig},
+        {Kind::Internal, Errc::Internal},
+    };
+    for (const auto& [kind, errc] : table) {
+        CAPTURE(static_cast<int>(kind));
+        const auto e = allot::k8s::toError({kind, "GET https://api:6443/x: what curl said"});
+        CHECK(e.code == errc);
+        CHECK(e.message == "GET https://api:6443/x: what curl said");
+    }
+}
+
 TEST_CASE("a client without a server address is a configuration error") {
     auto client = Client::fromConfig(ClusterConfig{});
     REQUIRE_FALSE(client.ok());
@@ -510,6 +527,35 @@ TEST_CASE("relay frames round-trip, and truncated or foreign frames are rejected
     REQUIRE(rb.has_value());
     CHECK(rb->status == 409);
     CHECK(rb->retryAfterSeconds == 3);
+}
+
+TEST_CASE(
+    "a relay frame read that times out, meets a closed peer or is over the limit says which") {
+    using Kind = allot::k8s::TransportError::Kind;
+    const auto soon = [] {
+        return std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    };
+    int quiet[2], closed[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, quiet) == 0);
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, closed) == 0);
+
+    auto nothing = allot::k8s::readFrame(quiet[0], 1024, soon());
+    REQUIRE_FALSE(nothing.ok());
+    CHECK(nothing.error().kind == Kind::Timeout);
+    CHECK(has(nothing.error().message, "node relay: timed out receiving"));
+
+    REQUIRE(allot::k8s::writeFrame(quiet[1], std::string(2048, 'x'), soon()).ok());
+    auto big = allot::k8s::readFrame(quiet[0], 1024, soon());
+    REQUIRE_FALSE(big.ok());
+    CHECK(big.error().kind == Kind::Protocol);
+    CHECK(has(big.error().message, "frame of 2048 bytes is over the limit"));
+
+    ::close(closed[1]);
+    auto gone = allot::k8s::readFrame(closed[0], 1024, soon());
+    REQUIRE_FALSE(gone.ok());
+    CHECK(gone.error().kind == Kind::Connect);
+    CHECK(has(gone.error().message, "node relay: connection closed"));
+    for (int fd : {quiet[0], quiet[1], closed[0]}) ::close(fd);
 }
 
 TEST_CASE("the relay carries only the plugin's pool requests") {

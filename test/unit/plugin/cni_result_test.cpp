@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <iterator>
+#include <utility>
+
 using namespace allot;
 using namespace allot::plugin;
 
@@ -40,8 +43,69 @@ TEST_CASE("0.1.0 and 0.2.0 results use ip4/ip6 with routes split by family") {
 }
 
 TEST_CASE("errors carry version, code, msg and details") {
-    CHECK(formatError("1.0.0", 7, "bad \"range\"", "InvalidConfig") ==
+    CHECK(formatError("1.0.0", {7, "bad \"range\"", "InvalidConfig"}) ==
           R"({"cniVersion":"1.0.0","code":7,"msg":"bad \"range\"","details":"InvalidConfig"})");
+    CHECK(formatError("1.0.0", {11, "later", ""}) ==
+          R"({"cniVersion":"1.0.0","code":11,"msg":"later"})");
+}
+
+TEST_CASE("every allot error becomes the CNI code of the spec's table, its message kept") {
+    using core::Errc;
+    const std::pair<Errc, int> table[] = {
+        {Errc::InvalidConfig, kInvalidNetworkConfig},
+        {Errc::BadEnvironment, kInvalidEnvironment},
+        {Errc::Decode, kDecodeFailure},
+        {Errc::NotFound, kInvalidNetworkConfig},
+        {Errc::Conflict, kTryAgainLater},
+        {Errc::AlreadyExists, kTryAgainLater},
+        {Errc::Invalid, kInternal},
+        {Errc::Expired, kTryAgainLater},
+        {Errc::Exhausted, kAddressesExhausted},
+        {Errc::TooLarge, kTryAgainLater},
+        {Errc::SliceSealed, kTryAgainLater},
+        {Errc::SliceMoved, kTryAgainLater},
+        {Errc::Transient, kTryAgainLater},
+        {Errc::Unauthorized, kAccessDenied},
+        {Errc::Forbidden, kAccessDenied},
+        {Errc::Unsupported, kIncompatibleVersion},
+        {Errc::Internal, kInternal},
+    };
+    // Internal is the last code: a code added after it fails here until it is in the table.
+    REQUIRE(std::size(table) == static_cast<size_t>(Errc::Internal) + 1);
+    for (size_t i = 0; i < std::size(table); ++i) {
+        const auto [errc, code] = table[i];
+        CAPTURE(core::errcName(errc));
+        REQUIRE(static_cast<size_t>(errc) == i);
+        const CniError e = cniError(core::makeError(errc, "IPPool ns/p: what happened"));
+        CHECK(e.code == code);
+        CHECK(e.msg == "IPPool ns/p: what happened");
+        CHECK(e.details.find(std::string(core::errcName(errc)) +
+                             ": IPPool ns/p: what happened (") == 0);
+    }
+}
+
+TEST_CASE("a range with no free address is code 100 and a pool object too large is code 11") {
+    const CniError full = cniError(core::makeError(core::Errc::Exhausted, "no free address"));
+    const CniError large = cniError(core::makeError(core::Errc::TooLarge, "IPPool p is full"));
+    CHECK(full.code == 100);
+    CHECK(full.details.find("no free address is left in the range") != std::string::npos);
+    CHECK(large.code == 11);
+    CHECK(large.details.find("node_slice_size") != std::string::npos);
+}
+
+TEST_CASE("CHECK reports a missing allocation as 102 and STATUS any failure as 50") {
+    using core::Errc;
+    const auto missing = core::makeError(Errc::NotFound, "no allocation for c1");
+    CHECK(cniError(missing, Command::Check).code == kCheckFailed);
+    CHECK(cniError(missing, Command::Add).code == kInvalidNetworkConfig);
+    CHECK(cniError(core::makeError(Errc::Transient, "x"), Command::Check).code == kTryAgainLater);
+    for (Errc errc : {Errc::Transient, Errc::Unauthorized, Errc::Exhausted, Errc::InvalidConfig}) {
+        CAPTURE(core::errcName(errc));
+        const CniError e = cniError(core::makeError(errc, "down"), Command::Status);
+        CHECK(e.code == kPluginNotAvailable);
+        CHECK(e.msg == "down");
+        CHECK_FALSE(e.details.empty());
+    }
 }
 
 TEST_CASE("VERSION lists every supported version") {
