@@ -20,7 +20,7 @@ WORKDIR /src
 COPY scripts/curl-static scripts/apt-mirror scripts/
 RUN scripts/curl-static /opt/curl-static
 # Only what the meson build reads: editing docs, scripts or e2e/ keeps the compile cached.
-COPY scripts/check-layers scripts/
+COPY scripts/layer-root scripts/
 COPY meson.build meson_options.txt ./
 COPY common common
 COPY plugin plugin

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "gc-sidecar/config.h"
-#include "gc-sidecar/daemon.h"
+#include "gc-sidecar/daemon/config.h"
+#include "gc-sidecar/daemon/daemon.h"
 #include "version/version.h"
 
 int main(int argc, char** argv) {

@@ -6,7 +6,7 @@
 // Releases need nothing here: an entry owned by a claim is kept by every pod-scoped release
 // (core/ownership.h), and allot-gc frees it when the claim is deleted. Sticky StatefulSet addresses
 // (sticky_statefulsets) ride on the same mechanism: the set owns its members' entries, and allot-gc
-// frees them on a confirmed read of the set (gc-sidecar/claim_gc.h).
+// frees them on a confirmed read of the set (gc-sidecar/leader/claim_gc.h).
 
 #include <memory>
 #include <optional>

@@ -424,4 +424,10 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
     return lastRv;
 }
 
+core::Result<Client> makeClient(const std::string& kubeconfigPath, Client::Options options) {
+    auto cfg = kubeconfigPath.empty() ? inClusterConfig() : loadKubeconfig(kubeconfigPath);
+    if (!cfg) return cfg.error();
+    return Client::fromConfig(std::move(*cfg), std::move(options));
+}
+
 }  // namespace allot::k8s

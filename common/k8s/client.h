@@ -194,4 +194,11 @@ class Client {
     bool tokenStale_ = false;  // after a 401: re-read the token file before the next request
 };
 
+// A Client from a kubeconfig file, or from the in-cluster ServiceAccount when the path is
+// empty. Errors: as loadKubeconfig / inClusterConfig / Client::fromConfig.
+core::Result<Client> makeClient(const std::string& kubeconfigPath, Client::Options options);
+inline core::Result<Client> makeClient(const std::string& kubeconfigPath) {
+    return makeClient(kubeconfigPath, Client::Options{});
+}
+
 }  // namespace allot::k8s

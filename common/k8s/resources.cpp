@@ -40,10 +40,4 @@ std::string objectPath(const Resource& res, const std::string& ns, const std::st
     return collectionPath(res, ns) + "/" + urlEscape(name);
 }
 
-core::Result<Client> makeClient(const std::string& kubeconfigPath, Client::Options options) {
-    auto cfg = kubeconfigPath.empty() ? inClusterConfig() : loadKubeconfig(kubeconfigPath);
-    if (!cfg) return cfg.error();
-    return Client::fromConfig(std::move(*cfg), std::move(options));
-}
-
 }  // namespace allot::k8s

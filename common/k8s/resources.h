@@ -5,7 +5,6 @@
 #include <string_view>
 
 #include "core/result.h"
-#include "k8s/client.h"
 
 namespace allot::k8s {
 
@@ -41,12 +40,5 @@ std::string objectPath(const Resource& res, const std::string& ns, const std::st
 // Percent-encodes everything but RFC 3986 unreserved characters (for path segments and query
 // values alike).
 std::string urlEscape(std::string_view s);
-
-// A Client from a kubeconfig file, or from the in-cluster ServiceAccount when the path is
-// empty. Errors: as loadKubeconfig / inClusterConfig / Client::fromConfig.
-core::Result<Client> makeClient(const std::string& kubeconfigPath, Client::Options options);
-inline core::Result<Client> makeClient(const std::string& kubeconfigPath) {
-    return makeClient(kubeconfigPath, Client::Options{});
-}
 
 }  // namespace allot::k8s

@@ -215,7 +215,7 @@ def main():
             lint.failures.append(f"{DOC}: {f} reads ${flags[f]} (allot-gc --help), the "
                                  f"document says ${doc_flags[f]}")
     lint.same("allot-gc variable", "gc-env",
-              [n for n in getenv_names((root / "gc-sidecar").glob("*.cpp"))
+              [n for n in getenv_names((root / "gc-sidecar").glob("**/*.cpp"))
                if n not in flags.values()], "gc-sidecar/ (getenv)", column(t["gc-env"], 0))
     ds_env, mounts = daemonset(root)
     lint.same("DaemonSet variable", "ds-env", ds_env, "deploy/daemonset.yaml",

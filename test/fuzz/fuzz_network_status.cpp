@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "gc-sidecar/network_status.h"
+#include "gc-sidecar/node/network_status.h"
 #include "json/json.h"
 
 using namespace allot;

@@ -1,11 +1,11 @@
-// kubectl-allot's commands over the in-memory Cluster (test/unit/gc/fake_cluster.h).
+// kubectl-allot's commands over the in-memory Cluster (test/unit/cluster/fake_cluster.h).
 #include "cli/cli.h"
 
 #include <doctest/doctest.h>
 
 #include <sstream>
 
-#include "../gc/fake_cluster.h"
+#include "../cluster/fake_cluster.h"
 #include "cli/output.h"
 #include "version/version.h"
 

@@ -1,0 +1,464 @@
+#include "gc-sidecar/daemon/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <limits>
+
+namespace allot::gc {
+
+using core::Errc;
+using core::makeError;
+using core::Result;
+
+namespace {
+
+core::Error bad(std::string_view what, std::string_view value, const std::string& why) {
+    return makeError(Errc::InvalidConfig,
+                     std::string(what) + ": \"" + std::string(value.substr(0, 128)) + "\" " + why);
+}
+
+Result<int64_t> parseInt(std::string_view text, std::string_view what, int64_t lo, int64_t hi) {
+    if (text.empty() || text.size() > 18) return bad(what, text, "is not a whole number");
+    int64_t v = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return bad(what, text, "is not a whole number");
+        v = v * 10 + (c - '0');
+    }
+    if (v < lo || v > hi)
+        return bad(what, text,
+                   "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    return v;
+}
+
+Result<Millis> durationIn(std::string_view text, std::string_view what, Millis lo, Millis hi) {
+    auto d = parseDuration(text, what);
+    if (!d) return d;
+    auto show = [](Millis m) {
+        if (m.count() % 1000 == 0) return std::to_string(m.count() / 1000) + "s";
+        return std::to_string(m.count()) + "ms";
+    };
+    if (*d < lo || *d > hi)
+        return bad(what, text, "must be between " + show(lo) + " and " + show(hi));
+    return d;
+}
+
+Result<bool> parseBool(std::string_view text, std::string_view what) {
+    if (text == "true" || text == "1" || text == "yes") return true;
+    if (text == "false" || text == "0" || text == "no") return false;
+    return bad(what, text, "must be true or false");
+}
+
+bool validName(std::string_view s) {
+    // DNS-1123 subdomain: what Kubernetes accepts for node, namespace and Lease names.
+    if (s.empty() || s.size() > 253) return false;
+    for (char c : s)
+        if (!(std::islower(static_cast<unsigned char>(c)) ||
+              std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.'))
+            return false;
+    return std::isalnum(static_cast<unsigned char>(s.front())) &&
+           std::isalnum(static_cast<unsigned char>(s.back()));
+}
+
+using Setter =
+    std::function<Result<void>(Config&, const std::string& value, const std::string& what)>;
+
+struct Flag {
+    const char* name;  // without "--"
+    const char* env;   // fallback variable
+    const char* arg;   // placeholder in --help
+    const char* help;
+    Setter set;
+    bool boolean = false;
+};
+
+Setter durationSetter(Millis Config::*field, Millis lo, Millis hi) {
+    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+        auto d = durationIn(v, what, lo, hi);
+        if (!d) return d.error();
+        c.*field = *d;
+        return {};
+    };
+}
+
+Setter intSetter(int Config::*field, int lo, int hi) {
+    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+        auto n = parseInt(v, what, lo, hi);
+        if (!n) return n.error();
+        c.*field = static_cast<int>(*n);
+        return {};
+    };
+}
+
+Setter stringSetter(std::string Config::*field, bool mustBeName, bool mayBeEmpty) {
+    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+        if (v.empty() && !mayBeEmpty) return bad(what, v, "must not be empty");
+        if (mustBeName && !validName(v))
+            return bad(what, v,
+                       "is not a valid Kubernetes name (lowercase letters, digits, '-', '.')");
+        c.*field = v;
+        return {};
+    };
+}
+
+Setter boolSetter(bool Config::*field) {
+    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+        auto b = parseBool(v, what);
+        if (!b) return b.error();
+        c.*field = *b;
+        return {};
+    };
+}
+
+Result<void> setIpamTypes(Config& c, const std::string& v, const std::string& what) {
+    std::vector<std::string> out;
+    size_t p = 0;
+    while (p <= v.size()) {
+        size_t e = v.find(',', p);
+        if (e == std::string::npos) e = v.size();
+        std::string t = v.substr(p, e - p);
+        while (!t.empty() && t.front() == ' ') t.erase(t.begin());
+        while (!t.empty() && t.back() == ' ') t.pop_back();
+        if (t.empty()) return bad(what, v, "has an empty entry");
+        out.push_back(t);
+        p = e + 1;
+    }
+    c.ipamTypes = std::move(out);
+    return {};
+}
+
+Result<void> setListen(Config& c, const std::string& v, const std::string& what) {
+    auto hp = parseListen(v, what);
+    if (!hp) return hp.error();
+    c.listenHost = hp->first;
+    c.listenPort = hp->second;
+    return {};
+}
+
+Result<void> setPluginServiceAccount(Config& c, const std::string& v, const std::string& what) {
+    auto slash = v.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
+        !validName(v.substr(0, slash)) || !validName(v.substr(slash + 1)))
+        return bad(what, v, "is not NAMESPACE/NAME");
+    c.pluginServiceAccount = v;
+    return {};
+}
+
+Result<void> setLogLevel(Config& c, const std::string& v, const std::string& what) {
+    if (v != "debug" && v != "info" && v != "warn" && v != "error")
+        return bad(what, v, "must be debug, info, warn or error");
+    c.logLevel = v;
+    return {};
+}
+
+Result<void> setLogFormat(Config& c, const std::string& v, const std::string& what) {
+    if (v != "text" && v != "json") return bad(what, v, "must be text or json");
+    c.logFormat = v;
+    return {};
+}
+
+// Whose addresses this process reclaims, and how it reaches the API server.
+std::vector<Flag> whoseFlags() {
+    return {
+        {"node-name", "NODE_NAME", "NAME", "this node's name (required): whose pods are watched",
+         stringSetter(&Config::nodeName, true, false)},
+        {"identity", "POD_NAME", "ID",
+         "Lease holder identity, unique per process (the DaemonSet passes the pod's name; "
+         "default: the node name, a process ID and a random suffix)",
+         stringSetter(&Config::identity, false, false)},
+        {"namespace", "ALLOT_GC_NAMESPACE", "NS",
+         "namespace of the IPPools and reservations (default kube-system)",
+         stringSetter(&Config::poolNamespace, true, false)},
+        {"kubeconfig", "KUBECONFIG", "PATH",
+         "kubeconfig to use (default: in-cluster ServiceAccount)",
+         stringSetter(&Config::kubeconfig, false, true)},
+        {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
+         "comma-separated IPAM types whose addresses this sidecar reclaims (default "
+         "allot,whereabouts)",
+         setIpamTypes},
+        {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
+         "before freeing the address of a pod whose deletion did not show its containers "
+         "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
+         "namespace) and free it only when none holds it (default true; false: such addresses "
+         "stay held until the kubelet's DEL, the Node's deletion or kubectl allot release "
+         "--force)",
+         boolSetter(&Config::sandboxProbe)},
+        {"node-sweep-interval", "ALLOT_GC_NODE_SWEEP_INTERVAL", "DURATION",
+         "time between sweeps of this node's own entries: an entry whose pod is gone is freed "
+         "once the namespace probe shows no namespace here holds its address; each sweep also "
+         "reports the probe's findings to the leader (a Lease allot-node-<node> in the Lease "
+         "namespace). 0 turns both off (default 60s)",
+         durationSetter(&Config::nodeSweepInterval, std::chrono::milliseconds(0),
+                        std::chrono::hours(24))},
+    };
+}
+
+// The cluster-wide repair loop.
+std::vector<Flag> repairFlags() {
+    using std::chrono::hours;
+    using std::chrono::milliseconds;
+    using std::chrono::seconds;
+    return {
+        {"repair", "ALLOT_GC_REPAIR", "BOOL",
+         "take part in the cluster-wide repair loop's leader election (default true)",
+         boolSetter(&Config::repair), true},
+        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION",
+         "time between repair passes (default 60s)",
+         durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
+        {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
+         "a leaked allocation is released only when first seen at least this long ago (default 5m)",
+         durationSetter(&Config::leakGrace, milliseconds(0), hours(24 * 7))},
+        {"leak-passes", "ALLOT_GC_LEAK_PASSES", "N",
+         "consecutive passes an allocation must be seen leaked before release (default 3)",
+         intSetter(&Config::leakPasses, 1, 100)},
+        {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N",
+         "releases per repair pass at most (default 500)",
+         intSetter(&Config::repairBatch, 1, 100000)},
+        {"node-slices", "ALLOT_GC_NODE_SLICES", "BOOL",
+         "the leader also runs the node-slice controller: a NodeSlicePool per network whose "
+         "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node (default true)",
+         boolSetter(&Config::nodeSlices)},
+        {"slice-interval", "ALLOT_GC_SLICE_INTERVAL", "DURATION",
+         "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again; default 5s)",
+         durationSetter(&Config::sliceInterval, milliseconds(100), hours(1))},
+    };
+}
+
+// What it serves the node: metrics and health, the relay, the journal, the node kubeconfig.
+std::vector<Flag> serviceFlags() {
+    using std::chrono::hours;
+    using std::chrono::milliseconds;
+    using std::chrono::seconds;
+    return {
+        {"listen", "ALLOT_GC_LISTEN", "HOST:PORT",
+         "address of /metrics, /healthz and /readyz (default 127.0.0.1:9847; port 0: off)",
+         setListen},
+        {"journal-dir", "ALLOT_GC_JOURNAL_DIR", "DIR",
+         "the plugin's DEL journal to replay (default /var/lib/allot/journal; empty: off)",
+         stringSetter(&Config::journalDir, false, true)},
+        {"relay-socket", "ALLOT_GC_RELAY_SOCKET", "PATH",
+         "Unix socket where the plugin's pool requests are relayed to the API server over this "
+         "process's connection; the plugin looks at /run/allot/api.sock unless its relay_socket "
+         "says otherwise (default: off)",
+         stringSetter(&Config::relaySocket, false, true)},
+        {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
+         "time between journal replays (default 30s)",
+         durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
+        {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
+         "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
+         stringSetter(&Config::nodeKubeconfig, false, true)},
+        {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
+         "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
+         "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
+         "(default: none, allot-gc's token)",
+         setPluginServiceAccount},
+        {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
+         "where the ServiceAccount token and ca.crt are mounted "
+         "(default /var/run/secrets/kubernetes.io/serviceaccount)",
+         stringSetter(&Config::serviceAccountDir, false, false)},
+        {"token-check-interval", "ALLOT_GC_TOKEN_CHECK_INTERVAL", "DURATION",
+         "how often the token is checked for rotation (default 30s)",
+         durationSetter(&Config::tokenCheckInterval, milliseconds(100), hours(1))},
+    };
+}
+
+// Leader election, timeouts, retries and logs.
+std::vector<Flag> tuningFlags() {
+    using std::chrono::hours;
+    using std::chrono::milliseconds;
+    using std::chrono::minutes;
+    using std::chrono::seconds;
+    return {
+        {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME",
+         "Lease electing the repair leader (default allot-gc)",
+         stringSetter(&Config::leaseName, true, false)},
+        {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS",
+         "namespace of the Lease and of the node reports (default kube-system)",
+         stringSetter(&Config::leaseNamespace, true, false)},
+        {"lease-duration", "ALLOT_GC_LEASE_DURATION", "DURATION",
+         "how long a leader's claim lasts without renewal (default 15s)",
+         durationSetter(&Config::leaseDuration, seconds(1), minutes(10))},
+        {"lease-renew-interval", "ALLOT_GC_LEASE_RENEW_INTERVAL", "DURATION",
+         "how often the leader renews and a follower retries (default 5s; below half the duration)",
+         durationSetter(&Config::leaseRenewInterval, milliseconds(100), minutes(5))},
+        {"watch-timeout", "ALLOT_GC_WATCH_TIMEOUT", "DURATION",
+         "the API server ends each pod watch after this long; it is resumed (default 5m)",
+         durationSetter(&Config::watchTimeout, seconds(1), hours(1))},
+        {"health-threshold", "ALLOT_GC_HEALTH_THRESHOLD", "DURATION",
+         "/healthz fails when the watch or the repair loop made no progress for this long (default "
+         "5m)",
+         durationSetter(&Config::healthThreshold, seconds(1), hours(24))},
+        {"api-parallelism", "ALLOT_GC_API_PARALLELISM", "N",
+         "concurrent API requests when releasing a batch (default 4)",
+         intSetter(&Config::apiParallelism, 1, 32)},
+        {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION",
+         "timeout of one API request (default 10s)",
+         durationSetter(&Config::requestTimeout, milliseconds(100), minutes(5))},
+        {"release-retries", "ALLOT_GC_RELEASE_RETRIES", "N",
+         "attempts at a failing release before a ReleaseFailed Event (default 8)",
+         intSetter(&Config::releaseRetries, 1, 100)},
+        {"log-level", "ALLOT_GC_LOG_LEVEL", "LEVEL", "debug, info, warn or error (default info)",
+         setLogLevel},
+        {"log-format", "ALLOT_GC_LOG_FORMAT", "FORMAT",
+         "text (default): one line \"<time> <level> <message> key=value...\"; json: one object "
+         "per line with time, level, msg, and pool, network, pod, container, ip when the line "
+         "concerns them (absent otherwise)",
+         setLogFormat},
+    };
+}
+
+// In --help order.
+const std::vector<Flag>& flags() {
+    static const std::vector<Flag> table = [] {
+        std::vector<Flag> all;
+        for (auto group : {whoseFlags, repairFlags, serviceFlags, tuningFlags})
+            for (auto& f : group()) all.push_back(std::move(f));
+        return all;
+    }();
+    return table;
+}
+
+}  // namespace
+
+Result<Millis> parseDuration(std::string_view text, std::string_view what) {
+    if (text == "0") return Millis(0);
+    if (text.empty()) return bad(what, text, "is not a duration (use e.g. 100ms, 30s, 5m, 1h)");
+    const int64_t cap = std::numeric_limits<int64_t>::max() / 4;
+    int64_t totalMs = 0;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t start = i;
+        int64_t n = 0;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+            if (i - start >= 12) return bad(what, text, "is too large");
+            n = n * 10 + (text[i] - '0');
+            ++i;
+        }
+        if (i == start) return bad(what, text, "is not a duration (use e.g. 100ms, 30s, 5m, 1h)");
+        size_t ustart = i;
+        while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+        std::string_view unit = text.substr(ustart, i - ustart);
+        int64_t scale = 0;
+        if (unit == "ms")
+            scale = 1;
+        else if (unit == "s")
+            scale = 1000;
+        else if (unit == "m")
+            scale = 60'000;
+        else if (unit == "h")
+            scale = 3'600'000;
+        else if (unit.empty())
+            return bad(what, text, "needs a unit (ms, s, m or h)");
+        else
+            return bad(what, text,
+                       "has an unknown unit \"" + std::string(unit) + "\" (use ms, s, m or h)");
+        if (n > cap / scale || totalMs > cap - n * scale) return bad(what, text, "is too large");
+        totalMs += n * scale;
+    }
+    return Millis(totalMs);
+}
+
+Result<std::pair<std::string, int>> parseListen(std::string_view text, std::string_view what) {
+    std::string host;
+    std::string_view portText;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':')
+            return bad(what, text, "is not HOST:PORT");
+        host = std::string(text.substr(1, close - 1));
+        portText = text.substr(close + 2);
+    } else {
+        auto colon = text.rfind(':');
+        if (colon == std::string_view::npos) return bad(what, text, "is not HOST:PORT");
+        host = std::string(text.substr(0, colon));
+        if (host.find(':') != std::string::npos)
+            return bad(what, text, "needs brackets around an IPv6 host");
+        portText = text.substr(colon + 1);
+    }
+    if (host.empty()) host = "0.0.0.0";
+    auto port = parseInt(portText, what, 0, 65535);
+    if (!port) return port.error();
+    return std::pair<std::string, int>(host, static_cast<int>(*port));
+}
+
+Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv& env) {
+    ParsedArgs out;
+    Config& c = out.config;
+    const auto& table = flags();
+    std::vector<bool> seen(table.size(), false);
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "--help" || a == "-h" || a == "--version") {
+            (a == "--version" ? out.version : out.help) = true;
+            return out;
+        }
+        if (a.rfind("--", 0) != 0) return bad("argument", a, "is not a flag (see --help)");
+        std::string name = a.substr(2), value;
+        bool hasValue = false;
+        if (auto eq = name.find('='); eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+            hasValue = true;
+        }
+        auto it =
+            std::find_if(table.begin(), table.end(), [&](const Flag& f) { return name == f.name; });
+        if (it == table.end()) return bad("flag", "--" + name, "is unknown (see --help)");
+        if (!hasValue) {
+            if (it->boolean) {
+                value = "true";
+            } else {
+                if (i + 1 >= args.size()) return bad("--" + name, "", "needs a value");
+                value = args[++i];
+            }
+        }
+        if (auto r = it->set(c, value, "--" + name); !r) return r.error();
+        seen[static_cast<size_t>(it - table.begin())] = true;
+    }
+    for (size_t i = 0; i < table.size(); ++i) {
+        if (seen[i]) continue;
+        auto v = env(table[i].env);
+        if (!v) continue;
+        // An empty variable counts as unset, except where empty has a meaning of its own.
+        if (v->empty() && std::string_view(table[i].name) != "journal-dir" &&
+            std::string_view(table[i].name) != "relay-socket")
+            continue;
+        if (auto r = table[i].set(c, *v, std::string(table[i].env)); !r) return r.error();
+    }
+    if (c.nodeName.empty())
+        return makeError(Errc::InvalidConfig,
+                         "the node name is required: --node-name or NODE_NAME");
+    if (c.identity.empty()) {
+        c.identity = c.nodeName;
+        c.identityDefaulted = true;  // the daemon makes it unique per process
+    }
+    if (c.leaseRenewInterval * 2 > c.leaseDuration)
+        return makeError(Errc::InvalidConfig,
+                         "--lease-renew-interval must be at most half of --lease-duration (" +
+                             std::to_string(c.leaseRenewInterval.count()) + "ms vs " +
+                             std::to_string(c.leaseDuration.count()) + "ms)");
+    return out;
+}
+
+std::string usage() {
+    std::string s =
+        "allot-gc: per-node reclamation sidecar of the allot IPAM plugin.\n"
+        "\n"
+        "Releases the addresses of this node's deleted pods, replays the plugin's DEL journal,\n"
+        "keeps the plugin's node kubeconfig fresh, and (one leader per cluster) repairs leaked\n"
+        "allocations and reports pool anomalies. Serves /metrics, /healthz and /readyz.\n"
+        "\n"
+        "Usage: allot-gc [--flag=value | --flag value]...\n"
+        "Each flag falls back to the environment variable shown; a flag wins.\n"
+        "Durations: 100ms, 30s, 5m, 1h, 1m30s. Exit status 2 on a bad flag.\n\n";
+    for (const auto& f : flags()) {
+        std::string left = std::string("  --") + f.name + "=" + f.arg;
+        s += left;
+        s += std::string(left.size() < 36 ? 36 - left.size() : 1, ' ');
+        s += "[$" + std::string(f.env) + "]\n      " + f.help + "\n";
+    }
+    s += "  --version                         the version and the git revision it was built from\n";
+    s += "  --help                            this text\n";
+    return s;
+}
+
+}  // namespace allot::gc

@@ -1,0 +1,527 @@
+#include "gc-sidecar/daemon/daemon.h"
+
+#include <malloc.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "cluster/k8s_cluster.h"
+#include "cni/net_config.h"
+#include "gc-sidecar/daemon/events.h"
+#include "gc-sidecar/daemon/http_server.h"
+#include "gc-sidecar/daemon/metrics.h"
+#include "gc-sidecar/daemon/node_kubeconfig.h"
+#include "gc-sidecar/daemon/schema_probe.h"
+#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/leader/claim_gc.h"
+#include "gc-sidecar/leader/lease.h"
+#include "gc-sidecar/leader/repair.h"
+#include "gc-sidecar/leader/slice_controller.h"
+#include "gc-sidecar/node/pod_watch.h"
+#include "gc-sidecar/node/reclaimer.h"
+#include "gc-sidecar/node/sandbox_probe.h"
+#include "gc-sidecar/relay/claim_copy.h"
+#include "gc-sidecar/relay/relay_server.h"
+#include "gc-sidecar/relay/slice_watch.h"
+#include "json/json.h"
+#include "k8s/ipam_claim.h"
+#include "k8s/kubeconfig.h"
+#include "k8s/resources.h"
+#include "log/log.h"
+
+namespace allot::gc {
+
+using cluster::K8sCluster;
+
+using cluster::Cluster;
+
+namespace {
+
+// Threads that must finish before exit (the watch threads may sit in a long-poll and are
+// not waited for: nothing they hold needs cleaning up).
+class Joiner {
+  public:
+    void spawn(std::function<void()> fn) {
+        {
+            std::lock_guard l(m_);
+            ++running_;
+        }
+        std::thread([this, fn = std::move(fn)] {
+            fn();
+            {
+                std::lock_guard l(m_);
+                --running_;
+            }
+            cv_.notify_all();
+        }).detach();
+    }
+    bool waitAll(std::chrono::steady_clock::time_point deadline) {
+        std::unique_lock l(m_);
+        return cv_.wait_until(l, deadline, [&] { return running_ == 0; });
+    }
+
+  private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    int running_ = 0;
+};
+
+// The plugin's report of how an ADD or DEL ended (k8s::RelayOutcome), into the metrics.
+std::optional<k8s::RelayResponse> cniOutcome(Metrics& metrics, const k8s::RelayRequest& r) {
+    auto o = k8s::parseRelayOutcomePath(r.path);
+    if (!o) return std::nullopt;
+    metrics.observeCni(
+        CniCall{o->command, o->network, o->outcome, static_cast<double>(o->micros) / 1e6});
+    return k8s::RelayResponse{k8s::RelayResponse::Kind::Answered, 200, -1, ""};
+}
+
+// Tokens for the plugin's ServiceAccount ("ns/name") by TokenRequest, valid an hour and
+// renewed once half of that has passed.
+NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::string& sa) {
+    struct State {
+        k8s::Client client;
+        std::string path, token;
+        std::chrono::steady_clock::time_point at{};
+    };
+    const auto slash = sa.find('/');
+    auto st =
+        std::make_shared<State>(State{std::move(client),
+                                      "/api/v1/namespaces/" + sa.substr(0, slash) +
+                                          "/serviceaccounts/" + sa.substr(slash + 1) + "/token",
+                                      "",
+                                      {}});
+    return [st, sa]() -> core::Result<std::string> {
+        constexpr auto kLifetime = kPluginTokenLifetime;
+        const auto now = std::chrono::steady_clock::now();
+        if (!st->token.empty() && !pluginTokenDue(now - st->at)) return st->token;
+        auto body = json::parse(R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest",)"
+                                R"("spec":{"expirationSeconds":3600}})");
+        if (!body) return body.error();
+        st->client.setDeadline(now + std::chrono::seconds(10));
+        auto r = st->client.create(st->path, *body);
+        if (!r) {
+            if (!st->token.empty() && now - st->at < kLifetime - std::chrono::minutes(5))
+                return st->token;  // the one we hold is still good
+            return core::makeError(r.code(),
+                                   "token for ServiceAccount " + sa + ": " + r.error().message);
+        }
+        const json::Value* s = r->find("status");
+        const json::Value* t = s && s->isObject() ? s->find("token") : nullptr;
+        if (!t || !t->isString() || t->asString().empty())
+            return core::makeError(core::Errc::Decode,
+                                   "TokenRequest for " + sa + " returned no token");
+        st->token = t->asString();
+        st->at = now;
+        return st->token;
+    };
+}
+
+// Two allot-gc on one node (a rolling update) must not share a Lease identity: each would
+// take the other's renewals for its own and both would lead.
+Config withIdentity(const Config& given) {
+    Config cfg = given;
+    if (cfg.identityDefaulted) {
+        std::random_device rd;
+        char suffix[16];
+        std::snprintf(suffix, sizeof suffix, "%08x", rd());
+        cfg.identity = cfg.nodeName + "_" + std::to_string(::getpid()) + "_" + suffix;
+    }
+    return cfg;
+}
+
+void tuneMalloc() {
+    // Few malloc arenas: with one per thread, memory freed by one thread's work (a repair
+    // pass, a relist) stays reserved in its arena and the resident size only grows.
+    ::mallopt(M_ARENA_MAX, 2);
+    // Fixed thresholds (no dynamic raising): big response bodies are mapped and unmapped
+    // rather than left in the heap after use.
+    ::mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+    ::mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+}
+
+// The daemon's parts, built by named steps in start-up order; each step that can fail logs
+// why and returns false (exit status 2).
+class Daemon {
+  public:
+    explicit Daemon(Config cfg) : cfg_(std::move(cfg)) {}
+
+    bool loadClusterConfig();
+    void blockSignals();
+    bool startReclaimer();
+    bool startRepair();
+    bool startSlices();
+    bool startClaims(RepairOptions& popts);
+    bool bindHttp();
+    bool bindRelay();
+    bool writeNodeKubeconfig();
+    void spawnThreads();
+    void waitForSignal();
+    [[noreturn]] void shutdown();
+
+  private:
+    std::optional<k8s::Client> newClient();
+    std::optional<std::vector<Cluster*>> clusters(int n);
+
+    Config cfg_;
+    sigset_t sigs_{};
+    std::optional<k8s::ClusterConfig> cluster_;
+    k8s::Client::Options copts_;
+    Metrics metrics_;
+    StopSignal stop_;
+    std::mutex scanLock_;
+    std::shared_ptr<PoolNamespaces> poolNamespaces_;  // shared by catch-up and repair
+    std::vector<std::unique_ptr<K8sCluster>> owned_;
+    std::unique_ptr<EventRecorder> recorder_;
+    std::unique_ptr<Reclaimer> reclaimer_;
+    PodNetworksIndex podIndex_;  // the pod watch's, for the relay's answers
+    std::unique_ptr<PodWatch> watch_;
+    std::unique_ptr<RepairLoop> repair_;
+    std::unique_ptr<ClaimSource> claimSource_;
+    std::unique_ptr<SliceCluster> sliceCluster_;
+    std::unique_ptr<SliceController> slices_;
+    std::unique_ptr<LeaderElector> elector_;
+    HttpServer http_;
+    std::unique_ptr<RelayServer> relay_;
+    std::unique_ptr<NodeSliceCopy> sliceCopy_;
+    std::unique_ptr<ClaimCopy> claimCopy_;
+    std::vector<std::unique_ptr<ObjectWatch>> copyWatches_;  // the relay's copies'
+    std::unique_ptr<NodeKubeconfig> nodeKubeconfig_;
+    Joiner joiner_;
+};
+
+bool Daemon::loadClusterConfig() {
+    auto cluster = cfg_.kubeconfig.empty() ? k8s::inClusterConfig(cfg_.serviceAccountDir)
+                                           : k8s::loadKubeconfig(cfg_.kubeconfig);
+    if (!cluster) {
+        logging::logError(cluster.error().message);
+        return false;
+    }
+    if (cluster->insecureSkipTlsVerify)
+        logging::logWarn(
+            "warning: TLS verification of the API server is off (insecure-skip-tls-verify in " +
+            cfg_.kubeconfig + ")");
+    cluster_ = std::move(*cluster);
+    copts_.requestTimeout = cfg_.requestTimeout;
+    copts_.userAgent = "allot-gc/" + cfg_.nodeName;
+    copts_.onThrottled = [this] { metrics_.addApiThrottled(); };
+    return true;
+}
+
+// Signals are taken synchronously by the main thread only.
+void Daemon::blockSignals() {
+    sigemptyset(&sigs_);
+    sigaddset(&sigs_, SIGTERM);
+    sigaddset(&sigs_, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs_, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+std::optional<k8s::Client> Daemon::newClient() {
+    auto c = k8s::Client::fromConfig(*cluster_, copts_);
+    if (!c) {
+        logging::logError("API client: " + c.error().message);
+        return std::nullopt;
+    }
+    return std::move(*c);
+}
+
+std::optional<std::vector<Cluster*>> Daemon::clusters(int n) {
+    std::vector<Cluster*> out;
+    for (int i = 0; i < n; ++i) {
+        auto c = newClient();
+        if (!c) return std::nullopt;
+        owned_.push_back(std::make_unique<K8sCluster>(std::move(*c), [this](const core::Error& e) {
+            metrics_.addApiError(core::errcName(e.code));
+        }));
+        out.push_back(owned_.back().get());
+    }
+    return out;
+}
+
+// The Event recorder, the release worker and the pod watch that feeds it.
+bool Daemon::startReclaimer() {
+    auto eventClient = newClient();
+    auto watchClient = newClient();
+    auto reclaimClusters = clusters(cfg_.apiParallelism);
+    if (!eventClient || !watchClient || !reclaimClusters) return false;
+    recorder_ = std::make_unique<EventRecorder>(std::move(*eventClient), cfg_.nodeName,
+                                                cfg_.identity, metrics_, stop_);
+    // Once, before any release: whether the IPPool schema keeps allot's entry fields.
+    reportIPPoolSchema(*watchClient, cfg_.poolNamespace, cfg_.nodeName, metrics_, *recorder_);
+    ReclaimerOptions ropts;
+    ropts.node = cfg_.nodeName;
+    ropts.poolNamespace = cfg_.poolNamespace;
+    ropts.ipamTypes = cfg_.ipamTypes;
+    ropts.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
+    ropts.releaseRetries = cfg_.releaseRetries;
+    ropts.journalDir = cfg_.journalDir;
+    ropts.journalInterval = cfg_.journalInterval;
+    ropts.scanLock = &scanLock_;
+    poolNamespaces_ =
+        std::make_shared<PoolNamespaces>(cfg_.poolNamespace, cfg_.ipamTypes, ropts.flatFiles);
+    ropts.poolNamespaces = poolNamespaces_;
+    if (cfg_.sandboxProbe)
+        ropts.probe = []() -> Result<std::set<core::IpAddress>> {
+            auto r = probeNodeAddresses({"/run/netns", "/var/run/netns"});
+            if (!r) return r.error();
+            return std::move(r->addresses);
+        };
+    ropts.sweepInterval = cfg_.nodeSweepInterval;
+    ropts.livePods = [this] { return watch_->live(); };
+    if (cfg_.nodeSweepInterval.count() > 0) ropts.reportNamespace = cfg_.leaseNamespace;
+    reclaimer_ = std::make_unique<Reclaimer>(ropts, *reclaimClusters, *recorder_, metrics_, stop_);
+    PodWatchOptions wopts;
+    wopts.node = cfg_.nodeName;
+    wopts.watchTimeout = cfg_.watchTimeout;
+    watch_ = std::make_unique<PodWatch>(
+        wopts, std::move(*watchClient),
+        [this](PodRecord p) { reclaimer_->podDeleted(std::move(p)); },
+        [this](std::vector<PodRecord> live) { reclaimer_->catchUp(std::move(live)); }, metrics_,
+        stop_);
+    watch_->setIndex(&podIndex_);
+    return true;
+}
+
+// The repair loop and the Lease that decides whether it runs (only with --repair).
+bool Daemon::startRepair() {
+    if (!cfg_.repair) return true;
+    auto repairClusters = clusters(std::min(cfg_.apiParallelism, 2));
+    auto leaseClient = newClient();
+    if (!repairClusters || !leaseClient) return false;
+    RepairOptions popts;
+    popts.poolNamespace = cfg_.poolNamespace;
+    popts.interval = cfg_.repairInterval;
+    popts.leakPasses = cfg_.leakPasses;
+    popts.leakGrace = cfg_.leakGrace;
+    popts.batch = cfg_.repairBatch;
+    popts.anomalyPasses = cfg_.leakPasses;
+    popts.scanLock = &scanLock_;
+    if (!startClaims(popts)) return false;
+    popts.poolNamespaces = poolNamespaces_;
+    popts.reportNamespace = cfg_.leaseNamespace;
+    repair_ = std::make_unique<RepairLoop>(popts, *repairClusters, *recorder_, metrics_, stop_);
+    if (!startSlices()) return false;
+    LeaseOptions lopts{cfg_.leaseName, cfg_.leaseNamespace, cfg_.identity, cfg_.leaseDuration,
+                       cfg_.leaseRenewInterval};
+    elector_ = std::make_unique<LeaderElector>(
+        lopts, std::move(*leaseClient),
+        [this](bool leading) {
+            metrics_.setLeader(leading);
+            repair_->setLeading(leading);
+            if (slices_) slices_->setLeading(leading);
+        },
+        [this](const core::Error& e) { metrics_.addApiError(core::errcName(e.code)); }, stop_);
+    return true;
+}
+
+// Addresses owned by deleted IPAMClaims or gone StatefulSet members, freed after every repair
+// pass (claim_gc.h), on a client of their own.
+bool Daemon::startClaims(RepairOptions& popts) {
+    auto cl = clusters(1);
+    if (!cl) return false;
+    claimSource_ = makeK8sClaimSource(*owned_.back());
+    popts.afterPass = [this, c = (*cl)[0]] {
+        const std::set<std::string> namespaces =
+            poolNamespaces_ ? poolNamespaces_->all() : std::set<std::string>{cfg_.poolNamespace};
+        auto r = releaseDeletedClaims(*c, *claimSource_, namespaces, *recorder_, metrics_);
+        if (!r) return logging::logWarn("owned-address pass: " + r.error().message);
+        if (r->claimsUnlisted && r->claimsUnlisted->code == core::Errc::NotFound)
+            logging::logDebug("IPAMClaims not served (" + r->claimsUnlisted->message +
+                              "): none released");
+        else if (r->claimsUnlisted)
+            logging::logWarn("IPAMClaims not listed: " + r->claimsUnlisted->message);
+        if (r->owned)
+            logging::logInfo("owned-address pass: " + std::to_string(r->owned) +
+                             " addresses owned by IPAMClaims or StatefulSets, " +
+                             std::to_string(r->gone) + " deleted claims, " +
+                             std::to_string(r->released) + " released");
+    };
+    return true;
+}
+
+// The node-slice controller: run by the Lease holder, beside the repair loop.
+bool Daemon::startSlices() {
+    if (!cfg_.nodeSlices) return true;
+    if (!clusters(1)) return false;
+    sliceCluster_ = makeK8sSliceCluster(*owned_.back());
+    SliceOptions so;
+    so.poolNamespace = cfg_.poolNamespace;
+    so.ipamTypes = cfg_.ipamTypes;
+    so.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
+    so.interval = cfg_.sliceInterval;
+    slices_ = std::make_unique<SliceController>(so, *sliceCluster_, *recorder_, metrics_, stop_);
+    return true;
+}
+
+bool Daemon::bindHttp() {
+    if (cfg_.listenPort == 0) return true;
+    http_.route("/metrics", [this] {
+        return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render()};
+    });
+    http_.route("/healthz", [this] {
+        auto why = metrics_.unhealthyReason(cfg_.healthThreshold, cfg_.repairInterval);
+        return why.empty() ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
+                           : HttpReply{503, "text/plain; charset=utf-8", why + "\n"};
+    });
+    http_.route("/readyz", [this] {
+        return metrics_.ready()
+                   ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
+                   : HttpReply{503, "text/plain; charset=utf-8", "first sync not complete\n"};
+    });
+    if (auto b = http_.bind(cfg_.listenHost, cfg_.listenPort); !b) {
+        logging::logError(b.error().message);
+        return false;
+    }
+    return true;
+}
+
+bool Daemon::bindRelay() {
+    if (cfg_.relaySocket.empty()) return true;
+    RelayServerOptions ro;
+    ro.socketPath = cfg_.relaySocket;
+    ro.server = cluster_->server;
+    while (!ro.server.empty() && ro.server.back() == '/') ro.server.pop_back();
+    ro.health = std::make_shared<RelayHealth>();
+    ro.known = [this](const k8s::RelayRequest& r) { return podIndex_.answer(r); };
+    ro.onRefused = [this](const char* reason) { metrics_.addRelayRefused(reason); };
+    ro.local.push_back([this](const k8s::RelayRequest& r) { return cniOutcome(metrics_, r); });
+    // This node's slices for the plugin's ADD (slice_watch.h), on a client of their own.
+    if (auto c = newClient()) {
+        sliceCopy_ = std::make_unique<NodeSliceCopy>(cfg_.nodeName);
+        copyWatches_.push_back(std::make_unique<ObjectWatch>(
+            std::move(*c), k8s::collectionPath(k8s::kNodeSlicePool, ""), "NodeSlicePools",
+            *sliceCopy_, stop_));
+        ro.local.push_back(
+            [copy = sliceCopy_.get()](const k8s::RelayRequest& r) { return copy->answer(r); });
+    }
+    // The IPAMClaims, for an ADD with a claim (claim_copy.h).
+    if (auto c = newClient()) {
+        claimCopy_ = std::make_unique<ClaimCopy>();
+        copyWatches_.push_back(
+            std::make_unique<ObjectWatch>(std::move(*c), k8s::collectionPath(k8s::kIPAMClaim, ""),
+                                          "IPAMClaims", *claimCopy_, stop_));
+        ro.local.push_back(
+            [copy = claimCopy_.get()](const k8s::RelayRequest& r) { return copy->answer(r); });
+    }
+    relay_ = std::make_unique<RelayServer>(
+        ro, clientForward([this] { return newClient(); }, 4, ro.health));
+    if (auto b = relay_->bind(); !b) {
+        logging::logError(b.error().message);
+        return false;
+    }
+    return true;
+}
+
+bool Daemon::writeNodeKubeconfig() {
+    if (cfg_.nodeKubeconfig.empty()) return true;
+    nodeKubeconfig_ = std::make_unique<NodeKubeconfig>(cfg_.nodeKubeconfig, cfg_.serviceAccountDir,
+                                                       "", cfg_.poolNamespace);
+    if (!cfg_.pluginServiceAccount.empty()) {
+        // The plugin's own identity (only what ADD/DEL/CHECK/GC need), not allot-gc's.
+        auto tokenClient = newClient();
+        if (!tokenClient) return false;
+        nodeKubeconfig_->setTokenSource(
+            pluginTokenSource(std::move(*tokenClient), cfg_.pluginServiceAccount));
+    }
+    auto w = nodeKubeconfig_->refresh();
+    metrics_.setPluginTokenExpiry(static_cast<double>(nodeKubeconfig_->expiry().value_or(0)));
+    if (!w)
+        logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " + w.error().message +
+                         " (tried again every --token-check-interval)");
+    else if (*w)
+        logging::logInfo("wrote node kubeconfig " + cfg_.nodeKubeconfig);
+    return true;
+}
+
+void Daemon::spawnThreads() {
+    logging::logInfo("allot-gc starting on node " + cfg_.nodeName + " (pool namespace " +
+                     cfg_.poolNamespace + ", identity " + cfg_.identity +
+                     (cfg_.repair ? ", repair candidate" : "") + ")");
+    std::thread([this] { watch_->run(); }).detach();
+    joiner_.spawn([this] { recorder_->run(); });
+    joiner_.spawn([this] { reclaimer_->run(); });
+    if (repair_) {
+        joiner_.spawn([this] { repair_->run(); });
+        if (slices_) joiner_.spawn([this] { slices_->run(); });
+        joiner_.spawn([this] { elector_->run(); });
+    }
+    if (cfg_.listenPort != 0) joiner_.spawn([this] { http_.serve(); });
+    if (relay_) joiner_.spawn([this] { relay_->serve(); });
+    // Like the pod watch, it may sit in a long-poll at shutdown: not joined.
+    for (auto& w : copyWatches_) std::thread([w = w.get()] { w->run(); }).detach();
+}
+
+// The main thread waits for a signal, and keeps the node kubeconfig fresh meanwhile.
+void Daemon::waitForSignal() {
+    for (;;) {
+        int sig = 0;
+        if (nodeKubeconfig_) {
+            timespec ts{};
+            ts.tv_sec = cfg_.tokenCheckInterval.count() / 1000;
+            ts.tv_nsec = (cfg_.tokenCheckInterval.count() % 1000) * 1'000'000;
+            sig = sigtimedwait(&sigs_, nullptr, &ts);
+            if (sig < 0) {
+                auto w = nodeKubeconfig_->refresh();
+                metrics_.setPluginTokenExpiry(
+                    static_cast<double>(nodeKubeconfig_->expiry().value_or(0)));
+                if (!w)
+                    logging::logWarn("node kubeconfig " + cfg_.nodeKubeconfig + ": " +
+                                     w.error().message);
+                else if (*w)
+                    logging::logInfo("rewrote node kubeconfig " + cfg_.nodeKubeconfig +
+                                     " (token rotated)");
+                continue;
+            }
+        } else if (sigwait(&sigs_, &sig) != 0) {
+            continue;
+        }
+        logging::logInfo(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") +
+                         ": shutting down");
+        return;
+    }
+}
+
+void Daemon::shutdown() {
+    stop_.request();
+    if (cfg_.listenPort != 0) http_.stop();
+    if (relay_) relay_->stop();
+    // The Lease release and any request in flight are bounded by the request timeout.
+    const bool clean = joiner_.waitAll(std::chrono::steady_clock::now() + cfg_.requestTimeout +
+                                       std::chrono::seconds(2));
+    logging::logInfo(clean ? "stopped" : "stopped (some work was still in flight)");
+    std::fflush(stderr);
+    // The watch threads may be inside a long-poll; nothing they hold needs cleaning up.
+    std::_Exit(0);
+}
+
+}  // namespace
+
+int runDaemon(const Config& given) {
+    // First: every line, the constructor's too, in the configured format.
+    logging::Level level = logging::Level::Info;
+    logging::parseLevel(given.logLevel, level);
+    logging::daemonLog().setLevel(level);
+    logging::Format format = logging::Format::Text;
+    logging::parseFormat(given.logFormat, format);
+    logging::daemonLog().setFormat(format);
+    Daemon d(withIdentity(given));
+    tuneMalloc();
+    if (!d.loadClusterConfig()) return 2;
+    d.blockSignals();
+    if (!d.startReclaimer() || !d.startRepair() || !d.bindHttp() || !d.bindRelay() ||
+        !d.writeNodeKubeconfig())
+        return 2;
+    d.spawnThreads();
+    d.waitForSignal();
+    d.shutdown();
+}
+
+}  // namespace allot::gc

@@ -1,0 +1,40 @@
+#pragma once
+// The schedule of a leader-only periodic job (the repair loop, the slice controller): it runs
+// while this process leads, pauses while it does not, wakes at once on a leadership change or
+// a stop request, and tells the job when a new term starts.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+#include "gc-sidecar/daemon/stop.h"
+
+namespace allot::gc {
+
+class LeaderLoop {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    explicit LeaderLoop(StopSignal& stop);
+    LeaderLoop(const LeaderLoop&) = delete;
+    LeaderLoop& operator=(const LeaderLoop&) = delete;
+
+    void setLeading(bool leading);  // from the leader elector
+    // Read between writes: a job stops writing the moment leadership is lost.
+    bool leading() const { return leading_.load(); }
+
+    // Until stop: on every leadership change `newTerm()` (state of an earlier term is stale);
+    // while leading, `step()` whenever its previous answer (the delay to the next) has passed.
+    void run(const std::function<void()>& newTerm, const std::function<Clock::duration()>& step);
+
+  private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::atomic<bool> leading_{false};
+    bool stopping_ = false;
+    bool leadershipChanged_ = false;
+};
+
+}  // namespace allot::gc

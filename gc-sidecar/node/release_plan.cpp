@@ -1,0 +1,88 @@
+#include "gc-sidecar/node/release_plan.h"
+
+namespace allot::gc {
+
+bool mayFree(const ReleaseItem& it) {
+    // A pod re-created under the name (OtherUid) does not take the old one's addresses over
+    // (core::mayTakeOver): the old UID's entries go, once proven unused.
+    return !it.failure && (it.live == Liveness::Gone || it.live == Liveness::OtherUid);
+}
+
+PoolGroups groupByPool(std::span<const ReleaseItem> items, const std::set<PoolKey>& nodePools,
+                       const std::vector<ScanFind>& scanned) {
+    PoolGroups groups;
+    auto join = [&](const std::string& ns, const std::string& pool, const std::string& net,
+                    size_t i, bool scan) {
+        PoolGroup& g = groups[{ns, pool}];
+        if (g.networkName.empty()) g.networkName = net;
+        for (const auto& m : g.members)
+            if (m.first == i) return;
+        g.members.emplace_back(i, scan);
+    };
+    for (size_t i = 0; i < items.size(); ++i) {
+        const ReleaseItem& it = items[i];
+        if (!mayFree(it)) continue;
+        for (const auto& k : it.pools) join(k.ns, k.pool, k.networkName, i, !it.w.hinted.empty());
+        // Pods whose networks are unknown are looked for only in the pools known to hold this
+        // node's entries (and, when their annotation names networks that cannot be resolved,
+        // wherever a scan found them): a deletion never lists every pool otherwise.
+        if (it.scanAll)
+            for (const auto& k : nodePools) join(k.ns, k.pool, k.networkName, i, true);
+    }
+    for (const auto& f : scanned)
+        if (f.item < items.size() && items[f.item].scanAll && mayFree(items[f.item]))
+            join(f.ns, f.pool, "", f.item, true);
+    return groups;
+}
+
+bool needsProbe(std::span<const ReleaseItem> items, const PoolGroups& groups) {
+    for (const auto& [key, g] : groups)
+        for (const auto& m : g.members)
+            if (!items[m.first].w.pod.sandboxGone) return true;
+    return false;
+}
+
+PoolPlan planPool(const store::Pool& p, const PoolGroup& group, std::span<const ReleaseItem> items,
+                  const SandboxProof& proof, const std::string& node) {
+    PoolPlan plan;
+    const auto cidr = core::Cidr::parse(p.range);
+    // True when the address may still be in use by the pod's sandbox.
+    auto mayRun = [&](size_t i, core::u128 off) {
+        if (items[i].w.pod.sandboxGone) return false;
+        if (proof.nodeHeld && cidr && proof.nodeHeld->count(cidr->at(off)) == 0) return false;
+        if (cidr) plan.kept.emplace_back(i, cidr->at(off));
+        return true;
+    };
+    for (const auto& [off, owner] : p.allocations) {
+        for (const auto& [i, scan] : group.members) {
+            if (items[i].failure) continue;
+            MatchKind m = matchGone(owner, items[i].gone, node, scan);
+            // Under a re-created pod's name, only entries of the old UID are the old pod's.
+            if (m == MatchKind::PodRef && items[i].live == Liveness::OtherUid) m = MatchKind::None;
+            if (m == MatchKind::None) continue;
+            if (mayRun(i, off)) break;
+            if (m == MatchKind::Uid) {
+                plan.release.push_back(off);
+                plan.owners[off] = i;
+            } else {
+                plan.lookAgain[i].push_back(off);
+            }
+            break;
+        }
+    }
+    return plan;
+}
+
+void settle(PoolPlan& plan, const std::map<size_t, Liveness>& looked) {
+    for (auto& [i, offs] : plan.lookAgain) {
+        auto l = looked.find(i);
+        if (l == looked.end() || l->second != Liveness::Gone) continue;
+        for (auto off : offs) {
+            plan.release.push_back(off);
+            plan.owners[off] = i;
+        }
+    }
+    plan.lookAgain.clear();
+}
+
+}  // namespace allot::gc

@@ -1,0 +1,91 @@
+#pragma once
+// A copy of one resource that allot-gc keeps current for the node relay (slice_watch.h,
+// claim_copy.h): list, then watch from the list's resourceVersion, resuming after the server
+// ends a watch and listing again after a failure, with the engine's backoff between failures.
+// A copy that failed answers nothing until the next list: the plugin then asks the API server.
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gc-sidecar/daemon/stop.h"
+#include "json/json.h"
+#include "k8s/client.h"
+#include "k8s/watch.h"
+
+namespace allot::gc {
+
+// (metadata.namespace, metadata.name) of an object; empty strings where it has none.
+std::pair<std::string, std::string> objectKey(const json::Value& obj);
+
+class WatchedCopy {
+  public:
+    virtual ~WatchedCopy() = default;
+    // A full list: the copy is current from now on.
+    virtual void replace(const std::vector<json::Value>& objects) = 0;
+    // One watch event on top of the last list.
+    virtual void apply(const k8s::WatchEvent& ev) = 0;
+    // The watch failed: answer nothing until the next replace().
+    virtual void lost() = 0;
+};
+
+// A WatchedCopy that keeps one string per object, by namespace and name: what keep() makes of
+// it. Until the first list, and from a failed watch until the next list, it holds nothing.
+class KeyedCopy : public WatchedCopy {
+  public:
+    void replace(const std::vector<json::Value>& objects) override;
+    void apply(const k8s::WatchEvent& ev) override;
+    void lost() override;
+    size_t size() const;
+
+  protected:
+    // What to keep of an object; nullopt: nothing (what was kept for it goes).
+    virtual std::optional<std::string> keep(const json::Value& obj) const = 0;
+    struct Lookup {
+        bool synced = false;
+        std::optional<std::string> kept;
+    };
+    Lookup lookup(const std::string& ns, const std::string& name) const;
+
+  private:
+    void set(const json::Value& obj);  // under mu_
+
+    mutable std::mutex mu_;
+    bool synced_ = false;
+    std::map<std::pair<std::string, std::string>, std::string> kept_;
+};
+
+inline constexpr std::chrono::minutes kNotServedRecheck{5};
+
+class ObjectWatch {
+  public:
+    // `collection`: the resource's path in all namespaces; `what` names it in logs.
+    ObjectWatch(k8s::Client client, std::string collection, std::string what, WatchedCopy& copy,
+                StopSignal& stop)
+        : client_(std::move(client)),
+          collection_(std::move(collection)),
+          what_(std::move(what)),
+          copy_(copy),
+          stop_(stop) {}
+    // Runs until stopped.
+    void run();
+
+  private:
+    bool relist(std::string& rv);
+    bool watchFrom(std::string& rv);  // false: list again
+    void pause();
+    bool notServed_ = false;  // the last list said the resource is not served
+
+    k8s::Client client_;
+    std::string collection_, what_;
+    WatchedCopy& copy_;
+    StopSignal& stop_;
+    int failures_ = 0;
+    bool saidNotServed_ = false;
+};
+
+}  // namespace allot::gc

@@ -1,0 +1,62 @@
+#include <doctest/doctest.h>
+
+#include "../../k8s/fake_server.h"
+#include "cluster/k8s_cluster.h"
+#include "gc-sidecar/leader/claim_gc.h"
+#include "json/json.h"
+
+using namespace allot;
+using test::FakeServer;
+using test::response;
+
+namespace {
+
+// A PodList of one live pod in "vms" whose networks annotation is `networks` (JSON text).
+std::string podList(const std::string& networks) {
+    auto pod = json::Value::object();
+    auto md = json::Value::object();
+    md.set("name", json::Value::string("virt-launcher-vm-a-target"));
+    md.set("namespace", json::Value::string("vms"));
+    auto ann = json::Value::object();
+    ann.set("k8s.v1.cni.cncf.io/networks", json::Value::string(networks));
+    md.set("annotations", std::move(ann));
+    pod.set("metadata", std::move(md));
+    auto items = json::Value::array();
+    items.push(std::move(pod));
+    auto list = json::Value::object();
+    list.set("kind", json::Value::string("PodList"));
+    list.set("items", std::move(items));
+    return list.dump();
+}
+
+// Whether the claim source, over an API server that lists `networks`' pod, finds vms/vm-a
+// referenced by a live pod.
+bool referencesVmA(const std::string& networks) {
+    FakeServer server({{response(200, podList(networks))}});
+    k8s::ClusterConfig cfg;
+    cfg.server = server.url();
+    cfg.token = "t";
+    auto client = k8s::Client::fromConfig(cfg);
+    REQUIRE(client.ok());
+    cluster::K8sCluster cluster(std::move(*client), [](const core::Error&) {});
+    auto source = gc::makeK8sClaimSource(cluster);
+    auto r = source->referencedByLivePod("vms", "vm-a");
+    REQUIRE(r.ok());
+    return *r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a live pod that references a claim through its element's cni-args keeps the claim "
+    "referenced, as the plugin reads it") {
+    // After a live migration the current launcher pod may name the claim only in cni-args
+    // (Multus passes them to the plugin as args.cni, which the plugin reads first).
+    CHECK(referencesVmA(
+        R"([{"name":"blue","interface":"pod7","cni-args":{"ipam-claim-reference":"vm-a"}}])"));
+    CHECK(referencesVmA(R"([{"name":"blue","ipam-claim-reference":"vm-a"}])"));
+    // The plugin takes cni-args' reference over the element's own: the element's is not used.
+    CHECK_FALSE(referencesVmA(
+        R"([{"name":"blue","ipam-claim-reference":"vm-a","cni-args":{"ipam-claim-reference":"vm-b"}}])"));
+    CHECK_FALSE(referencesVmA(R"([{"name":"blue","cni-args":{"other":1}}])"));
+}
