@@ -24,22 +24,14 @@ PodInfo podInfoOf(const json::Value& pod) {
 
 }  // namespace
 
-template <typename T>
-Result<T> K8sCluster::seen(Result<T> r) {
-    if (!r && r.code() != Errc::NotFound && r.code() != Errc::Conflict &&
-        r.code() != Errc::AlreadyExists && onError_)
-        onError_(r.error());
-    return r;
-}
-
 store::PoolStore& K8sCluster::pools(const std::string& ns) {
     auto& slot = stores_[ns];
-    if (!slot) slot = std::make_unique<store::K8sStore>(client_, ns, onError_);
+    if (!slot) slot = std::make_unique<store::K8sStore>(client_, ns, seen_.fn());
     return *slot;
 }
 
 Result<std::optional<PodInfo>> K8sCluster::getPod(const std::string& ns, const std::string& name) {
-    auto obj = seen(client_.get(k8s::objectPath(k8s::kPod, ns, name)));
+    auto obj = seen_(client_.get(k8s::objectPath(k8s::kPod, ns, name)));
     if (!obj) {
         if (obj.code() == Errc::NotFound) return std::optional<PodInfo>();
         return obj.error();
@@ -53,7 +45,7 @@ Result<void> K8sCluster::eachPod(
     const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) {
     k8s::ListOptions o;
     o.limit = pageSize_;
-    auto rv = seen(client_.listEach(k8s::collectionPath(k8s::kPod, ns), o, [&](json::Value& item) {
+    auto rv = seen_(client_.listEach(k8s::collectionPath(k8s::kPod, ns), o, [&](json::Value& item) {
         PodInfo p = podInfoOf(item);
         return fn(stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
                   p);
@@ -66,7 +58,7 @@ Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, N
     static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
     k8s::ListOptions o;
     o.limit = pageSize_;
-    auto rv = seen(client_.listEach(k8s::collectionPath(kNode, ""), o, [&](json::Value& item) {
+    auto rv = seen_(client_.listEach(k8s::collectionPath(kNode, ""), o, [&](json::Value& item) {
         NodeInfo n;
         const json::Value* st = item.find("status");
         const json::Value* conds = st && st->isObject() ? st->find("conditions") : nullptr;
@@ -84,7 +76,7 @@ Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, N
 }
 
 Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::string& name) {
-    auto obj = seen(client_.get(k8s::objectPath(k8s::kNetworkAttachmentDefinition, ns, name)));
+    auto obj = seen_(client_.get(k8s::objectPath(k8s::kNetworkAttachmentDefinition, ns, name)));
     if (!obj) return obj.error();
     return nadSpecConfig(*obj);
 }
@@ -92,7 +84,7 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
 Result<void> K8sCluster::eachNad(const std::function<bool(NadInfo&)>& fn) {
     k8s::ListOptions o;
     o.limit = pageSize_;
-    auto rv = seen(client_.listEach(
+    auto rv = seen_(client_.listEach(
         k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), o, [&](json::Value& item) {
             auto cfg = nadSpecConfig(item);
             NadInfo n{stringAt(item, {"metadata", "namespace"}),

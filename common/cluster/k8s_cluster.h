@@ -7,6 +7,7 @@
 
 #include "cluster/cluster.h"
 #include "k8s/client.h"
+#include "k8s/error_tap.h"
 #include "store/k8s_node_slice_store.h"
 #include "store/k8s_store.h"
 
@@ -18,12 +19,11 @@ inline constexpr int64_t kPodPageSize = 100;
 
 class K8sCluster : public Cluster {
   public:
-    // `onError` sees every failed request except the expected outcomes NotFound, Conflict and
-    // AlreadyExists (for the API error metric).
+    // `onError` sees the failed requests k8s::ErrorTap reports (for the API error metric).
     K8sCluster(k8s::Client client, std::function<void(const core::Error&)> onError)
         : client_(std::move(client)),
-          onError_(std::move(onError)),
-          slices_(client_, onError_),
+          seen_(std::move(onError)),
+          slices_(client_, seen_.fn()),
           pageSize_(kPodPageSize) {}
     // The per-namespace stores borrow client_: never moved.
     K8sCluster(const K8sCluster&) = delete;
@@ -52,11 +52,8 @@ class K8sCluster : public Cluster {
     void setPageSize(int64_t n) { pageSize_ = n; }
 
   private:
-    template <typename T>
-    Result<T> seen(Result<T> r);
-
     k8s::Client client_;
-    std::function<void(const core::Error&)> onError_;
+    k8s::ErrorTap seen_;
     std::map<std::string, std::unique_ptr<store::K8sStore>> stores_;  // on client_, by namespace
     store::K8sNodeSliceStore slices_;                                 // on client_
     int64_t pageSize_;

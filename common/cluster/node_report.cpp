@@ -90,7 +90,7 @@ Result<std::vector<core::NodeReport>> K8sCluster::nodeReports(const std::string&
     o.labelSelector = std::string(kReportLabel) + "=true";
     o.limit = 500;
     auto rv =
-        seen(client_.listEach(k8s::collectionPath(k8s::kLease, ns), o, [&](json::Value& item) {
+        seen_(client_.listEach(k8s::collectionPath(k8s::kLease, ns), o, [&](json::Value& item) {
             auto r = reportOf(item);
             if (!r.node.empty()) out.push_back(std::move(r));
             return true;
@@ -101,8 +101,8 @@ Result<std::vector<core::NodeReport>> K8sCluster::nodeReports(const std::string&
 
 Result<void> K8sCluster::putNodeReport(const std::string& ns, const core::NodeReport& r) {
     if (r.node.empty()) return makeError(Errc::InvalidConfig, "a node report names no node");
-    auto put = seen(client_.patch(k8s::objectPath(k8s::kLease, ns, leaseName(r.node)),
-                                  leaseOf(ns, r), k8s::PatchType::Apply, "allot-gc", true));
+    auto put = seen_(client_.patch(k8s::objectPath(k8s::kLease, ns, leaseName(r.node)),
+                                   leaseOf(ns, r), k8s::PatchType::Apply, "allot-gc", true));
     if (!put) return put.error();
     return {};
 }

@@ -7,19 +7,11 @@ namespace allot::store {
 using core::Errc;
 using core::makeError;
 
-template <typename T>
-Result<T> K8sNodeSliceStore::seen(Result<T> r) {
-    if (!r && onError_ && r.code() != Errc::NotFound && r.code() != Errc::Conflict &&
-        r.code() != Errc::AlreadyExists)
-        onError_(r.error());
-    return r;
-}
-
 Result<std::vector<NodeSlicePool>> K8sNodeSliceStore::listNodeSlicePools(const std::string& ns) {
     std::vector<NodeSlicePool> out;
     k8s::ListOptions o;
     o.limit = kNodeSlicePoolPageSize;
-    auto rv = seen(
+    auto rv = seen_(
         client_.listEach(k8s::collectionPath(k8s::kNodeSlicePool, ns), o, [&](json::Value& item) {
             out.push_back(decodeNodeSlicePool(std::move(item)));
             return true;
@@ -30,7 +22,7 @@ Result<std::vector<NodeSlicePool>> K8sNodeSliceStore::listNodeSlicePools(const s
 
 Result<NodeSlicePool> K8sNodeSliceStore::getNodeSlicePool(const std::string& ns,
                                                           const std::string& name) {
-    auto obj = seen(client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns, name)));
+    auto obj = seen_(client_.get(k8s::objectPath(k8s::kNodeSlicePool, ns, name)));
     if (!obj) return obj.error();
     return decodeNodeSlicePool(std::move(*obj));
 }
@@ -42,7 +34,7 @@ Result<NodeSlicePool> K8sNodeSliceStore::createNodeSlicePool(const NodeSlicePool
     // A copy of a read object still carries its version in `raw`: the server refuses a create
     // that names one.
     if (json::Value* md = body.find("metadata")) md->erase("resourceVersion");
-    auto obj = seen(client_.create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns), body));
+    auto obj = seen_(client_.create(k8s::collectionPath(k8s::kNodeSlicePool, p.ns), body));
     if (!obj) return obj.error();
     return decodeNodeSlicePool(std::move(*obj));
 }
@@ -51,8 +43,8 @@ Result<NodeSlicePool> K8sNodeSliceStore::updateNodeSlicePool(const NodeSlicePool
     if (p.resourceVersion.empty())
         return makeError(Errc::Internal,
                          "NodeSlicePool update without a resourceVersion would be unconditional");
-    auto obj = seen(client_.replace(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
-                                    encodeNodeSlicePool(p)));
+    auto obj = seen_(client_.replace(k8s::objectPath(k8s::kNodeSlicePool, p.ns, p.name),
+                                     encodeNodeSlicePool(p)));
     if (!obj) return obj.error();
     return decodeNodeSlicePool(std::move(*obj));
 }
@@ -62,8 +54,8 @@ Result<void> K8sNodeSliceStore::removeNodeSlicePool(const std::string& ns, const
     if (resourceVersion.empty())
         return makeError(Errc::Internal,
                          "NodeSlicePool delete without a resourceVersion would be unconditional");
-    auto r = seen(client_.remove(k8s::objectPath(k8s::kNodeSlicePool, ns, name),
-                                 k8s::Preconditions{"", resourceVersion}));
+    auto r = seen_(client_.remove(k8s::objectPath(k8s::kNodeSlicePool, ns, name),
+                                  k8s::Preconditions{"", resourceVersion}));
     if (!r) return r.error();
     return {};
 }

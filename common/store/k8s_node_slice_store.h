@@ -7,6 +7,7 @@
 #include <string>
 
 #include "k8s/client.h"
+#include "k8s/error_tap.h"
 #include "store/node_slice_store.h"
 
 namespace allot::store {
@@ -16,11 +17,11 @@ inline constexpr int64_t kNodeSlicePoolPageSize = 100;
 
 class K8sNodeSliceStore : public NodeSliceStore {
   public:
-    // Borrows `client`, which must outlive the store. `onError` sees every failed request except
-    // the expected outcomes NotFound, Conflict and AlreadyExists.
+    // Borrows `client`, which must outlive the store. `onError` sees the failed requests
+    // k8s::ErrorTap reports.
     explicit K8sNodeSliceStore(k8s::Client& client,
                                std::function<void(const core::Error&)> onError = {})
-        : client_(client), onError_(std::move(onError)) {}
+        : client_(client), seen_(std::move(onError)) {}
 
     // update and remove send the resourceVersion as the API server's precondition: it answers
     // 409 Conflict when another writer got there first.
@@ -32,11 +33,8 @@ class K8sNodeSliceStore : public NodeSliceStore {
                                      const std::string& resourceVersion) override;
 
   private:
-    template <typename T>
-    Result<T> seen(Result<T> r);
-
     k8s::Client& client_;
-    std::function<void(const core::Error&)> onError_;
+    k8s::ErrorTap seen_;
 };
 
 }  // namespace allot::store

@@ -19,17 +19,9 @@ Result<T> decoded(Result<T> r, const std::string& what) {
 
 }  // namespace
 
-template <typename T>
-Result<T> K8sStore::seen(Result<T> r) {
-    if (!r && onError_ && r.code() != Errc::NotFound && r.code() != Errc::Conflict &&
-        r.code() != Errc::AlreadyExists)
-        onError_(r.error());
-    return r;
-}
-
 Result<Pool> K8sStore::getPool(const std::string& name) {
     PoolStreamDecoder decoder;  // entries decoded as parsed: the pool is not held as a tree
-    auto obj = seen(client_->get(k8s::objectPath(k8s::kIPPool, ns_, name), decoder.taps()));
+    auto obj = seen_(client_->get(k8s::objectPath(k8s::kIPPool, ns_, name), decoder.taps()));
     if (!obj) return obj.error();
     return decoded(decoder.finish(*obj), "IPPool " + ns_ + "/" + name);
 }
@@ -38,7 +30,7 @@ Result<Pool> K8sStore::createPool(const Pool& pool) {
     Pool p = pool;
     p.resourceVersion.clear();
     if (auto f = fitPool(p, ns_, sizePolicy_); !f) return f.error();
-    auto obj = seen(client_->create(k8s::collectionPath(k8s::kIPPool, ns_), encodePool(p, ns_)));
+    auto obj = seen_(client_->create(k8s::collectionPath(k8s::kIPPool, ns_), encodePool(p, ns_)));
     if (!obj) return obj.error();
     return decoded(decodePool(*obj), "IPPool " + ns_ + "/" + pool.name);
 }
@@ -53,8 +45,8 @@ Result<Pool> K8sStore::updatePool(Pool pool) {
     std::string text = encodePool(pool, ns_).dump();
     const std::string where = "IPPool " + ns_ + "/" + pool.name;
     PoolWriteDecoder answer;  // the answer's spec is what was sent: not decoded again
-    auto obj = seen(client_->replaceEncoded(k8s::objectPath(k8s::kIPPool, ns_, pool.name), text,
-                                            answer.taps()));
+    auto obj = seen_(client_->replaceEncoded(k8s::objectPath(k8s::kIPPool, ns_, pool.name), text,
+                                             answer.taps()));
     if (!obj) return obj.error();
     return decoded(answer.finish(std::move(pool), std::move(text), fitted->size, *obj), where);
 }
@@ -64,7 +56,7 @@ Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadP
     o.limit = kPoolPageSize;
     std::optional<core::Error> bad;
     PoolStreamDecoder decoder;  // entries decoded as parsed: no pool is held as a JSON tree
-    auto rv = seen(client_->listEach(
+    auto rv = seen_(client_->listEach(
         k8s::collectionPath(k8s::kIPPool, ns_), o,
         [&](json::Value& item) {
             auto p = decoder.finish(item);
@@ -86,7 +78,7 @@ Result<void> K8sStore::eachPool(const std::function<bool(Pool&)>& fn, const BadP
 }
 
 Result<Reservation> K8sStore::getReservation(const std::string& name) {
-    auto obj = seen(client_->get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name)));
+    auto obj = seen_(client_->get(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name)));
     if (!obj) return obj.error();
     return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + name);
 }
@@ -94,8 +86,8 @@ Result<Reservation> K8sStore::getReservation(const std::string& name) {
 Result<Reservation> K8sStore::createReservation(const Reservation& r) {
     Reservation x = r;
     x.resourceVersion.clear();
-    auto obj = seen(client_->create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
-                                    encodeReservation(x, ns_)));
+    auto obj = seen_(client_->create(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
+                                     encodeReservation(x, ns_)));
     if (!obj) return obj.error();
     return decoded(decodeReservation(*obj), "OverlappingRangeIPReservation " + r.name);
 }
@@ -104,8 +96,8 @@ Result<void> K8sStore::deleteReservation(const std::string& name,
                                          const std::string& resourceVersion) {
     std::optional<k8s::Preconditions> pre;
     if (!resourceVersion.empty()) pre = k8s::Preconditions{"", resourceVersion};
-    auto r =
-        seen(client_->remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre));
+    auto r = seen_(
+        client_->remove(k8s::objectPath(k8s::kOverlappingRangeIPReservation, ns_, name), pre));
     if (!r) return r.error();
     return {};
 }
@@ -113,11 +105,11 @@ Result<void> K8sStore::deleteReservation(const std::string& name,
 Result<void> K8sStore::eachReservation(const std::function<bool(Reservation&)>& fn) {
     k8s::ListOptions o;
     o.limit = kReservationPageSize;
-    auto rv = seen(client_->listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
-                                     o, [&](json::Value& item) {
-                                         auto r = decodeReservation(item);
-                                         return r ? fn(*r) : true;
-                                     }));
+    auto rv = seen_(client_->listEach(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_),
+                                      o, [&](json::Value& item) {
+                                          auto r = decodeReservation(item);
+                                          return r ? fn(*r) : true;
+                                      }));
     if (!rv) return rv.error();
     return {};
 }
@@ -133,7 +125,7 @@ Result<NodeSlice> K8sStore::nodeSlice(const std::string& sliceName, const std::s
 Result<void> K8sStore::ping() {
     k8s::ListOptions o;
     o.limit = 1;
-    auto r = seen(client_->list(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o));
+    auto r = seen_(client_->list(k8s::collectionPath(k8s::kOverlappingRangeIPReservation, ns_), o));
     if (!r) return r.error();
     return {};
 }

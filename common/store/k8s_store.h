@@ -8,6 +8,7 @@
 #include <string>
 
 #include "k8s/client.h"
+#include "k8s/error_tap.h"
 #include "store/k8s_node_slice_store.h"
 #include "store/pool_codec.h"
 #include "store/pool_store.h"
@@ -20,13 +21,12 @@ class K8sStore : public PoolStore {
     K8sStore(k8s::Client client, std::string ns)
         : owned_(std::move(client)), client_(&*owned_), ns_(std::move(ns)), slices_(*client_) {}
     // Borrows `client`, which must outlive the store (allot-gc: one client per thread, one store
-    // per namespace on it). `onError` sees every failed request except the expected outcomes
-    // NotFound, Conflict and AlreadyExists.
+    // per namespace on it). `onError` sees the failed requests k8s::ErrorTap reports.
     K8sStore(k8s::Client& client, std::string ns, std::function<void(const core::Error&)> onError)
         : client_(&client),
           ns_(std::move(ns)),
-          onError_(std::move(onError)),
-          slices_(client, onError_) {}
+          seen_(onError),
+          slices_(client, std::move(onError)) {}
     K8sStore(const K8sStore&) = delete;
     K8sStore& operator=(const K8sStore&) = delete;
 
@@ -55,15 +55,12 @@ class K8sStore : public PoolStore {
     const std::string& poolNamespace() const { return ns_; }
 
   private:
-    template <typename T>
-    Result<T> seen(Result<T> r);
-
     std::optional<k8s::Client> owned_;
     k8s::Client* client_;
     std::string ns_;
-    std::function<void(const core::Error&)> onError_;
+    k8s::ErrorTap seen_;
     SizePolicy sizePolicy_;
-    K8sNodeSliceStore slices_;  // on client_, with onError_
+    K8sNodeSliceStore slices_;  // on client_, with the same tap
 };
 
 // Page sizes of the lists: pools can be large objects; a page is all that is held in memory.
