@@ -10,6 +10,7 @@
 #   suite_summary / suite_die  the suite's last line `NAME: N passed, N failed`
 #   expect_eq, wait_for, never_for, not, free_port, audit_mark/since/settle
 #   pool_name / res_name       the object names the product derives (test/tools/names.cpp)
+#   node_version/conf/add/...  a node's plugin run elsewhere (a chroot, qemu): VERSION, ADD, DEL
 #
 # A suite sets SUITE_NAME (its name in the summary line) and may set, before its first check:
 #   CHECK_DIR    where check keeps a check's output (default: a private dir removed at exit)
@@ -179,3 +180,96 @@ export ALLOT_NAMES
 pool_name() { "$ALLOT_NAMES" pool "$@"; }
 # res_name IP [NETWORK_NAME]: the OverlappingRangeIPReservation's name.
 res_name() { "$ALLOT_NAMES" reservation "$@"; }
+
+# ------------------------------------------------ a node's plugin, direct to the API server --
+
+# For suites that run the built plugin as a node does, somewhere other than this machine's own
+# root (oldroot: in a Debian 11 chroot; arm64: the arm64 plugin under qemu-user). The suite
+# sets RUN and defines `cni VERB CONF`: the plugin run its way, with CNI_CONTAINERID ctr-$RUN.
+#   node_version WHERE         check: VERSION answers, with 0.3.1 among the supported versions
+#   node_conf DIR RANGE        set NODE_CONF: a config for RANGE, network $RUN, kubeconfig, locks
+#                              and journal under DIR (the path the plugin sees), no relay; the
+#                              run's pool and reservations are deleted at exit
+#   node_add WHERE             ADD; sets NODE_IP (check: an address came back)
+#   node_held                  check: the API server holds the container's allocation
+#   node_del WHERE JOURNAL     DEL; check: released in the API server, nothing in JOURNAL (the
+#                              journal directory as this machine sees it)
+NODE_CONF='' NODE_RANGE='' NODE_IP=''
+
+node_version() {
+  local out
+  if out=$(cni VERSION '{"cniVersion":"1.1.0"}' 2>&1) &&
+     jq -e '.cniVersion == "1.1.0" and (.supportedVersions | index("0.3.1"))' <<<"$out" >/dev/null 2>&1; then
+    ok "VERSION $1: $out"
+  else
+    bad "VERSION $1"; echo "#   $out"
+  fi
+}
+
+node_conf() {
+  NODE_RANGE=$2
+  NODE_CONF=$(jq -cn --arg dir "$1" --arg range "$2" --arg net "$RUN" '
+    {cniVersion: "1.1.0", name: $net, type: "macvlan",
+     ipam: {type: "allot", range: $range, network_name: $net,
+            kubernetes: {kubeconfig: ($dir + "/kubeconfig")},
+            lock_dir: ($dir + "/lock"), journal_dir: ($dir + "/journal"),
+            relay_socket: ($dir + "/no-relay.sock"), deadline_ms: 30000}}')
+  on_exit _node_cleanup
+}
+
+# _node_pool: the run's IPPool (kube-system: the kubeconfig's namespace), or nothing.
+_node_pool() {
+  kubectl get ippools -n kube-system -o json |
+    jq -c --arg r "$NODE_RANGE" --arg p "$RUN" '.items[] | select(.spec.range == $r and (.metadata.name | startswith($p)))'
+}
+
+_node_cleanup() {  # the run's pool and any reservation its container still holds
+  local n
+  for n in $(kubectl get ippools,overlappingrangeipreservations -n kube-system -o json 2>/dev/null |
+               jq -r --arg p "$RUN" --arg c "ctr-$RUN" '.items[]
+                 | select((.metadata.name | startswith($p)) or .spec.containerid == $c)
+                 | "\(.kind | ascii_downcase)/\(.metadata.name)"'); do
+    kubectl delete -n kube-system --ignore-not-found --wait=false "$n" >/dev/null 2>&1
+  done
+  return 0
+}
+
+node_add() {
+  local out rc err
+  err=$(mktemp "${TMPDIR:-/tmp}/allot-add.XXXXXX")
+  out=$(cni ADD "$NODE_CONF" 2>"$err"); rc=$?
+  NODE_IP=$(jq -r '.ips[0].address // empty' <<<"$out" 2>/dev/null)
+  if [[ $rc -eq 0 && -n "$NODE_IP" ]]; then
+    ok "ADD $1 (direct to the API server, no relay): $NODE_IP"
+  else
+    bad "ADD $1"; echo "#   rc=$rc $out"; tail -n 5 "$err" | sed 's/^/#   /'
+  fi
+  rm -f "$err"
+}
+
+node_held() {
+  local pool
+  pool=$(_node_pool)
+  if [[ -n "$NODE_IP" ]] &&
+     jq -e --arg c "ctr-$RUN" '[.spec.allocations[] | select(.id == $c)] | length == 1' <<<"$pool" >/dev/null 2>&1; then
+    ok "the API server holds the allocation of ctr-$RUN in IPPool $(jq -r .metadata.name <<<"$pool")"
+  else
+    bad "the API server holds the allocation of ctr-$RUN"; echo "#   pool: ${pool:-none}"
+  fi
+}
+
+node_del() {
+  local out rc err pool journal
+  err=$(mktemp "${TMPDIR:-/tmp}/allot-del.XXXXXX")
+  out=$(cni DEL "$NODE_CONF" 2>"$err"); rc=$?
+  pool=$(_node_pool)
+  journal=$(find "$2" -type f 2>/dev/null | head -n 3)
+  if [[ $rc -eq 0 && -z "$journal" ]] &&
+     jq -e --arg c "ctr-$RUN" '[.spec.allocations // {} | .[] | select(.id == $c)] | length == 0' <<<"$pool" >/dev/null 2>&1; then
+    ok "DEL $1 released $NODE_IP in the API server (nothing journaled)"
+  else
+    bad "DEL $1 released the address"
+    echo "#   rc=$rc $out; journal: ${journal:-none}; pool: ${pool:-none}"; tail -n 5 "$err" | sed 's/^/#   /'
+  fi
+  rm -f "$err"
+}

@@ -120,46 +120,13 @@ cni() {
     "$node/allot"
 }
 
-if out=$(cni VERSION '{"cniVersion":"1.1.0"}' 2>&1) &&
-   jq -e '.cniVersion == "1.1.0" and (.supportedVersions | index("0.3.1"))' <<<"$out" >/dev/null 2>&1; then
-  ok "VERSION in the $SUITE chroot: $out"
-else
-  bad "VERSION in the $SUITE chroot"; echo "#   $out"
-fi
+node_version "in the $SUITE chroot"
 
-range=10.251.$(( RANDOM % 250 )).0/24
-net=$RUN
-conf=$(jq -cn --arg node "$node" --arg range "$range" --arg net "$net" '
-  {cniVersion: "1.1.0", name: $net, type: "macvlan",
-   ipam: {type: "allot", range: $range, network_name: $net,
-          kubernetes: {kubeconfig: ($node + "/kubeconfig")},
-          lock_dir: ($node + "/lock"), journal_dir: ($node + "/journal"),
-          relay_socket: ($node + "/no-relay.sock"), deadline_ms: 20000}}')
-pool_json() {  # the run's IPPool (kube-system: the kubeconfig's namespace), or nothing
-  kubectl get ippools -n kube-system -o json |
-    jq -c --arg r "$range" --arg p "$net" '.items[] | select(.spec.range == $r and (.metadata.name | startswith($p)))'
-}
-cleanup_objects() {  # the run's pool and any reservation its container still holds
-  local n
-  for n in $(kubectl get ippools,overlappingrangeipreservations -n kube-system -o json 2>/dev/null |
-               jq -r --arg p "$net" --arg c "ctr-$RUN" '.items[]
-                 | select((.metadata.name | startswith($p)) or .spec.containerid == $c)
-                 | "\(.kind | ascii_downcase)/\(.metadata.name)"'); do
-    kubectl delete -n kube-system --ignore-not-found --wait=false "$n" >/dev/null 2>&1
-  done
-  return 0
-}
-on_exit cleanup_objects
+node_conf "$node" "10.251.$(( RANDOM % 250 )).0/24"
 
 command -v strace >/dev/null && TRACE=$work/strace
-add_out=$(cni ADD "$conf" 2>"$work/add.err"); add_rc=$?
+node_add "in the $SUITE chroot"
 TRACE=
-ip=$(jq -r '.ips[0].address // empty' <<<"$add_out" 2>/dev/null)
-if [[ $add_rc -eq 0 && -n "$ip" ]]; then
-  ok "ADD in the $SUITE chroot (direct to https://$APISERVER_NAME:$port, no relay): $ip"
-else
-  bad "ADD in the $SUITE chroot"; echo "#   rc=$add_rc $add_out"; tail -n 5 "$work/add.err" | sed 's/^/#   /'
-fi
 if [[ -f "$work/strace" ]]; then
   # chroot and env (one process: each execs the next) load their own libraries; only what
   # happens after the plugin's exec counts, in every thread (the resolver runs in its own).
@@ -179,23 +146,8 @@ if [[ -f "$work/strace" ]]; then
   fi
 fi
 
-pool=$(pool_json)
-if [[ -n "$ip" ]] && jq -e --arg c "ctr-$RUN" '[.spec.allocations[] | select(.id == $c)] | length == 1' <<<"$pool" >/dev/null 2>&1; then
-  ok "the API server holds the allocation of ctr-$RUN in IPPool $(jq -r .metadata.name <<<"$pool")"
-else
-  bad "the API server holds the allocation of ctr-$RUN"; echo "#   pool: ${pool:-none}"
-fi
-
-del_out=$(cni DEL "$conf" 2>"$work/del.err"); del_rc=$?
-pool=$(pool_json)
-journal=$(find "$host_node/journal" -type f 2>/dev/null | head -n 3)
-if [[ $del_rc -eq 0 && -z "$journal" ]] &&
-   jq -e --arg c "ctr-$RUN" '[.spec.allocations // {} | .[] | select(.id == $c)] | length == 0' <<<"$pool" >/dev/null 2>&1; then
-  ok "DEL in the $SUITE chroot released $ip in the API server (nothing journaled)"
-else
-  bad "DEL in the $SUITE chroot released the address"
-  echo "#   rc=$del_rc $del_out; journal: ${journal:-none}; pool: ${pool:-none}"; tail -n 5 "$work/del.err" | sed 's/^/#   /'
-fi
+node_held
+node_del "in the $SUITE chroot" "$host_node/journal"
 
 suite_summary
 ((failed == 0))
