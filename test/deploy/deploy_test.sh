@@ -12,8 +12,7 @@ cluster_start >/dev/null
 readme_install() {
   cd "$ROOT" &&
     { for f in deploy/crds/*.yaml; do kubectl get -f "$f" >/dev/null 2>&1 || kubectl create -f "$f"; done; } &&
-    kubectl apply -f deploy/rbac.yaml &&
-    kubectl apply -f deploy/daemonset.yaml &&
+    kubectl apply -k deploy/ &&
     kubectl apply -f deploy/optional/k8s.cni.cncf.io_ipamclaims.yaml &&
     kubectl apply -f deploy/example-nad.yaml
 }

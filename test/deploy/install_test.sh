@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The two ways to install allot on a cluster that has none, on a private real API server:
+# the kustomize base (`kubectl apply -k deploy/`, and an overlay outside the repository that
+# changes the namespace, image, pull secret and node selection and adds the k3s component) and
+# the Helm chart (deploy/helm/allot: install, upgrade, uninstall). Also: the plain manifests in
+# deploy/ are the chart's rendering (scripts/render-deploy --check), and `helm lint` passes.
+#
+#   test/deploy/install_test.sh
+#
+# helm comes from e2e/build-helm (built from its pinned Go module, cached). It starts its own
+# cluster (e2e/cluster up binds allot's RBAC at start; this removes it first, as on a cluster
+# without allot), so it never touches the shared one. Prints `ok - NAME` / `not ok - NAME`,
+# then `install: N passed, N failed`.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=test/lib.sh disable=SC1091
+source "$ROOT/test/lib.sh"   # on_exit, check, ok, bad, suite_die, suite_summary
+SUITE_NAME=install
+cd "$ROOT" || exit 1
+
+helm_bin=$(e2e/build-helm 2>"${TMPDIR:-/tmp}/allot-build-helm.log") ||
+  suite_die "e2e/build-helm" "${TMPDIR:-/tmp}/allot-build-helm.log"
+PATH=$(dirname "$helm_bin"):$PATH   # the README's commands call `helm`
+
+t_rendered() { scripts/render-deploy --check; }
+t_lint() { helm lint deploy/helm/allot; }
+check "deploy/rbac.yaml, daemonset.yaml and monitoring/podmonitor.yaml are the chart's rendering" t_rendered
+check "helm lint deploy/helm/allot" t_lint
+
+ALLOT_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/allot-cluster-install.XXXXXX")
+export ALLOT_CLUSTER_DIR
+on_exit "e2e/cluster down >/dev/null 2>&1; rm -rf '$ALLOT_CLUSTER_DIR'"
+e2e/cluster up >"$ALLOT_CLUSTER_DIR.up.log" 2>&1 || suite_die "a private cluster starts" "$ALLOT_CLUSTER_DIR.up.log"
+eval "$(e2e/cluster env)"
+kubectl delete -f deploy/rbac.yaml --wait >/dev/null || suite_die "the cluster's bootstrap RBAC is removed"
+
+# allot_objects: every allot object in the cluster, as kind/namespace/name lines.
+allot_objects() {
+  kubectl get daemonsets,serviceaccounts,roles,rolebindings -A -o json |
+    jq -r '.items[] | select(.metadata.name | startswith("allot")) | "\(.kind)/\(.metadata.namespace)/\(.metadata.name)"'
+  kubectl get clusterroles,clusterrolebindings -o json |
+    jq -r '.items[] | select(.metadata.name | startswith("allot")) | "\(.kind)//\(.metadata.name)"'
+}
+crd_versions() { kubectl get -f deploy/crds/ -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.resourceVersion} {end}'; }
+ds() { kubectl -n "$1" get daemonset allot -o json; }
+
+# ------------------------------------------------------------------------ kustomize --
+
+# objects_are N: fails, listing them, unless exactly N allot objects exist.
+objects_are() {
+  local n
+  n=$(allot_objects | wc -l)
+  [[ $n -eq $1 ]] && return 0
+  echo "want $1 allot objects, found $n:"; allot_objects
+  return 1
+}
+t_base() {
+  kubectl apply -k deploy/ || return 1
+  # shellcheck disable=SC2016 # $(POOL_NAMESPACE) is the kubelet's, not the shell's
+  ds kube-system | jq -e '.spec.template.spec.nodeSelector["kubernetes.io/os"] == "linux"
+    and (.spec.template.spec.containers[0].args | index("--plugin-service-account=$(POOL_NAMESPACE)/allot-plugin"))' || return 1
+  objects_are 11
+}
+t_base_delete() { kubectl delete -k deploy/ --wait && objects_are 0; }
+check "kubectl apply -k deploy/ installs the 11 objects of the base" t_base
+check "kubectl delete -k deploy/ leaves no allot object" t_base_delete
+
+# The README's overlay, as written (a user's directory outside the repository: kustomize refuses
+# one inside its base), with this checkout's path and the namespace moved to allot-system.
+overlay=$(mktemp -d "${TMPDIR:-/tmp}/allot-overlay.XXXXXX")
+on_exit "rm -rf '$overlay'"
+rel=$(realpath --relative-to="$overlay" "$ROOT/deploy")
+awk '/write an overlay outside this repository/ { f = 1 } f && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' README.md |
+  sed -e "s#\.\./allot/deploy#$rel#" -e 's#^namespace: kube-system#namespace: allot-system#' >"$overlay/kustomization.yaml"
+grep -q "^namespace: allot-system" "$overlay/kustomization.yaml" || suite_die "the README's kustomize overlay is found"
+# The namespace is made apart: this cluster runs no namespace controller, so a Namespace in the
+# overlay would never finish deleting.
+kubectl create namespace allot-system >/dev/null
+t_overlay() {
+  kubectl apply -k "$overlay" || return 1
+  ds allot-system | jq -e '
+    .spec.template.spec.volumes[0] == {name: "cni-bin", hostPath: {path: "/var/lib/rancher/k3s/data/cni", type: "DirectoryOrCreate"}}
+    and ([.spec.template.spec.initContainers[0].image, .spec.template.spec.containers[0].image] | unique == ["registry.example.com/allot:0.1.0"])
+    and .spec.template.spec.imagePullSecrets == [{name: "my-registry"}]
+    and .spec.template.spec.nodeSelector == {"kubernetes.io/os": "linux"}' || return 1
+  # Every binding names the ServiceAccount in the overlay's namespace.
+  kubectl get clusterrolebindings,rolebindings -A -o json | jq -e '
+    [.items[] | select(.metadata.name | startswith("allot")) | .subjects[].namespace] | unique == ["allot-system"]' || return 1
+  ! allot_objects | grep /kube-system/
+}
+t_overlay_delete() { kubectl delete -k "$overlay" --wait && objects_are 0; }
+check "the README's overlay moves allot to its namespace, image, pull secret and k3s's CNI path" t_overlay
+check "kubectl delete -k of the overlay leaves no allot object" t_overlay_delete
+
+# ----------------------------------------------------------------------------- Helm --
+
+# The chart installs its CRDs only where missing: drop one, keep the others' versions.
+kubectl delete crd nodeslicepools.whereabouts.cni.cncf.io --wait >/dev/null
+crds_kept=$(crd_versions 2>/dev/null | tr ' ' '\n' | grep -v nodeslicepools)
+t_helm_install() {
+  helm install allot deploy/helm/allot --namespace kube-system || return 1
+  kubectl get crd nodeslicepools.whereabouts.cni.cncf.io >/dev/null || { echo "the missing CRD was not created"; return 1; }
+  local kept
+  kept=$(crd_versions | tr ' ' '\n' | grep -v nodeslicepools)
+  [[ "$kept" == "$crds_kept" ]] || { echo "existing CRDs changed: $crds_kept -> $kept"; return 1; }
+  objects_are 11 || return 1
+  ds kube-system | jq -e '.metadata.labels["app.kubernetes.io/managed-by"] == "Helm"
+    and .spec.template.spec.containers[0].image == "allot:0.1.0"'
+}
+t_helm_upgrade() {
+  helm upgrade allot deploy/helm/allot --namespace kube-system --set metrics.port=9850 \
+      --set-json 'extraArgs=["--node-slices=false"]' || return 1
+  ds kube-system | jq -e '.spec.template.spec.containers[0]
+    | (.args | index("--listen=0.0.0.0:9850") and index("--node-slices=false"))
+      and .ports == [{name: "metrics", containerPort: 9850, protocol: "TCP"}]'
+}
+t_helm_uninstall() {
+  helm uninstall allot --namespace kube-system --wait || return 1
+  objects_are 0 || return 1
+  [[ $(kubectl get -f deploy/crds/ -o name | wc -l) -eq 4 ]] || { echo "a CRD went with the release"; return 1; }
+}
+check "helm install creates only the missing CRD and the 11 objects" t_helm_install
+check "helm upgrade changes the metrics port and passes extra flags" t_helm_upgrade
+check "helm uninstall leaves no allot object and keeps the CRDs" t_helm_uninstall
+
+suite_summary
+((failed == 0))
