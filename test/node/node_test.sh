@@ -3,8 +3,8 @@
 # plugin that deploy/'s DaemonSet installed, and allot-gc runs as that DaemonSet's pods.
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
-#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 5 (5 removes
-#                                            a node, so it runs last)
+#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 12 5 (5
+#                                            removes a node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
 # count, default 40), ALLOT_NODE_TIMEOUT (seconds to wait for pods, default 300).
@@ -570,6 +570,47 @@ s11() {
   pass "$name ($(awk '{print $2}' "$work/s11.ips" | xargs) kept over 10 passes while NotReady, freed after the Node's deletion)"
 }
 
+# s12: the README's two installs on nodes that have no allot. The harness's DaemonSet is
+# removed with the plugin and its files on every node; then the README's commands as written
+# (the CRD loop, `kubectl apply -k deploy/`) give pods their addresses; the same after
+# `kubectl delete -k deploy/` with `helm install`; finally the harness's state comes back.
+# remove_allot: allot's objects gone (kubectl delete -k) and its files off every node.
+remove_allot() {
+  local i
+  kubectl delete -k deploy/ --wait >/dev/null 2>&1
+  wait_for 120 no_allot_pods || { note "allot's pods did not go"; return 1; }
+  for ((i = 1; i <= nodes; i++)); do
+    "$harness" exec "node-$i" rm -rf /opt/cni/bin/allot /etc/cni/net.d/allot.d || return 1
+  done
+}
+no_allot_pods() { [[ -z "$(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot -o name)" ]]; }
+# installed_pods LABEL: the DaemonSet is ready on every node and two new pods get addresses.
+installed_pods() {
+  kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null || { note "DaemonSet not ready"; return 1; }
+  make_pods "$1" 2
+  wait_running "$1" 2 || return 1
+  check_pods "$1" || return 1
+  delete_label "$1"
+}
+s12() {
+  local name="12 the README's installs on nodes without allot: kustomize, then Helm, each gives pods addresses"
+  PATH=$(dirname "$("$root/e2e/build-helm")"):$PATH   # the README's commands call helm
+  cd "$root" || return
+  remove_allot || { fail "$name" "the harness's allot could not be removed"; return; }
+  for f in deploy/crds/*.yaml; do kubectl get -f "$f" >/dev/null 2>&1 || kubectl create -f "$f"; done
+  kubectl apply -k deploy/ >/dev/null || { fail "$name" "kubectl apply -k deploy/ failed"; return; }
+  installed_pods s12a || { fail "$name" "no addresses after kubectl apply -k deploy/"; return; }
+  remove_allot || { fail "$name" "kubectl delete -k deploy/ did not remove allot"; return; }
+  helm install allot deploy/helm/allot --namespace kube-system >/dev/null || { fail "$name" "helm install failed"; return; }
+  installed_pods s12b || { fail "$name" "no addresses after helm install"; return; }
+  helm uninstall allot --namespace kube-system --wait >/dev/null || { fail "$name" "helm uninstall failed"; return; }
+  wait_for 120 no_allot_pods || { fail "$name" "allot's pods outlived helm uninstall"; return; }
+  if ! kubectl apply -k deploy/ >/dev/null || ! kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null; then
+    fail "$name" "the harness's DaemonSet did not come back"; return
+  fi
+  pass "$name ($(awk '{print $2}' "$work/s12a.ips" | xargs); $(awk '{print $2}' "$work/s12b.ips" | xargs))"
+}
+
 # ------------------------------------------------------------------- run ---
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allot-node-test.XXXXXX")
@@ -577,7 +618,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 12 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS
