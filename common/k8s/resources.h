@@ -27,6 +27,7 @@ inline constexpr Resource kNetworkAttachmentDefinition{
     "k8s.cni.cncf.io", "v1", "network-attachment-definitions", "NetworkAttachmentDefinition"};
 inline constexpr Resource kEvent{"", "v1", "events", "Event"};
 inline constexpr Resource kLease{"coordination.k8s.io", "v1", "leases", "Lease"};
+inline constexpr Resource kDaemonSet{"apps", "v1", "daemonsets", "DaemonSet"};
 
 // "group/version", or "v1" for the core group: the apiVersion field of objects.
 std::string apiVersion(const Resource& res);

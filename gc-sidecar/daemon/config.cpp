@@ -135,13 +135,16 @@ Result<void> setListen(Config& c, const std::string& v, const std::string& what)
     return {};
 }
 
-Result<void> setPluginServiceAccount(Config& c, const std::string& v, const std::string& what) {
-    auto slash = v.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
-        !validName(v.substr(0, slash)) || !validName(v.substr(slash + 1)))
-        return bad(what, v, "is not NAMESPACE/NAME");
-    c.pluginServiceAccount = v;
-    return {};
+// A NAMESPACE/NAME flag into `field`.
+Setter nsNameSetter(std::string Config::*field) {
+    return [field](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+        auto slash = v.find('/');
+        if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
+            !validName(v.substr(0, slash)) || !validName(v.substr(slash + 1)))
+            return bad(what, v, "is not NAMESPACE/NAME");
+        c.*field = v;
+        return {};
+    };
 }
 
 Result<void> setLogLevel(Config& c, const std::string& v, const std::string& what) {
@@ -251,7 +254,17 @@ std::vector<Flag> serviceFlags() {
          "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
          "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
          "(default: none, allot-gc's token)",
-         setPluginServiceAccount},
+         nsNameSetter(&Config::pluginServiceAccount)},
+        {"uninstall-with", "ALLOT_GC_UNINSTALL_WITH", "NAMESPACE/NAME",
+         "the DaemonSet that installed allot on this node: when allot-gc stops and it is gone or "
+         "being deleted, allot-gc removes the plugin from --cni-bin-dir, allot.conf, nodename "
+         "and the node kubeconfig, the plugin's locks beside --relay-socket and the journal's "
+         "files; IPPools and reservations stay (default: none, never)",
+         nsNameSetter(&Config::uninstallWith)},
+        {"cni-bin-dir", "ALLOT_GC_CNI_BIN_DIR", "DIR",
+         "the node's CNI plugin directory as this container sees it, where --uninstall-with "
+         "removes the plugin (default /host/opt/cni/bin)",
+         stringSetter(&Config::cniBinDir, false, false)},
         {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
          "where the ServiceAccount token and ca.crt are mounted "
          "(default /var/run/secrets/kubernetes.io/serviceaccount)",

@@ -38,7 +38,9 @@ struct Config {
     Millis journalInterval{std::chrono::seconds(30)};
     std::string nodeKubeconfig;        // empty: not maintained
     std::string pluginServiceAccount;  // "ns/name": the plugin's own identity; empty: allot-gc's
-    std::string relaySocket;  // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
+    std::string relaySocket;    // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
+    std::string uninstallWith;  // "ns/name" of the DaemonSet; empty: never remove node files
+    std::string cniBinDir = "/host/opt/cni/bin";  // where the plugin was installed (uninstall)
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
     Millis tokenCheckInterval{std::chrono::seconds(30)};
     std::string leaseName = "allot-gc";

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -21,6 +22,7 @@
 #include "gc-sidecar/daemon/node_kubeconfig.h"
 #include "gc-sidecar/daemon/schema_probe.h"
 #include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/daemon/uninstall.h"
 #include "gc-sidecar/leader/claim_gc.h"
 #include "gc-sidecar/leader/lease.h"
 #include "gc-sidecar/leader/repair.h"
@@ -165,6 +167,7 @@ class Daemon {
     void spawnThreads();
     void waitForSignal();
     [[noreturn]] void shutdown();
+    void leaveNodeIfUninstalled();
 
   private:
     std::optional<k8s::Client> newClient();
@@ -496,10 +499,55 @@ void Daemon::shutdown() {
     // The Lease release and any request in flight are bounded by the request timeout.
     const bool clean = joiner_.waitAll(std::chrono::steady_clock::now() + cfg_.requestTimeout +
                                        std::chrono::seconds(2));
+    leaveNodeIfUninstalled();
     logging::logInfo(clean ? "stopped" : "stopped (some work was still in flight)");
     std::fflush(stderr);
     // The watch threads may be inside a long-poll; nothing they hold needs cleaning up.
     std::_Exit(0);
+}
+
+// What install-cni.sh and allot-gc put on the node, from the flags that name it.
+NodeFiles nodeFiles(const Config& c) {
+    namespace fs = std::filesystem;
+    NodeFiles f;
+    f.pluginBinary = (fs::path(c.cniBinDir) / "allot").string();
+    if (!c.nodeKubeconfig.empty()) {
+        const fs::path kc(c.nodeKubeconfig);
+        f.confDir = kc.parent_path().string();
+        f.confFiles = {"allot.conf", "nodename", kc.filename().string()};
+    }
+    if (!c.relaySocket.empty())
+        f.locksDir = (fs::path(c.relaySocket).parent_path() / "locks").string();
+    f.journalDir = c.journalDir;
+    return f;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+    return out.empty() ? "nothing" : out;
+}
+
+// With --uninstall-with, as allot-gc stops: the node's allot files go when the DaemonSet does.
+void Daemon::leaveNodeIfUninstalled() {
+    if (cfg_.uninstallWith.empty()) return;
+    auto client = newClient();
+    if (!client) return;
+    auto gone = daemonSetGone(*client, cfg_.uninstallWith);
+    if (!gone) {
+        logging::logWarn("uninstall: DaemonSet " + cfg_.uninstallWith + " not read (" +
+                         gone.error().message + "): allot's files stay on this node");
+        return;
+    }
+    if (!*gone) return;  // a rolling update or a restart: the next pod needs them
+    auto r = removeNodeFiles(nodeFiles(cfg_));
+    logging::logInfo("DaemonSet " + cfg_.uninstallWith +
+                     " is gone: allot removed from this node: " + joined(r.removed));
+    for (const auto& f : r.failed) logging::logWarn("uninstall: not removed: " + f);
+    if (r.journalEntries > 0)
+        logging::logWarn("uninstall: " + std::to_string(r.journalEntries) +
+                         " releases the journal still held were dropped; their addresses stay "
+                         "allocated (kubectl allot check lists them)");
 }
 
 }  // namespace

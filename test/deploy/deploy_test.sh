@@ -169,6 +169,16 @@ if kubectl auth can-i create serviceaccounts/allot --subresource=token --as="$SA
 else
   ok "allot-gc may not request tokens for other ServiceAccounts"
 fi
+# As it stops, allot-gc reads its own DaemonSet (--uninstall-with), and no other.
+if kubectl auth can-i get daemonsets.apps/allot --as="$SA" -n kube-system >/dev/null 2>&1; then
+  ok "allot-gc may read its DaemonSet"
+else
+  bad "allot-gc cannot read its DaemonSet"
+fi
+for v in "get daemonsets.apps/kube-proxy" "list daemonsets.apps" "update daemonsets.apps/allot" "delete daemonsets.apps/allot"; do
+  # shellcheck disable=SC2086
+  if can $v; then bad "allot may $v (must be denied)"; else ok "denied: $v"; fi
+done
 
 # A real request, not only the authorizer's opinion: the allot identity reading secrets is 403.
 secrets_out=$(kubectl --kubeconfig="$ALLOT_KUBECONFIG" get secrets -n kube-system 2>&1)

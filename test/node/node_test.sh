@@ -570,20 +570,22 @@ s11() {
   pass "$name ($(awk '{print $2}' "$work/s11.ips" | xargs) kept over 10 passes while NotReady, freed after the Node's deletion)"
 }
 
-# s12: the README's two installs on nodes that have no allot. The harness's DaemonSet is
-# removed with the plugin and its files on every node; then the README's commands as written
-# (the CRD loop, `kubectl apply -k deploy/`) give pods their addresses; the same after
-# `kubectl delete -k deploy/` with `helm install`; finally the harness's state comes back.
-# remove_allot: allot's objects gone (kubectl delete -k) and its files off every node.
-remove_allot() {
-  local i
-  kubectl delete -k deploy/ --wait >/dev/null 2>&1
-  wait_for 120 no_allot_pods || { note "allot's pods did not go"; return 1; }
+# s12: the README's installs and removals on real nodes. `kubectl delete -k deploy/` removes the
+# harness's allot, and its pods take the plugin and allot's files off every node as they stop;
+# then the README's commands as written (the CRD loop, `kubectl apply -k deploy/`) give new pods
+# their addresses; the same with `helm install`, and `helm uninstall` leaves the nodes clean
+# too; finally the harness's DaemonSet is applied again.
+no_allot_pods() { [[ -z "$(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot -o name)" ]]; }
+# nodes_clean: no node has the plugin or allot's conf files left.
+nodes_clean() {
+  local i left
   for ((i = 1; i <= nodes; i++)); do
-    "$harness" exec "node-$i" rm -rf /opt/cni/bin/allot /etc/cni/net.d/allot.d || return 1
+    left=$("$harness" exec "node-$i" sh -c 'ls -d /opt/cni/bin/allot /etc/cni/net.d/allot.d/* 2>/dev/null')
+    [[ -z "$left" ]] || { note "node-$i still has: ${left//$'\n'/ }"; return 1; }
   done
 }
-no_allot_pods() { [[ -z "$(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot -o name)" ]]; }
+# removed: allot's pods are gone and the nodes are clean.
+removed() { wait_for 120 no_allot_pods && nodes_clean; }
 # installed_pods LABEL: the DaemonSet is ready on every node and two new pods get addresses.
 installed_pods() {
   kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null || { note "DaemonSet not ready"; return 1; }
@@ -593,18 +595,20 @@ installed_pods() {
   delete_label "$1"
 }
 s12() {
-  local name="12 the README's installs on nodes without allot: kustomize, then Helm, each gives pods addresses"
+  local name="12 the README's installs and removals: kubectl delete -k and helm uninstall leave no allot file on a node; kubectl apply -k and helm install give pods addresses"
   PATH=$(dirname "$("$root/e2e/build-helm")"):$PATH   # the README's commands call helm
   cd "$root" || return
-  remove_allot || { fail "$name" "the harness's allot could not be removed"; return; }
+  kubectl delete -k deploy/ >/dev/null || { fail "$name" "kubectl delete -k deploy/ failed"; return; }
+  removed || { fail "$name" "kubectl delete -k deploy/ left allot on a node"; return; }
   for f in deploy/crds/*.yaml; do kubectl get -f "$f" >/dev/null 2>&1 || kubectl create -f "$f"; done
   kubectl apply -k deploy/ >/dev/null || { fail "$name" "kubectl apply -k deploy/ failed"; return; }
   installed_pods s12a || { fail "$name" "no addresses after kubectl apply -k deploy/"; return; }
-  remove_allot || { fail "$name" "kubectl delete -k deploy/ did not remove allot"; return; }
+  kubectl delete -k deploy/ >/dev/null || { fail "$name" "kubectl delete -k deploy/ failed"; return; }
+  removed || { fail "$name" "kubectl delete -k deploy/ left allot on a node"; return; }
   helm install allot deploy/helm/allot --namespace kube-system >/dev/null || { fail "$name" "helm install failed"; return; }
   installed_pods s12b || { fail "$name" "no addresses after helm install"; return; }
   helm uninstall allot --namespace kube-system --wait >/dev/null || { fail "$name" "helm uninstall failed"; return; }
-  wait_for 120 no_allot_pods || { fail "$name" "allot's pods outlived helm uninstall"; return; }
+  removed || { fail "$name" "helm uninstall left allot on a node"; return; }
   if ! kubectl apply -k deploy/ >/dev/null || ! kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null; then
     fail "$name" "the harness's DaemonSet did not come back"; return
   fi

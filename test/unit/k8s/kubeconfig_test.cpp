@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "../temp_dir.h"
 #include "k8s/client.h"
 
 namespace fs = std::filesystem;
@@ -18,25 +19,7 @@ using allot::k8s::loadKubeconfig;
 
 namespace {
 
-// A fresh directory under the system temp dir, removed with the object.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string tmpl = (fs::temp_directory_path() / "allot-k8s-test-XXXXXX").string();
-        REQUIRE(mkdtemp(tmpl.data()) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string write(const std::string& name, const std::string& content) const {
-        const fs::path p = path / name;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << content;
-        return p.string();
-    }
-};
+using allot::test::TempDir;
 
 // Sets an environment variable for the scope of a test and restores it afterwards.
 struct EnvVar {
