@@ -257,9 +257,9 @@ std::vector<Flag> serviceFlags() {
          nsNameSetter(&Config::pluginServiceAccount)},
         {"uninstall-with", "ALLOT_GC_UNINSTALL_WITH", "NAMESPACE/NAME",
          "the DaemonSet that installed allot on this node: when allot-gc stops and it is gone or "
-         "being deleted, allot-gc removes the plugin from --cni-bin-dir, allot.conf, nodename "
-         "and the node kubeconfig, the plugin's locks beside --relay-socket and the journal's "
-         "files; IPPools and reservations stay (default: none, never)",
+         "being deleted (or allot-gc's identity was deleted with it), allot-gc removes the "
+         "plugin from --cni-bin-dir, and allot.conf, nodename and the node kubeconfig; the "
+         "journal, IPPools and reservations stay (default: none, never)",
          nsNameSetter(&Config::uninstallWith)},
         {"cni-bin-dir", "ALLOT_GC_CNI_BIN_DIR", "DIR",
          "the node's CNI plugin directory as this container sees it, where --uninstall-with "

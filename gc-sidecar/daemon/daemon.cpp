@@ -516,9 +516,6 @@ NodeFiles nodeFiles(const Config& c) {
         f.confDir = kc.parent_path().string();
         f.confFiles = {"allot.conf", "nodename", kc.filename().string()};
     }
-    if (!c.relaySocket.empty())
-        f.locksDir = (fs::path(c.relaySocket).parent_path() / "locks").string();
-    f.journalDir = c.journalDir;
     return f;
 }
 
@@ -544,10 +541,6 @@ void Daemon::leaveNodeIfUninstalled() {
     logging::logInfo("DaemonSet " + cfg_.uninstallWith +
                      " is gone: allot removed from this node: " + joined(r.removed));
     for (const auto& f : r.failed) logging::logWarn("uninstall: not removed: " + f);
-    if (r.journalEntries > 0)
-        logging::logWarn("uninstall: " + std::to_string(r.journalEntries) +
-                         " releases the journal still held were dropped; their addresses stay "
-                         "allocated (kubectl allot check lists them)");
 }
 
 }  // namespace
