@@ -226,12 +226,14 @@ gc_mode() {
     kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null
 }
 
-# repair_passes: "repair pass:" lines in the logs of the allot-gc pods now running (only the
-# leader runs passes).
+# repair_passes: "repair pass:" lines in the allot-gc logs on every node (only the leader runs
+# passes), read from the container runtime's log files on the node: `kubectl logs` goes through
+# the node's kubelet, so it cannot read a leader whose node's kubelet is stopped (scenario 11).
 repair_passes() {
-  local n=0 p
-  for p in $(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot -o name); do
-    n=$(( n + $(kubectl -n kube-system logs "$p" -c allot-gc 2>/dev/null | grep -c 'repair pass:') ))
+  local n=0 i c
+  for ((i = 1; i <= nodes; i++)); do
+    c=$("$harness" exec "node-$i" sh -c 'cat /var/log/pods/kube-system_allot-*/allot-gc/*.log 2>/dev/null | grep -c "repair pass:"')
+    n=$(( n + ${c:-0} ))
   done
   echo "$n"
 }
