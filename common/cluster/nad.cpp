@@ -91,11 +91,14 @@ Result<std::vector<NetworkIpam>> parseNadConfig(std::string_view specConfig,
     if (const json::Value* plugins = doc->find("plugins"); plugins && !plugins->isNull()) {
         if (!plugins->isArray())
             return makeError(Errc::Decode, "spec.config.plugins must be a list");
-        for (size_t i = 0; i < plugins->items().size(); ++i) {
-            const json::Value& p = plugins->items()[i];
-            if (!p.isObject())
+        // The whole list's shape first: a malformed document is a Decode error whatever IPAM
+        // an earlier entry holds, as it is for a reader that owns no type.
+        for (size_t i = 0; i < plugins->items().size(); ++i)
+            if (!plugins->items()[i].isObject())
                 return makeError(Errc::Decode, "spec.config.plugins[" + std::to_string(i) +
                                                    "] must be an object");
+        for (size_t i = 0; i < plugins->items().size(); ++i) {
+            const json::Value& p = plugins->items()[i];
             if (!owned(p, ownedTypes)) continue;
             auto one = decodeOne(p, netName, cniVersion, flatFiles,
                                  "plugins[" + std::to_string(i) + "]", all);

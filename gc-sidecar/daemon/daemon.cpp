@@ -167,9 +167,9 @@ class Daemon {
     void spawnThreads();
     void waitForSignal();
     [[noreturn]] void shutdown();
-    void leaveNodeIfUninstalled();
 
   private:
+    void leaveNodeIfUninstalled();
     std::optional<k8s::Client> newClient();
     std::optional<std::vector<Cluster*>> clusters(int n);
 

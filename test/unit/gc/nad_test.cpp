@@ -70,6 +70,22 @@ TEST_CASE(
     CHECK(bad.error().message.find("range_start") != std::string::npos);
 }
 
+TEST_CASE(
+    "a plugins list with an entry that is not an object is Decode, whatever IPAM comes first") {
+    // An owned entry with a bad range before the malformed one: still the document's error, as
+    // for a reader that owns no type (found by fuzz_nad).
+    const char* doc = R"({"name":"x","plugins":[
+        {"type":"macvlan","ipam":{"type":"allot","ipRanges":[{"range":"20.2.0.0/24","range_start":"10.2.0.10"}]}},
+        "ipam"]})";
+    auto owned = cluster::parseNadConfig(doc, kOwned, kNoFlat);
+    auto none = cluster::parseNadConfig(doc, {}, kNoFlat);
+    REQUIRE_FALSE(owned.ok());
+    REQUIRE_FALSE(none.ok());
+    CHECK(owned.code() == core::Errc::Decode);
+    CHECK(none.code() == core::Errc::Decode);
+    CHECK(owned.error().message.find("plugins[1] must be an object") != std::string::npos);
+}
+
 TEST_CASE("spec.config is read from the NAD object; a NAD without one is NotFound") {
     auto nad = json::parse(R"({"spec":{"config":"{\"name\":\"n\"}"}})");
     REQUIRE(nad.ok());
