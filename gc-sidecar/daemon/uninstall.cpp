@@ -14,8 +14,7 @@ core::Result<bool> daemonSetGone(k8s::Client& client, const std::string& nsName)
     auto slash = nsName.find('/');
     auto obj = client.get(
         k8s::objectPath(k8s::kDaemonSet, nsName.substr(0, slash), nsName.substr(slash + 1)));
-    if (!obj && (obj.code() == core::Errc::NotFound || obj.code() == core::Errc::Unauthorized ||
-                 obj.code() == core::Errc::Forbidden))
+    if (!obj && (obj.code() == core::Errc::NotFound || obj.code() == core::Errc::Unauthorized))
         return true;
     if (!obj) return obj.error();
     return !json::stringAt(*obj, {"metadata", "deletionTimestamp"}).empty();

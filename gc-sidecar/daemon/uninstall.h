@@ -5,11 +5,13 @@
 // allot-gc, stopping, removes the plugin binary and the files install-cni.sh and allot-gc wrote
 // into allot's configuration directory. An uninstall deletes allot's ServiceAccount and RBAC
 // beside the DaemonSet, in an order allot-gc cannot choose (kubectl deletes the ServiceAccount
-// first, Helm the DaemonSet), so a request refused as Unauthorized or Forbidden says the same.
+// first, Helm the DaemonSet), so a request refused as Unauthorized (allot-gc's identity is gone)
+// says the same. Forbidden does not: a rollback to RBAC without the DaemonSet's get (an earlier
+// revision's manifests) refuses it while allot stays installed, so nothing is removed then.
 // Kept: the journal (releases still to make, replayed if allot comes back), the plugin's locks
-// (a call may hold one), the directories (the pod's mounts), IPPools and reservations. A
-// rolling update that removed them by mistake (RBAC without the DaemonSet's get) costs a few
-// seconds: the next pod's install-cni puts them back before it runs.
+// (a call may hold one), the directories (the pod's mounts), IPPools and reservations. A pod
+// deleted with --force loses its token's validity at once, so its allot-gc sees Unauthorized and
+// removes the files; the next pod's install-cni puts them back before it runs.
 
 #include <string>
 #include <vector>
@@ -32,8 +34,8 @@ struct Removal {
 };
 
 // True when allot is being uninstalled: the DaemonSet NAMESPACE/NAME is gone (404) or has a
-// deletionTimestamp, or the request is refused (401, 403: allot-gc's identity went with it).
-// Another error: not known, so nothing is removed.
+// deletionTimestamp, or the request is refused as Unauthorized (401: allot-gc's identity went
+// with it). Another error, Forbidden included: not known, so nothing is removed.
 core::Result<bool> daemonSetGone(k8s::Client& client, const std::string& nsName);
 
 // Removes `files`; a path already absent is neither removed nor failed.

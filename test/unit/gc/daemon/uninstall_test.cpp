@@ -4,9 +4,11 @@
 
 #include <filesystem>
 
+#include "../../k8s/fake_server.h"
 #include "../../temp_dir.h"
 
 namespace fs = std::filesystem;
+using allot::gc::daemonSetGone;
 using allot::gc::NodeFiles;
 using allot::gc::removeNodeFiles;
 
@@ -53,4 +55,45 @@ TEST_CASE("uninstall a second time removes nothing and fails nothing; empty memb
     auto none = removeNodeFiles(NodeFiles{});
     CHECK(none.removed.empty());
     CHECK(fs::exists(n.root / "bin/macvlan"));
+}
+
+namespace {
+
+// daemonSetGone over an API server that answers the DaemonSet's read with `status` and `body`.
+allot::core::Result<bool> goneWhen(int status, const std::string& body) {
+    allot::test::FakeServer server({{allot::test::response(status, body)}});
+    allot::k8s::ClusterConfig cfg;
+    cfg.server = server.url();
+    cfg.token = "t";
+    auto client = allot::k8s::Client::fromConfig(cfg);
+    REQUIRE(client.ok());
+    auto r = daemonSetGone(*client, "kube-system/allot");
+    REQUIRE(server.requests().size() == 1);
+    CHECK(server.requests()[0].find("GET /apis/apps/v1/namespaces/kube-system/daemonsets/allot ") ==
+          0);
+    return r;
+}
+
+const char* kStatus = R"({"kind":"Status","apiVersion":"v1","status":"Failure"})";
+
+}  // namespace
+
+TEST_CASE(
+    "the DaemonSet counts as gone when it is absent, being deleted, or allot-gc's identity is "
+    "gone") {
+    CHECK(*goneWhen(404, kStatus));
+    CHECK(*goneWhen(200,
+                    R"({"metadata":{"name":"allot","deletionTimestamp":"2026-01-01T00:00:00Z"}})"));
+    CHECK(*goneWhen(401, kStatus));
+}
+
+TEST_CASE("a DaemonSet that exists, a Forbidden read or a server error removes nothing") {
+    auto live = goneWhen(200, R"({"metadata":{"name":"allot"}})");
+    REQUIRE(live.ok());
+    CHECK_FALSE(*live);
+    // A rollback to RBAC without the DaemonSet's get: allot is still installed.
+    auto forbidden = goneWhen(403, kStatus);
+    CHECK(!(forbidden.ok() && *forbidden));
+    auto failing = goneWhen(500, kStatus);
+    CHECK(!(failing.ok() && *failing));
 }
