@@ -273,3 +273,22 @@ node_del() {
   fi
   rm -f "$err"
 }
+
+# real_nodes_or_skip: exits 77 (meson: SKIP), with the reason on a `SKIP: ` line, unless this
+# machine can run e2e/node's real nodes now: their binaries cached (`e2e/node/build --print`) or
+# ALLOT_NODE=1 (build them: about an hour cold on 2 cores), root, and a Docker engine.
+# ALLOT_NODE=0 always skips.
+real_nodes_or_skip() {
+  local why=""
+  case "${ALLOT_NODE:-}" in
+    0) why="ALLOT_NODE=0" ;;
+    1) ;;
+    *) "$ALLOT_ROOT/e2e/node/build" --print >/dev/null 2>&1 ||
+         why="the real-node binaries are not cached (e2e/node/build --print fails; a cold build of kubelet, containerd and Multus takes about an hour on 2 cores): run e2e/node/build once, or set ALLOT_NODE=1 to build them in this test" ;;
+  esac
+  [[ -z "$why" && $(id -u) -ne 0 ]] && why="needs root (the nodes are Docker containers with most capabilities)"
+  [[ -z "$why" ]] && ! docker version >/dev/null 2>&1 && why="no Docker engine answers"
+  [[ -z "$why" ]] && return 0
+  echo "SKIP: $why"
+  exit 77
+}

@@ -20,6 +20,17 @@ core::Result<bool> daemonSetGone(k8s::Client& client, const std::string& nsName)
     return !json::stringAt(*obj, {"metadata", "deletionTimestamp"}).empty();
 }
 
+core::Result<bool> awaitDaemonSetGone(k8s::Client& client, const std::string& nsName,
+                                      std::chrono::milliseconds patience,
+                                      std::chrono::milliseconds interval,
+                                      const std::function<void(std::chrono::milliseconds)>& sleep) {
+    for (std::chrono::milliseconds waited{0};; waited += interval) {
+        auto gone = daemonSetGone(client, nsName);
+        if (gone || gone.code() != core::Errc::Forbidden || waited >= patience) return gone;
+        sleep(interval);
+    }
+}
+
 namespace {
 
 // Removes the file `p`, into `r`.

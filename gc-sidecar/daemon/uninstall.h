@@ -5,14 +5,19 @@
 // allot-gc, stopping, removes the plugin binary and the files install-cni.sh and allot-gc wrote
 // into allot's configuration directory. An uninstall deletes allot's ServiceAccount and RBAC
 // beside the DaemonSet, in an order allot-gc cannot choose (kubectl deletes the ServiceAccount
-// first, Helm the DaemonSet), so a request refused as Unauthorized (allot-gc's identity is gone)
-// says the same. Forbidden does not: a rollback to RBAC without the DaemonSet's get (an earlier
-// revision's manifests) refuses it while allot stays installed, so nothing is removed then.
+// first, Helm the DaemonSet), so a read refused as Unauthorized (allot-gc's identity is gone)
+// says the same. Forbidden alone does not: the API server keeps accepting a deleted
+// ServiceAccount's token for a while (its token cache, 10 s by default) while the deleted RBAC
+// refuses the read, but a rollback to RBAC without the read (an earlier revision's manifests)
+// refuses it for good while allot stays installed. So a Forbidden read is asked again until it
+// turns into an answer, for a bounded time, and then nothing is removed.
 // Kept: the journal (releases still to make, replayed if allot comes back), the plugin's locks
 // (a call may hold one), the directories (the pod's mounts), IPPools and reservations. A pod
 // deleted with --force loses its token's validity at once, so its allot-gc sees Unauthorized and
 // removes the files; the next pod's install-cni puts them back before it runs.
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +42,17 @@ struct Removal {
 // deletionTimestamp, or the request is refused as Unauthorized (401: allot-gc's identity went
 // with it). Another error, Forbidden included: not known, so nothing is removed.
 core::Result<bool> daemonSetGone(k8s::Client& client, const std::string& nsName);
+
+// How long a stopping allot-gc asks again while the read is Forbidden: past the API server's
+// default token cache (10 s), within the pod's default termination grace (30 s).
+inline constexpr std::chrono::seconds kUninstallPatience{15};
+
+// daemonSetGone, asked again every `interval` while it answers Forbidden, for at most
+// `patience`; then Forbidden. `sleep` waits (tests pass their own).
+core::Result<bool> awaitDaemonSetGone(k8s::Client& client, const std::string& nsName,
+                                      std::chrono::milliseconds patience,
+                                      std::chrono::milliseconds interval,
+                                      const std::function<void(std::chrono::milliseconds)>& sleep);
 
 // Removes `files`; a path already absent is neither removed nor failed.
 Removal removeNodeFiles(const NodeFiles& files);

@@ -3,7 +3,7 @@
 # plugin that deploy/'s DaemonSet installed, and allot-gc runs as that DaemonSet's pods.
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
-#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 12 5 (5
+#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 12 13 5 (5
 #                                            removes a node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
@@ -617,6 +617,82 @@ s12() {
   pass "$name ($(awk '{print $2}' "$work/s12a.ips" | xargs); $(awk '{print $2}' "$work/s12b.ips" | xargs))"
 }
 
+# s13: a rolling upgrade from an earlier revision to this one, and back, while pods come and go.
+# The earlier revision ($upgrade_from, pinned: its relay predates the frame this plugin sends,
+# so a new plugin beside an old allot-gc goes direct) is installed as it was then (its own
+# rbac.yaml and daemonset.yaml, its own image built from its sources); six pods start under
+# it. Then docs/operations.md's upgrade (`kubectl apply -k deploy/`) and rollback (`kubectl
+# rollout undo`), each rolled node by node while rounds of three pods are created and the
+# previous round deleted. Every pod of every round must reach Running, the six keep their
+# addresses, no two live pods share one, and when all are gone the pool is empty.
+upgrade_from=f36ba11c8eee
+ds_images() { kubectl -n kube-system get pods -l app.kubernetes.io/name=allot -o jsonpath='{.items[*].spec.containers[0].image}' | tr ' ' '\n' | sort -u | xargs; }
+images_are() { [[ "$(ds_images)" == "$1" ]]; }
+# rolled IMAGE: the DaemonSet rolled out and every one of its pods runs IMAGE.
+rolled() {
+  kubectl -n kube-system rollout status ds/allot --timeout=300s >/dev/null || { note "rollout not done"; return 1; }
+  wait_for 60 images_are "$1" || { note "allot pods run '$(ds_images)', want $1"; return 1; }
+}
+# churn LABEL STOPFILE: rounds until STOPFILE exists: three pods LABEL-R-1..3 (label LABEL-R)
+# must reach Running within 120 s, then the previous round is deleted. One line per round in
+# $work/churn.log: "ok R" or "fail R".
+churn() {
+  local r=0 timeout=120 i
+  while [[ ! -e "$2" ]]; do
+    r=$((r + 1))
+    for i in 1 2 3; do pod_yaml "$1-$r-$i" "$1-$r"; done | kubectl apply -f - >/dev/null
+    if wait_running "$1-$r" 3 >/dev/null; then echo "ok $r"; else echo "fail $r"; fi >>"$work/churn.log"
+    (( r > 1 )) && kubectl -n "$ns" delete pods -l "scenario=$1-$((r - 1))" --wait=false >/dev/null 2>&1
+  done
+}
+# same_addresses: the six pods still have the addresses they started with.
+same_addresses() {
+  check_pods s13 || return 1
+  diff <(sort "$work/s13-before.ips") <(sort "$work/s13.ips") >/dev/null || { note "s13 pods' addresses changed"; return 1; }
+}
+s13() {
+  local name="13 rolling upgrade from an earlier revision and rollback under pod churn: every pod starts, none loses its address, no duplicate"
+  local old new=allot:0.1.0 stop=$work/churn.stop
+  old=$("$harness" image-of "$upgrade_from") || { fail "$name" "no image of $upgrade_from"; return; }
+  cd "$root" || return
+  if ! { kubectl delete -k deploy/ >/dev/null && removed; }; then fail "$name" "removing the harness's allot failed"; return; fi
+  { git show "$upgrade_from:deploy/rbac.yaml"; echo ---
+    git show "$upgrade_from:deploy/daemonset.yaml" | sed "s|image: allot:0.1.0|image: $old|"; } | kubectl apply -f - >/dev/null ||
+    { fail "$name" "installing $upgrade_from failed"; return; }
+  rolled "$old" || { fail "$name" "$upgrade_from did not roll out"; return; }
+  make_pods s13 6
+  if ! { wait_running s13 6 && check_pods s13; }; then fail "$name" "pods under $upgrade_from"; return; fi
+  cp "$work/s13.ips" "$work/s13-before.ips"
+  : >"$work/churn.log"
+  churn s13c "$stop" &
+  local churner=$! t0=$SECONDS ok=true
+  sleep 10
+  if ! { kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then note "upgrade did not roll out"; ok=false; fi
+  local up=$(( SECONDS - t0 ))
+  sleep 15
+  $ok && { same_addresses || ok=false; }
+  if $ok && ! { kubectl -n kube-system rollout undo ds/allot >/dev/null && rolled "$old"; }; then
+    note "rollback did not roll out"; ok=false
+  fi
+  sleep 15
+  touch "$stop"; wait "$churner"
+  $ok || { fail "$name" "see notes"; return; }
+  same_addresses || { fail "$name" "after the rollback"; return; }
+  local rounds bad last dup events
+  rounds=$(wc -l <"$work/churn.log"); bad=$(grep -c '^fail' "$work/churn.log")
+  (( bad == 0 )) || { fail "$name" "$bad of $rounds churn rounds had a pod not Running in 120 s"; return; }
+  last=$(awk 'END { print $2 }' "$work/churn.log")
+  check_pods "s13c-$last" || { fail "$name" "the last churn round's checks"; return; }
+  dup=$(cat "$work/s13.ips" "$work/s13c-$last.ips" | awk '{print $2}' | sort | uniq -d)
+  [[ -z "$dup" ]] || { fail "$name" "duplicate addresses: $dup"; return; }
+  events=$(kubectl -n "$ns" get events --field-selector reason=FailedCreatePodSandBox -o json |
+           jq '[.items[] | select(.involvedObject.name | startswith("s13")) | .count // 1] | add // 0')
+  kubectl -n "$ns" delete pods -l 'scenario' --wait=true --timeout=180s >/dev/null 2>&1
+  wait_pool_count 0 120 || { fail "$name" "the pool kept entries after every pod was deleted"; return; }
+  if ! { kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then fail "$name" "the harness's DaemonSet did not come back"; return; fi
+  pass "$name ($rounds rounds of 3 pods over the upgrade (${up} s) and the rollback; $events failed sandbox attempts retried; 6 pods kept $(awk '{print $2}' "$work/s13-before.ips" | xargs))"
+}
+
 # ------------------------------------------------------------------- run ---
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allot-node-test.XXXXXX")
@@ -624,7 +700,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 12 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 12 13 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS

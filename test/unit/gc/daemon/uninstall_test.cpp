@@ -8,6 +8,7 @@
 #include "../../temp_dir.h"
 
 namespace fs = std::filesystem;
+using allot::gc::awaitDaemonSetGone;
 using allot::gc::daemonSetGone;
 using allot::gc::NodeFiles;
 using allot::gc::removeNodeFiles;
@@ -96,4 +97,48 @@ TEST_CASE("a DaemonSet that exists, a Forbidden read or a server error removes n
     CHECK(!(forbidden.ok() && *forbidden));
     auto failing = goneWhen(500, kStatus);
     CHECK(!(failing.ok() && *failing));
+}
+
+namespace {
+
+// awaitDaemonSetGone over an API server that answers the reads with `statuses` in turn, waiting
+// 1 s between reads for at most `patience`; `reads` gets how many were made.
+allot::core::Result<bool> awaitWhen(const std::vector<int>& statuses, std::chrono::seconds patience,
+                                    size_t& reads) {
+    std::vector<allot::test::FakeServer::Reply> replies;
+    for (int s : statuses) replies.push_back({allot::test::response(s, kStatus)});
+    allot::test::FakeServer server(replies);
+    allot::k8s::ClusterConfig cfg;
+    cfg.server = server.url();
+    cfg.token = "t";
+    auto client = allot::k8s::Client::fromConfig(cfg);
+    REQUIRE(client.ok());
+    std::chrono::milliseconds slept{0};
+    auto r = awaitDaemonSetGone(*client, "kube-system/allot", patience, std::chrono::seconds(1),
+                                [&](std::chrono::milliseconds d) { slept += d; });
+    reads = server.requests().size();
+    CHECK(slept <= patience);
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a Forbidden read is asked again: an uninstall's deleted identity turns it into Unauthorized") {
+    size_t reads = 0;
+    auto r = awaitWhen({403, 403, 401}, std::chrono::seconds(15), reads);
+    REQUIRE(r.ok());
+    CHECK(*r);
+    CHECK(reads == 3);
+}
+
+TEST_CASE("a read Forbidden for the whole patience (RBAC without it: a rollback) removes nothing") {
+    size_t reads = 0;
+    auto r = awaitWhen({403, 403, 403, 403}, std::chrono::seconds(3), reads);
+    CHECK(!(r.ok() && *r));
+    CHECK(reads == 4);
+    // Any other answer is taken at once.
+    auto live = awaitWhen({404}, std::chrono::seconds(15), reads);
+    CHECK(live.ok());
+    CHECK(reads == 1);
 }
