@@ -27,6 +27,7 @@ int codeFor(Errc code) {
         case Errc::Expired:
         case Errc::SliceSealed:
         case Errc::SliceMoved:
+        case Errc::SliceAwaited:
         case Errc::TooLarge:
             return kTryAgainLater;
         case Errc::Exhausted:
@@ -78,6 +79,11 @@ std::string detailsFor(const core::Error& e) {
             what =
                 "allot-gc's slice controller is moving this node's slice of the range; the call "
                 "can be retried once the NodeSlicePool is rewritten";
+            break;
+        case Errc::SliceAwaited:
+            what =
+                "allot-gc's leader has not assigned this node a slice of the range yet (a new "
+                "network, or every slice taken); the call waited for it until its deadline";
             break;
         case Errc::Exhausted:
             what =

@@ -28,6 +28,8 @@ const char* errcName(Errc code) {
             return "SliceSealed";
         case Errc::SliceMoved:
             return "SliceMoved";
+        case Errc::SliceAwaited:
+            return "SliceAwaited";
         case Errc::Transient:
             return "Transient";
         case Errc::Unauthorized:

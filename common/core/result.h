@@ -28,6 +28,7 @@ enum class Errc {
                      // it) takes, more entries than a reader keeps
     SliceSealed,     // a slice pool allot-gc's slice controller is taking: its next part, or later
     SliceMoved,      // the node's slice is another node's now: the targets read were stale
+    SliceAwaited,    // no slice of a NodeSlicePool is assigned to this node yet
     Transient,       // try again later: timeouts, 429, 5xx, connection refused (CNI 11)
     Unauthorized,    // 401: credentials missing, expired or wrong
     Forbidden,       // 403: RBAC denied the request

@@ -202,10 +202,18 @@ Result<std::vector<IpResult>> add(Context& ctx, const core::ValidatedConfig& cfg
                                   const std::vector<core::IpAddress>& requested,
                                   const BeforeReserve& beforeReserve) {
     auto r = addTo(ctx, cfg, netName, owner, requested, beforeReserve, false);
-    if (r || r.code() != Errc::SliceMoved) return r;
-    // The node's slice came from a stale copy (what the ADD took is rolled back): read it.
-    ctx.report.pools.clear();  // those of the attempt rolled back
-    return addTo(ctx, cfg, netName, owner, requested, beforeReserve, true);
+    if (!r && r.code() == Errc::SliceMoved) {
+        // The node's slice came from a stale copy (what the ADD took is rolled back): read it.
+        ctx.report.pools.clear();  // those of the attempt rolled back
+        r = addTo(ctx, cfg, netName, owner, requested, beforeReserve, true);
+    }
+    // A network's slice not assigned yet (pods created with their network, before allot-gc's
+    // leader ran): wait for it within the call's deadline instead of failing the sandbox, whose
+    // retry kubelet would make only after its own back-off. Nothing was written meanwhile.
+    RetryPolicy wait(ctx.deadline, kSliceAwait, 0, ctx.sleep);
+    while (!r && r.code() == Errc::SliceAwaited && wait.wait())
+        r = addTo(ctx, cfg, netName, owner, requested, beforeReserve, true);
+    return r;
 }
 
 }  // namespace allot::engine

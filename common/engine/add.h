@@ -9,6 +9,7 @@
 #include "core/allocator.h"
 #include "core/config.h"
 #include "engine/context.h"
+#include "engine/retry_policy.h"
 
 namespace allot::engine {
 
@@ -18,10 +19,15 @@ namespace allot::engine {
 // no reservation follows.
 using BeforeReserve = std::function<void(const std::vector<IpResult>&)>;
 
+// How often an ADD reads a slice it waits for: allot-gc's leader assigns slices every few
+// seconds (--slice-interval, 5 s by default), so a read every second at most.
+inline constexpr Backoff kSliceAwait{std::chrono::milliseconds(250), std::chrono::seconds(1)};
+
 // One address per range, in order, then the config's static addresses; a later failure
 // releases the ranges taken earlier. `netName` is the network config's name. A requested
 // address must fall in a configured range (one per range). In node-slice mode a slice found
-// moved to another node is resolved again once, from a fresh read.
+// moved to another node is resolved again once, from a fresh read; while this node has no slice
+// yet (SliceAwaited), the slice is read again on kSliceAwait's schedule until the deadline.
 core::Result<std::vector<IpResult>> add(Context& ctx, const core::ValidatedConfig& cfg,
                                         const std::string& netName, const core::Owner& owner,
                                         const std::vector<core::IpAddress>& requested,

@@ -24,10 +24,10 @@ Result<std::vector<Target>> resolveTargets(Context& ctx, const core::ValidatedCo
         auto slice = ctx.store.nodeSlice(sliceName, ctx.node, fresh);
         if (!slice) {
             if (slice.code() == Errc::NotFound)
-                return makeError(Errc::Transient, "no node slice allocated yet for node " +
-                                                      ctx.node + " in NodeSlicePool " + sliceName +
-                                                      " (" + slice.error().message +
-                                                      "): allot-gc's leader assigns slices");
+                return makeError(Errc::SliceAwaited, "no node slice allocated yet for node " +
+                                                         ctx.node + " in NodeSlicePool " +
+                                                         sliceName + " (" + slice.error().message +
+                                                         "): allot-gc's leader assigns slices");
             return slice.error();
         }
         slices[i] = slice->slice;

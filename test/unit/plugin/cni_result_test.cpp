@@ -64,6 +64,7 @@ TEST_CASE("every allot error becomes the CNI code of the spec's table, its messa
         {Errc::TooLarge, kTryAgainLater},
         {Errc::SliceSealed, kTryAgainLater},
         {Errc::SliceMoved, kTryAgainLater},
+        {Errc::SliceAwaited, kTryAgainLater},
         {Errc::Transient, kTryAgainLater},
         {Errc::Unauthorized, kAccessDenied},
         {Errc::Forbidden, kAccessDenied},

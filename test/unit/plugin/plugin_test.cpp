@@ -455,6 +455,9 @@ TEST_CASE("STATUS reports exhaustion and an unreachable store with code 50") {
     CHECK(errorCode(h.call("STATUS", conf(kV4))) == 50);
 }
 
+const std::string kBlueWait =
+    R"("range":"10.5.0.0/16","node_slice_size":"/28","network_name":"blue","deadline_ms":5000)";
+
 TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool") {
     Harness h;
     h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
@@ -471,6 +474,24 @@ TEST_CASE("node-slice mode allocates from this node's slice in a node-named pool
     CHECK(errorCode(none) == 11);
     CHECK(none.stdoutText.find("NodeSlicePool blue") != std::string::npos);
     CHECK(none.stdoutText.find("node-z") != std::string::npos);
+    CHECK(none.stdoutText.find("SliceAwaited") != std::string::npos);
+}
+
+TEST_CASE(
+    "node-slice mode: an ADD on a node without a slice yet waits for the leader to assign one") {
+    Harness h;
+    h.mem->setNodeSlice("blue", "node-a", "10.5.1.0/28");
+    h.node = "node-z";
+    int waits = 0;
+    // allot-gc's leader assigns node-z its slice while the ADD waits (its third pause).
+    h.deps.sleep = [&](std::chrono::milliseconds d) {
+        CHECK(d <= std::chrono::seconds(1));
+        if (++waits == 3) h.mem->setNodeSlice("blue", "node-z", "10.5.2.0/28");
+    };
+    auto a = h.call("ADD", conf(kBlueWait));
+    CHECK(waits == 3);
+    CHECK(firstAddress(a) == "10.5.2.1/28");
+    CHECK(h.mem->getPool("blue-node-z-10.5.2.0-28").ok());
 }
 
 namespace {
