@@ -209,10 +209,12 @@ Result<std::vector<IpResult>> add(Context& ctx, const core::ValidatedConfig& cfg
     }
     // A network's slice not assigned yet (pods created with their network, before allot-gc's
     // leader ran): wait for it within the call's deadline instead of failing the sandbox, whose
-    // retry kubelet would make only after its own back-off. Nothing was written meanwhile.
+    // retry kubelet would make only after its own back-off. Nothing was written meanwhile. Read
+    // from the node relay's copy where there is one: its watch sees the slice as it is written,
+    // and a hundred waiting ADDs then cost the API server nothing.
     RetryPolicy wait(ctx.deadline, kSliceAwait, 0, ctx.sleep);
     while (!r && r.code() == Errc::SliceAwaited && wait.wait())
-        r = addTo(ctx, cfg, netName, owner, requested, beforeReserve, true);
+        r = addTo(ctx, cfg, netName, owner, requested, beforeReserve, false);
     return r;
 }
 
