@@ -530,9 +530,7 @@ void Daemon::leaveNodeIfUninstalled() {
     if (cfg_.uninstallWith.empty()) return;
     auto client = newClient();
     if (!client) return;
-    using namespace std::chrono_literals;
-    auto gone = awaitDaemonSetGone(*client, cfg_.uninstallWith, kUninstallPatience, 1s,
-                                   [](auto d) { std::this_thread::sleep_for(d); });
+    auto gone = awaitDaemonSetGone(*client, cfg_.uninstallWith, uninstallRetry());
     if (!gone) {
         logging::logWarn("uninstall: DaemonSet " + cfg_.uninstallWith + " not read (" +
                          gone.error().message + "): allot's files stay on this node");

@@ -21,14 +21,16 @@ core::Result<bool> daemonSetGone(k8s::Client& client, const std::string& nsName)
 }
 
 core::Result<bool> awaitDaemonSetGone(k8s::Client& client, const std::string& nsName,
-                                      std::chrono::milliseconds patience,
-                                      std::chrono::milliseconds interval,
-                                      const std::function<void(std::chrono::milliseconds)>& sleep) {
-    for (std::chrono::milliseconds waited{0};; waited += interval) {
+                                      engine::RetryPolicy retry) {
+    for (;;) {
         auto gone = daemonSetGone(client, nsName);
-        if (gone || gone.code() != core::Errc::Forbidden || waited >= patience) return gone;
-        sleep(interval);
+        if (gone || gone.code() != core::Errc::Forbidden || !retry.wait()) return gone;
     }
+}
+
+engine::RetryPolicy uninstallRetry() {
+    using namespace std::chrono_literals;
+    return engine::RetryPolicy(engine::Clock::now() + kUninstallPatience, {1s, 1s});
 }
 
 namespace {

@@ -17,11 +17,11 @@
 // removes the files; the next pod's install-cni puts them back before it runs.
 
 #include <chrono>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
+#include "engine/retry_policy.h"
 #include "k8s/client.h"
 
 namespace allot::gc {
@@ -47,12 +47,11 @@ core::Result<bool> daemonSetGone(k8s::Client& client, const std::string& nsName)
 // default token cache (10 s), within the pod's default termination grace (30 s).
 inline constexpr std::chrono::seconds kUninstallPatience{15};
 
-// daemonSetGone, asked again every `interval` while it answers Forbidden, for at most
-// `patience`; then Forbidden. `sleep` waits (tests pass their own).
+// daemonSetGone, asked again on `retry`'s schedule while it answers Forbidden; then Forbidden.
+// The daemon's schedule: a read a second for kUninstallPatience (uninstallRetry).
 core::Result<bool> awaitDaemonSetGone(k8s::Client& client, const std::string& nsName,
-                                      std::chrono::milliseconds patience,
-                                      std::chrono::milliseconds interval,
-                                      const std::function<void(std::chrono::milliseconds)>& sleep);
+                                      engine::RetryPolicy retry);
+engine::RetryPolicy uninstallRetry();
 
 // Removes `files`; a path already absent is neither removed nor failed.
 Removal removeNodeFiles(const NodeFiles& files);

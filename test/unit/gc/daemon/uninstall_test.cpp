@@ -102,9 +102,8 @@ TEST_CASE("a DaemonSet that exists, a Forbidden read or a server error removes n
 namespace {
 
 // awaitDaemonSetGone over an API server that answers the reads with `statuses` in turn, waiting
-// 1 s between reads for at most `patience`; `reads` gets how many were made.
-allot::core::Result<bool> awaitWhen(const std::vector<int>& statuses, std::chrono::seconds patience,
-                                    size_t& reads) {
+// about a second between reads for at most `retries` more reads; `reads` gets how many were made.
+allot::core::Result<bool> awaitWhen(const std::vector<int>& statuses, int retries, size_t& reads) {
     std::vector<allot::test::FakeServer::Reply> replies;
     for (int s : statuses) replies.push_back({allot::test::response(s, kStatus)});
     allot::test::FakeServer server(replies);
@@ -114,10 +113,12 @@ allot::core::Result<bool> awaitWhen(const std::vector<int>& statuses, std::chron
     auto client = allot::k8s::Client::fromConfig(cfg);
     REQUIRE(client.ok());
     std::chrono::milliseconds slept{0};
-    auto r = awaitDaemonSetGone(*client, "kube-system/allot", patience, std::chrono::seconds(1),
-                                [&](std::chrono::milliseconds d) { slept += d; });
+    allot::engine::RetryPolicy retry(allot::engine::Clock::time_point::max(),
+                                     {std::chrono::seconds(1), std::chrono::seconds(1)},
+                                     retries + 1, [&](std::chrono::milliseconds d) { slept += d; });
+    auto r = awaitDaemonSetGone(*client, "kube-system/allot", retry);
     reads = server.requests().size();
-    CHECK(slept <= patience);
+    CHECK(slept <= std::chrono::seconds(retries));
     return r;
 }
 
@@ -126,7 +127,7 @@ allot::core::Result<bool> awaitWhen(const std::vector<int>& statuses, std::chron
 TEST_CASE(
     "a Forbidden read is asked again: an uninstall's deleted identity turns it into Unauthorized") {
     size_t reads = 0;
-    auto r = awaitWhen({403, 403, 401}, std::chrono::seconds(15), reads);
+    auto r = awaitWhen({403, 403, 401}, 15, reads);
     REQUIRE(r.ok());
     CHECK(*r);
     CHECK(reads == 3);
@@ -134,11 +135,11 @@ TEST_CASE(
 
 TEST_CASE("a read Forbidden for the whole patience (RBAC without it: a rollback) removes nothing") {
     size_t reads = 0;
-    auto r = awaitWhen({403, 403, 403, 403}, std::chrono::seconds(3), reads);
+    auto r = awaitWhen({403, 403, 403, 403}, 3, reads);
     CHECK(!(r.ok() && *r));
     CHECK(reads == 4);
     // Any other answer is taken at once.
-    auto live = awaitWhen({404}, std::chrono::seconds(15), reads);
+    auto live = awaitWhen({404}, 15, reads);
     CHECK(live.ok());
     CHECK(reads == 1);
 }
