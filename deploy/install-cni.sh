@@ -12,6 +12,18 @@ mkdir -p "$CNI_BIN_DIR" "$CONF_DIR"
 cp /usr/local/bin/allot "$CNI_BIN_DIR/.allot.new"
 chmod 0755 "$CNI_BIN_DIR/.allot.new"
 mv -f "$CNI_BIN_DIR/.allot.new" "$CNI_BIN_DIR/allot"
+# PLUGIN_ALIASES (comma-separated, such as "whereabouts"): further names for the plugin, for
+# network configs and cached DELs that still name another IPAM. Each is a copy, not a symlink:
+# another install that later copies its own binary to that name (cp follows a symlink) must
+# not write over allot. allot-gc --plugin-aliases removes a copy left unchanged at uninstall.
+for a in $(printf '%s' "${PLUGIN_ALIASES:-}" | tr ',' ' '); do
+  case $a in
+    allot|.|..|*[!A-Za-z0-9._-]*) echo "PLUGIN_ALIASES: \"$a\" is not a file name other than allot" >&2; exit 1 ;;
+  esac
+  cp "$CNI_BIN_DIR/allot" "$CNI_BIN_DIR/.$a.new"
+  chmod 0755 "$CNI_BIN_DIR/.$a.new"
+  mv -f "$CNI_BIN_DIR/.$a.new" "$CNI_BIN_DIR/$a"
+done
 cat >"$CONF_DIR/.allot.conf.new" <<CONF
 {
   "kubernetes": {"kubeconfig": "/etc/cni/net.d/allot.d/allot.kubeconfig"},

@@ -60,6 +60,14 @@ bool validName(std::string_view s) {
            std::isalnum(static_cast<unsigned char>(s.back()));
 }
 
+// A name for a file in the CNI plugin directory: letters, digits, '.', '_', '-'.
+bool validFileName(std::string_view s) {
+    if (s.empty() || s.size() > 64 || s == "." || s == ".." || s == "allot") return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
+}
+
 using Setter =
     std::function<Result<void>(Config&, const std::string& value, const std::string& what)>;
 
@@ -110,21 +118,26 @@ Setter boolSetter(bool Config::*field) {
     };
 }
 
-Result<void> setIpamTypes(Config& c, const std::string& v, const std::string& what) {
-    std::vector<std::string> out;
-    size_t p = 0;
-    while (p <= v.size()) {
-        size_t e = v.find(',', p);
-        if (e == std::string::npos) e = v.size();
-        std::string t = v.substr(p, e - p);
-        while (!t.empty() && t.front() == ' ') t.erase(t.begin());
-        while (!t.empty() && t.back() == ' ') t.pop_back();
-        if (t.empty()) return bad(what, v, "has an empty entry");
-        out.push_back(t);
-        p = e + 1;
-    }
-    c.ipamTypes = std::move(out);
-    return {};
+// A comma-separated LIST flag into `field`, each entry trimmed; with `fileNames`, an empty
+// value is the empty list and each entry must be a plain file name other than "allot".
+Setter listSetter(std::vector<std::string> Config::*field, bool fileNames) {
+    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+        std::vector<std::string> out;
+        for (size_t p = 0; p <= v.size() && !(fileNames && v.empty());) {
+            size_t e = v.find(',', p);
+            if (e == std::string::npos) e = v.size();
+            std::string t = v.substr(p, e - p);
+            while (!t.empty() && t.front() == ' ') t.erase(t.begin());
+            while (!t.empty() && t.back() == ' ') t.pop_back();
+            if (t.empty()) return bad(what, v, "has an empty entry");
+            if (fileNames && !validFileName(t))
+                return bad(what, v, "has \"" + t + "\", not a file name other than allot");
+            out.push_back(t);
+            p = e + 1;
+        }
+        c.*field = std::move(out);
+        return {};
+    };
 }
 
 Result<void> setListen(Config& c, const std::string& v, const std::string& what) {
@@ -178,7 +191,7 @@ std::vector<Flag> whoseFlags() {
         {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
          "comma-separated IPAM types whose addresses this sidecar reclaims (default "
          "allot,whereabouts)",
-         setIpamTypes},
+         listSetter(&Config::ipamTypes, false)},
         {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
          "before freeing the address of a pod whose deletion did not show its containers "
          "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
@@ -265,6 +278,11 @@ std::vector<Flag> serviceFlags() {
          "the node's CNI plugin directory as this container sees it, where --uninstall-with "
          "removes the plugin (default /host/opt/cni/bin)",
          stringSetter(&Config::cniBinDir, false, false)},
+        {"plugin-aliases", "ALLOT_GC_PLUGIN_ALIASES", "LIST",
+         "further names install-cni.sh gave the plugin in --cni-bin-dir (PLUGIN_ALIASES, such as "
+         "whereabouts): --uninstall-with removes each one that is still a copy of the plugin "
+         "(default: none)",
+         listSetter(&Config::pluginAliases, true)},
         {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
          "where the ServiceAccount token and ca.crt are mounted "
          "(default /var/run/secrets/kubernetes.io/serviceaccount)",

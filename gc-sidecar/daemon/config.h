@@ -41,6 +41,7 @@ struct Config {
     std::string relaySocket;    // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
     std::string uninstallWith;  // "ns/name" of the DaemonSet; empty: never remove node files
     std::string cniBinDir = "/host/opt/cni/bin";  // where the plugin was installed (uninstall)
+    std::vector<std::string> pluginAliases;       // further names of the plugin there
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
     Millis tokenCheckInterval{std::chrono::seconds(30)};
     std::string leaseName = "allot-gc";

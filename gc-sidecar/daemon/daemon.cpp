@@ -511,6 +511,7 @@ NodeFiles nodeFiles(const Config& c) {
     namespace fs = std::filesystem;
     NodeFiles f;
     f.pluginBinary = (fs::path(c.cniBinDir) / "allot").string();
+    for (const auto& a : c.pluginAliases) f.aliases.push_back((fs::path(c.cniBinDir) / a).string());
     if (!c.nodeKubeconfig.empty()) {
         const fs::path kc(c.nodeKubeconfig);
         f.confDir = kc.parent_path().string();

@@ -1,6 +1,9 @@
 #include "gc-sidecar/daemon/uninstall.h"
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <system_error>
 
 #include "json/json.h"
@@ -46,10 +49,27 @@ void removeOne(const fs::path& p, Removal& r) {
         r.removed.push_back(p.string());
 }
 
+// The contents of the regular file `p` (not followed through a symlink); nullopt when it is
+// not one or cannot be read.
+std::optional<std::string> contents(const fs::path& p) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::symlink_status(p, ec))) return std::nullopt;
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    if (!in && !in.eof()) return std::nullopt;
+    return std::move(out).str();
+}
+
 }  // namespace
 
 Removal removeNodeFiles(const NodeFiles& files) {
     Removal r;
+    if (!files.aliases.empty() && !files.pluginBinary.empty()) {
+        auto plugin = contents(files.pluginBinary);
+        for (const auto& a : files.aliases)
+            if (plugin && contents(a) == plugin) removeOne(a, r);
+    }
     if (!files.pluginBinary.empty()) removeOne(files.pluginBinary, r);
     if (!files.confDir.empty())
         for (const auto& f : files.confFiles) removeOne(fs::path(files.confDir) / f, r);

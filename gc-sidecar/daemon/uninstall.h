@@ -31,6 +31,7 @@ struct NodeFiles {
     std::string pluginBinary;            // <--cni-bin-dir>/allot
     std::string confDir;                 // the directory of --node-kubeconfig
     std::vector<std::string> confFiles;  // allot.conf, nodename, the node kubeconfig's name
+    std::vector<std::string> aliases;    // <--cni-bin-dir>/<each --plugin-aliases>
 };
 
 struct Removal {
@@ -53,7 +54,9 @@ core::Result<bool> awaitDaemonSetGone(k8s::Client& client, const std::string& ns
                                       engine::RetryPolicy retry);
 engine::RetryPolicy uninstallRetry();
 
-// Removes `files`; a path already absent is neither removed nor failed.
+// Removes `files`; a path already absent is neither removed nor failed. An alias goes only
+// while its contents are the plugin binary's: one that another install (Whereabouts' own
+// DaemonSet) has written over since is that install's, and stays.
 Removal removeNodeFiles(const NodeFiles& files);
 
 }  // namespace allot::gc

@@ -3,7 +3,7 @@
 # plugin that deploy/'s DaemonSet installed, and allot-gc runs as that DaemonSet's pods.
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
-#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 12 13 5 (5
+#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 12 13 14 5 (5
 #                                            removes a node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
@@ -119,10 +119,13 @@ delete_label() { kubectl -n "$ns" delete pods -l "scenario=$1" --wait=true --tim
 
 # nad_apply NAME RANGE IPAM_EXTRA TOP_EXTRA [TYPE] [KUBECONFIG]: a NetworkAttachmentDefinition
 # NAME (macvlan on each node's eth0) with IPAM TYPE (default allot, with the plugin's node
-# kubeconfig) on RANGE; IPAM_EXTRA and TOP_EXTRA are JSON members, each with a leading comma, for
-# the ipam section and the top level. Its pool is named after RANGE, in kube-system.
+# kubeconfig; "none": no kubernetes key, the flat file's) on RANGE; IPAM_EXTRA and TOP_EXTRA are
+# JSON members, each with a leading comma, for the ipam section and the top level. Its pool is
+# named after RANGE, in kube-system.
 nad_apply() {
-  local type=${5:-allot} kubeconfig=${6:-/etc/cni/net.d/allot.d/allot.kubeconfig}
+  local type=${5:-allot} kubeconfig=${6:-/etc/cni/net.d/allot.d/allot.kubeconfig} k8s
+  k8s=", \"kubernetes\": {\"kubeconfig\": \"$kubeconfig\"}"
+  [[ $kubeconfig == none ]] && k8s=
   kubectl apply -f - >/dev/null <<EOF
 apiVersion: k8s.cni.cncf.io/v1
 kind: NetworkAttachmentDefinition
@@ -130,7 +133,7 @@ metadata: {name: $1, namespace: $ns}
 spec:
   config: |
     {"cniVersion": "1.0.0", "name": "$1", "type": "macvlan", "master": "eth0", "mode": "bridge"$4,
-     "ipam": {"type": "$type", "range": "$2", "kubernetes": {"kubeconfig": "$kubeconfig"}$3}}
+     "ipam": {"type": "$type", "range": "$2"$k8s$3}}
 EOF
 }
 
@@ -693,6 +696,178 @@ s13() {
   pass "$name ($rounds rounds of 3 pods over the upgrade (${up} s) and the rollback; $events failed sandbox attempts retried; 6 pods kept $(awk '{print $2}' "$work/s13-before.ips" | xargs))"
 }
 
+# s14: docs/migrate-from-whereabouts.md, as written, on a cluster that runs Whereabouts v0.9.4
+# as its own manifests install it (CRDs, DaemonSet with ip-control-loop, reconciler and
+# node-slice controller; its image built from its module). Two networks on Whereabouts, one
+# naming Whereabouts' kubeconfig and one relying on its flat file, each with three pods. Then
+# every step of the document, running its commands block by block, with two new pods on each
+# network after each step; step 4's undo (the network back to Whereabouts, and forward again)
+# and step 6's (Whereabouts reinstalled, a network switched back, and forward again). Every pod
+# must reach Running, the first six keep their addresses, no two live pods share one, a pod
+# attached under Whereabouts is released when it goes after the switch and after Whereabouts is
+# removed, and when all are gone both pools are empty.
+mig_doc=$root/docs/migrate-from-whereabouts.md
+# wb_manifests: the directory of Whereabouts' own manifests, in its module (bench/go.mod's).
+wb_manifests() {
+  local dir
+  dir=$(cd "$root/bench" && PATH=$PATH:/usr/local/go/bin GONOSUMDB=github.com/k8snetworkplumbingwg/whereabouts \
+        go mod download -json github.com/k8snetworkplumbingwg/whereabouts@v0.9.4 | jq -r .Dir) || return 1
+  echo "$dir/doc/crds"
+}
+# wb_install IMAGE: Whereabouts as its manifests install it, with its image built here (the
+# manifests name ghcr.io's :latest, which no node can pull).
+wb_install() {
+  local crds
+  crds=$(wb_manifests) || { note "Whereabouts' module is not available"; return 1; }
+  kubectl apply -f "$crds/whereabouts.cni.cncf.io_ippools.yaml" \
+    -f "$crds/whereabouts.cni.cncf.io_overlappingrangeipreservations.yaml" \
+    -f "$crds/whereabouts.cni.cncf.io_nodeslicepools.yaml" >/dev/null || return 1
+  { cat "$crds/daemonset-install.yaml"; echo ---; cat "$crds/reconciler-deployment.yaml"; echo ---
+    cat "$crds/node-slice-controller.yaml"; } |
+    sed "s|image: ghcr.io/k8snetworkplumbingwg/whereabouts:latest|image: $1|" | kubectl apply -f - >/dev/null || return 1
+  kubectl -n kube-system rollout status ds/whereabouts --timeout=180s >/dev/null
+}
+# doc_step NAME [VAR=VALUE...]: the document's ```sh block marked `migrate-step: NAME`, run with
+# bash -eu -o pipefail in $work/mig (beside a link to deploy/: the document's commands run from
+# the checkout's top directory) with the variables given. Its output: $work/mig/NAME.log.
+doc_step() {
+  local name=$1 script
+  shift
+  script=$(awk -v m="<!-- migrate-step: $name -->" '$0 == m { f = 1; next } f && /^```sh/ { b = 1; next }
+                                                    b && /^```/ { exit } b { print }' "$mig_doc")
+  [[ -n "$script" ]] || { note "the document has no step $name"; return 1; }
+  mkdir -p "$work/mig"
+  ln -sfn "$root/deploy" "$work/mig/deploy"
+  (cd "$work/mig" && env "$@" bash -eu -o pipefail -c "$script") >"$work/mig/$name.log" 2>&1 ||
+    { note "step $name failed:"; tail -n 5 "$work/mig/$name.log" | sed 's/^/#   /'; return 1; }
+}
+# mig_pods LABEL: two new pods on each network, Running.
+mig_pods() {
+  local n i
+  for n in a b; do
+    for i in 1 2; do net_pod_yaml "$1-$n-$i" "$1" "" "[{\"name\":\"mig-$n\"}]"; done
+  done | kubectl apply -f - >/dev/null
+  wait_running "$1" 4
+}
+# mig_check: every live s14 pod's net1 address is in its network's range and no two share one;
+# the first six that are still there kept theirs. Writes "pod address" lines to $work/s14.all.
+mig_check() {
+  local p ip bad=0 dup
+  : >"$work/s14.all"
+  for p in $(kubectl -n "$ns" get pods -o json |
+             jq -r '.items[] | select(.metadata.deletionTimestamp == null) | .metadata.name | select(startswith("s14"))'); do
+    ip=$(pod_ip "$p")
+    [[ "$ip" =~ ^10\.8[12]\.0\.[0-9]+$ ]] || { note "$p: no address on its network ('$ip')"; bad=1; }
+    echo "$p $ip" >>"$work/s14.all"
+  done
+  dup=$(awk '{print $2}' "$work/s14.all" | sort | uniq -d | xargs)
+  [[ -z "$dup" ]] || { note "duplicate addresses: $dup"; bad=1; }
+  [[ -e "$work/s14.first" ]] || return $bad
+  while read -r p ip; do
+    grep -q "^$p " "$work/s14.all" || continue
+    grep -qxF "$p $ip" "$work/s14.all" || { note "$p had $ip, now $(grep "^$p " "$work/s14.all")"; bad=1; }
+  done <"$work/s14.first"
+  return $bad
+}
+# mig_round LABEL: new pods after a step, then the checks.
+mig_round() { mig_pods "$1" && mig_check; }
+# nad_ipam NAME: the network's ipam section, compact.
+nad_ipam() { kubectl -n "$ns" get net-attach-def "$1" -o json | jq -c '.spec.config | fromjson | .ipam'; }
+pools_name() { holds 10.81.0.0-24 "$1" >/dev/null || holds 10.82.0.0-24 "$1" >/dev/null; }
+pools_empty() { [[ "$(allocs 10.81.0.0-24)" == '{}' && "$(allocs 10.82.0.0-24)" == '{}' ]]; }
+# released POD: the pod goes (its deletion finishes) and neither pool names it within 60 s.
+released() {
+  kubectl -n "$ns" delete pod "$1" --wait=true --timeout=90s >/dev/null || { note "$1 not deleted in 90 s"; return 1; }
+  wait_for 60 not pools_name "$1" || { note "$1's address not released 60 s after it went"; return 1; }
+}
+# whereabouts_is_allot yes|no: /opt/cni/bin/whereabouts on every node is (is not) allot's copy.
+whereabouts_is_allot() {
+  local i same
+  for ((i = 1; i <= nodes; i++)); do
+    same=no
+    "$harness" exec "node-$i" cmp -s /opt/cni/bin/allot /opt/cni/bin/whereabouts && same=yes
+    [[ $same == "$1" ]] || { note "node-$i: /opt/cni/bin/whereabouts is allot's copy: $same"; return 1; }
+  done
+}
+s14_nads() {
+  nad_apply mig-a 10.81.0.0/24 "" "" whereabouts /etc/cni/net.d/whereabouts.d/whereabouts.kubeconfig &&
+    nad_apply mig-b 10.82.0.0/24 "" "" whereabouts none
+}
+# s14_setup: the harness's allot removed, Whereabouts installed, its two networks and six pods.
+s14_setup() {
+  local image i
+  cd "$root" || return 1
+  rm -f "$work/s14.first"
+  { kubectl delete -k deploy/ >/dev/null && removed; } || { note "removing the harness's allot failed"; return 1; }
+  image=$("$harness" whereabouts-image) || { note "no Whereabouts image"; return 1; }
+  wb_install "$image" || { note "installing Whereabouts failed"; return 1; }
+  s14_nads || { note "the networks were not created"; return 1; }
+  for i in 1 2 3; do
+    net_pod_yaml "s14w-a-$i" s14w "" '[{"name":"mig-a"}]'
+    net_pod_yaml "s14w-b-$i" s14w "" '[{"name":"mig-b"}]'
+  done | kubectl apply -f - >/dev/null
+  wait_running s14w 6 || { note "pods under Whereabouts not Running"; return 1; }
+  mig_check || return 1
+  cp "$work/s14.all" "$work/s14.first"
+}
+# s14_restore: the harness as it was: allot from deploy/ (no copy), Whereabouts' own binary on
+# the nodes (their image's), allot's CRDs, no migration networks.
+s14_restore() {
+  local i
+  kubectl -n "$ns" delete net-attach-def mig-a mig-b --ignore-not-found >/dev/null
+  kubectl apply -f "$root/deploy/crds/" >/dev/null || return 1
+  { kubectl apply -k "$root/deploy/" >/dev/null && rolled allot:0.1.0; } || return 1
+  for ((i = 1; i <= nodes; i++)); do
+    "$harness" exec "node-$i" cp /opt/cni/bin.dist/whereabouts /opt/cni/bin/whereabouts || return 1
+  done
+}
+# s14_steps: the document's steps 1 to 5 with step 4's undo.
+s14_first_steps() {
+  local a=NAD=$ns/mig-a left
+  { doc_step stop-slice-controller && mig_round s14-1; } || { note "at step 1"; return 1; }
+  { doc_step install && mig_round s14-2; } || { note "at step 2"; return 1; }
+  { doc_step stop-reconciler && mig_round s14-3; } || { note "at step 3"; return 1; }
+  doc_step switch "$a" || { note "at step 4"; return 1; }
+  [[ "$(nad_ipam mig-a)" == '{"type":"allot","range":"10.81.0.0/24","kubernetes":{}}' ]] ||
+    { note "step 4 left mig-a's ipam as $(nad_ipam mig-a)"; return 1; }
+  { mig_round s14-4 && released s14w-a-1; } || { note "after step 4"; return 1; }
+  { doc_step switch-back "$a" && [[ "$(nad_ipam mig-a | jq -r .type)" == whereabouts ]] && mig_round s14-4u; } ||
+    { note "at step 4's undo"; return 1; }
+  { doc_step switch "$a" && doc_step list; } || { note "at step 4 again"; return 1; }
+  left=$(cat "$work/mig/list.log")
+  { grep -qxF "$ns/mig-b" <<<"$left" && ! grep -qxF "$ns/mig-a" <<<"$left"; } ||
+    { note "step 5 lists '$left'"; return 1; }
+  { doc_step switch-all && doc_step list && [[ ! -s "$work/mig/list.log" ]] && mig_round s14-5; } ||
+    { note "at step 5"; return 1; }
+}
+# s14_last_steps: steps 6 and 7 with step 6's undo.
+s14_last_steps() {
+  local b=NAD=$ns/mig-b image
+  { doc_step remove-whereabouts && whereabouts_is_allot yes; } || { note "at step 6"; return 1; }
+  { mig_round s14-6 && released s14w-b-1; } || { note "after step 6"; return 1; }
+  image=$("$harness" whereabouts-image) || return 1
+  { doc_step reinstall-whereabouts && wb_install "$image" && whereabouts_is_allot no &&
+      doc_step switch-back "$b" && mig_round s14-6u; } || { note "at step 6's undo"; return 1; }
+  { doc_step switch "$b" && doc_step remove-whereabouts && whereabouts_is_allot yes && mig_round s14-6r; } ||
+    { note "at step 6 again"; return 1; }
+  { doc_step crd && mig_round s14-7; } || { note "at step 7"; return 1; }
+  allocs 10.81.0.0-24 | jq -e --arg r "$ns/s14-7-a-1" 'to_entries[] | select(.value.podref == $r) | .value.node' >/dev/null ||
+    { note "after step 7 a new entry has no node field"; return 1; }
+}
+s14() {
+  local name="14 docs/migrate-from-whereabouts.md as written, from Whereabouts' own install, with pods at every step and two undos: no pod loses its address, no duplicate"
+  local t0=$SECONDS pods
+  s14_setup || { fail "$name" "setting up Whereabouts (see notes)"; return; }
+  s14_first_steps || { fail "$name" "see notes"; return; }
+  s14_last_steps || { fail "$name" "see notes"; return; }
+  pods=$(wc -l <"$work/s14.all")
+  # shellcheck disable=SC2046 # one pod name a word
+  kubectl -n "$ns" delete pods $(awk '{print $1}' "$work/s14.all") --wait=true --timeout=180s >/dev/null 2>&1
+  wait_for 120 pools_empty || { fail "$name" "the pools kept entries after every pod was deleted"; return; }
+  s14_restore || { fail "$name" "restoring the harness"; return; }
+  pass "$name ($pods pods at the end; the 4 of Whereabouts' time left kept their addresses; $(( SECONDS - t0 )) s)"
+}
+
 # ------------------------------------------------------------------- run ---
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/allot-node-test.XXXXXX")
@@ -700,7 +875,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 12 13 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 12 13 14 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS

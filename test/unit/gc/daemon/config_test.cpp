@@ -105,6 +105,9 @@ TEST_CASE("bad values are clear errors naming the flag or variable") {
         {{"--node-name=n", "--listen=localhost"}, {}, "--listen"},
         {{"--node-name=n", "--listen=:70000"}, {}, "--listen"},
         {{"--node-name=n", "--ipam-types=allot,,x"}, {}, "--ipam-types"},
+        {{"--node-name=n", "--plugin-aliases=../macvlan"}, {}, "--plugin-aliases"},
+        {{"--node-name=n", "--plugin-aliases=whereabouts,allot"}, {}, "--plugin-aliases"},
+        {{"--node-name=n"}, {{"ALLOT_GC_PLUGIN_ALIASES", "a,,b"}}, "ALLOT_GC_PLUGIN_ALIASES"},
         {{"--node-name=n", "--repair=maybe"}, {}, "--repair"},
         {{"--node-name=n", "--log-level=loud"}, {}, "--log-level"},
         {{"--node-name=n", "--log-format=logfmt"}, {}, "--log-format"},
@@ -149,6 +152,14 @@ TEST_CASE("ipam types are a trimmed comma-separated list; --repair alone means t
     auto q = parse({"--node-name=n", "--repair=false"});
     REQUIRE(q.ok());
     CHECK_FALSE(q->config.repair);
+}
+
+TEST_CASE("plugin aliases: none by default, a trimmed list of file names from flag or variable") {
+    CHECK(parse({"--node-name=n"})->config.pluginAliases.empty());
+    CHECK(parse({"--node-name=n", "--plugin-aliases="})->config.pluginAliases.empty());
+    auto p = parse({"--node-name=n"}, {{"ALLOT_GC_PLUGIN_ALIASES", " whereabouts , wb-2.0_x "}});
+    REQUIRE(p.ok());
+    CHECK(p->config.pluginAliases == std::vector<std::string>{"whereabouts", "wb-2.0_x"});
 }
 
 TEST_CASE("--log-format is text by default, json from the flag or ALLOT_GC_LOG_FORMAT") {

@@ -46,6 +46,25 @@ TEST_CASE("uninstall removes the plugin and allot's conf files; the journal and 
         CHECK_MESSAGE(fs::exists(n.root / kept), kept);
 }
 
+TEST_CASE("an alias goes with the plugin while it is a copy of it; one written over stays") {
+    TempNode n;
+    n.dir.write("bin/allot", "allot-binary");
+    n.dir.write("bin/whereabouts", "allot-binary");
+    n.dir.write("bin/other", "whereabouts-own-binary");
+    fs::create_symlink(n.root / "bin/allot", n.root / "bin/linked");
+    auto files = n.files();
+    for (auto a : {"whereabouts", "other", "linked", "absent"})
+        files.aliases.push_back((n.root / "bin" / a).string());
+
+    auto r = removeNodeFiles(files);
+    CHECK(r.failed.empty());
+    CHECK_FALSE(fs::exists(n.root / "bin/allot"));
+    CHECK_FALSE(fs::exists(n.root / "bin/whereabouts"));
+    CHECK(fs::exists(n.root / "bin/other"));                       // another install's binary now
+    CHECK(fs::exists(fs::symlink_status(n.root / "bin/linked")));  // not written by install-cni
+    CHECK(r.removed.size() == 5);                                  // alias, allot, 3 conf files
+}
+
 TEST_CASE("uninstall a second time removes nothing and fails nothing; empty members are skipped") {
     TempNode n;
     removeNodeFiles(n.files());
