@@ -810,10 +810,15 @@ s14_setup() {
   mig_check || return 1
   cp "$work/s14.all" "$work/s14.first"
 }
-# s14_restore: the harness as it was: allot from deploy/ (no copy), Whereabouts' own binary on
-# the nodes (their image's), allot's CRDs, no migration networks.
+# s14_restore: the harness as it was, whatever step the scenario stopped at: no s14 pod, no
+# Whereabouts objects, no migration networks, allot's CRDs, allot from deploy/ (no copy), and
+# Whereabouts' own binary on the nodes (their image's).
 s14_restore() {
   local i
+  kubectl -n "$ns" get pods -o name | grep '^pod/s14' | xargs -r kubectl -n "$ns" delete --wait=true --timeout=180s >/dev/null 2>&1
+  kubectl -n kube-system delete daemonset/whereabouts deployment/whereabouts-controller deployment/whereabouts-reconciler \
+    serviceaccount/whereabouts configmap/whereabouts-config --ignore-not-found >/dev/null
+  kubectl delete clusterrolebinding/whereabouts clusterrole/whereabouts-cni --ignore-not-found >/dev/null
   kubectl -n "$ns" delete net-attach-def mig-a mig-b --ignore-not-found >/dev/null
   kubectl apply -f "$root/deploy/crds/" >/dev/null || return 1
   { kubectl apply -k "$root/deploy/" >/dev/null && rolled allot:0.1.0; } || return 1
@@ -821,7 +826,7 @@ s14_restore() {
     "$harness" exec "node-$i" cp /opt/cni/bin.dist/whereabouts /opt/cni/bin/whereabouts || return 1
   done
 }
-# s14_steps: the document's steps 1 to 5 with step 4's undo.
+# s14_first_steps: the document's steps 1 to 5 with step 4's undo.
 s14_first_steps() {
   local a=NAD=$ns/mig-a left
   { doc_step stop-slice-controller && mig_round s14-1; } || { note "at step 1"; return 1; }
@@ -846,7 +851,8 @@ s14_last_steps() {
   { doc_step remove-whereabouts && whereabouts_is_allot yes; } || { note "at step 6"; return 1; }
   { mig_round s14-6 && released s14w-b-1; } || { note "after step 6"; return 1; }
   image=$("$harness" whereabouts-image) || return 1
-  { doc_step reinstall-whereabouts && wb_install "$image" && whereabouts_is_allot no &&
+  # Whereabouts' pods are Ready as their container starts, before install-cni.sh has copied.
+  { doc_step reinstall-whereabouts && wb_install "$image" && wait_for 60 whereabouts_is_allot no &&
       doc_step switch-back "$b" && mig_round s14-6u; } || { note "at step 6's undo"; return 1; }
   { doc_step switch "$b" && doc_step remove-whereabouts && whereabouts_is_allot yes && mig_round s14-6r; } ||
     { note "at step 6 again"; return 1; }
@@ -856,15 +862,19 @@ s14_last_steps() {
 }
 s14() {
   local name="14 docs/migrate-from-whereabouts.md as written, from Whereabouts' own install, with pods at every step and two undos: no pod loses its address, no duplicate"
-  local t0=$SECONDS pods
-  s14_setup || { fail "$name" "setting up Whereabouts (see notes)"; return; }
-  s14_first_steps || { fail "$name" "see notes"; return; }
-  s14_last_steps || { fail "$name" "see notes"; return; }
-  pods=$(wc -l <"$work/s14.all")
-  # shellcheck disable=SC2046 # one pod name a word
-  kubectl -n "$ns" delete pods $(awk '{print $1}' "$work/s14.all") --wait=true --timeout=180s >/dev/null 2>&1
-  wait_for 120 pools_empty || { fail "$name" "the pools kept entries after every pod was deleted"; return; }
-  s14_restore || { fail "$name" "restoring the harness"; return; }
+  local t0=$SECONDS pods=0 why=""
+  if ! s14_setup; then
+    why="setting up Whereabouts (see notes)"
+  elif ! s14_first_steps || ! s14_last_steps; then
+    why="see notes"
+  else
+    pods=$(wc -l <"$work/s14.all")
+    # shellcheck disable=SC2046 # one pod name a word
+    kubectl -n "$ns" delete pods $(awk '{print $1}' "$work/s14.all") --wait=true --timeout=180s >/dev/null 2>&1
+    wait_for 120 pools_empty || why="the pools kept entries after every pod was deleted"
+  fi
+  s14_restore || why=${why:-"restoring the harness"}
+  [[ -z "$why" ]] || { fail "$name" "$why"; return; }
   pass "$name ($pods pods at the end; the 4 of Whereabouts' time left kept their addresses; $(( SECONDS - t0 )) s)"
 }
 
