@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when the plugin would not run on every x86-64 Linux node: it must be a static
+# Fails when the plugin would not run on every x86-64 (or, with ALLOT_PORTABLE_ARCH=arm64,
+# every arm64) Linux node: it must be a static
 # executable (no program interpreter, no NEEDED shared library), carry no GLIBC_ symbol version
 # newer than 2.28, and never name the host's libcurl.so (nothing to dlopen from the node).
 # Seconds; no cluster. First it checks itself: a dynamic binary of this machine must fail.
@@ -14,6 +15,12 @@ source "$root/test/lib.sh"   # ok, bad, suite_summary
 SUITE_NAME=portable
 plugin=${1:-$root/build/plugin/allot}
 MAX_GLIBC=2.28
+arch=${ALLOT_PORTABLE_ARCH:-amd64}
+case "$arch" in
+  amd64) machine=X86-64 ;;
+  arm64) machine=AArch64 ;;
+  *) suite_die "ALLOT_PORTABLE_ARCH=$arch: amd64 or arm64" ;;
+esac
 
 # newest_glibc FILE: the highest GLIBC_x.y version any dynamic symbol of FILE needs (empty:
 # none).
@@ -25,7 +32,7 @@ newest_glibc() {
 problems() {
   local f=$1 v
   [[ -f "$f" ]] || { echo "$f does not exist"; return; }
-  readelf -h "$f" 2>/dev/null | grep -q 'Machine:.*X86-64' || echo "not an x86-64 ELF file"
+  readelf -h "$f" 2>/dev/null | grep -q "Machine:.*$machine\$" || echo "not an $arch ELF file"
   readelf -lW "$f" 2>/dev/null | grep -q 'Requesting program interpreter' &&
     echo "dynamically linked: needs the loader $(readelf -lW "$f" | sed -n 's/.*interpreter: \(.*\)]/\1/p')"
   local needed
@@ -58,7 +65,7 @@ if [[ -z "$out" ]]; then
   newest=$(newest_glibc "$plugin")
   ok "$plugin is static: no loader, no shared library, no GLIBC_ version above $MAX_GLIBC (newest: ${newest:-none}), no libcurl.so ($(stat -c %s "$plugin") bytes)"
 else
-  bad "$plugin runs on any x86-64 Linux node"
+  bad "$plugin runs on any $arch Linux node"
   # shellcheck disable=SC2001 # a prefix on every line
   sed 's/^/#   /' <<<"$out"
 fi
