@@ -158,7 +158,9 @@ Outcome run(const EnvMap& env, std::string_view stdinText, Deps& deps) {
     auto journal = deps.makeJournal ? deps.makeJournal(*cfg) : nullptr;
     auto cache = deps.makeCache ? deps.makeCache(*cfg) : nullptr;
     auto queue = deps.makeQueue ? deps.makeQueue(*cfg) : nullptr;
+    auto marks = deps.makeAddMarks ? deps.makeAddMarks() : nullptr;
     engine::Context ctx(*handle->store);
+    ctx.marks = marks.get();
     ctx.locker = locker.get();
     ctx.journal = journal.get();
     ctx.cache = cache.get();

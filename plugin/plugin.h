@@ -46,6 +46,8 @@ struct Deps {
         makeJournal;
     std::function<std::unique_ptr<engine::PoolCache>(const core::ValidatedConfig&)> makeCache;
     std::function<std::unique_ptr<engine::ClaimQueue>(const core::ValidatedConfig&)> makeQueue;
+    // Where ADDs leave their in-flight mark for allot-gc (node/add_marks.h); null: none.
+    std::function<std::unique_ptr<engine::AddMarks>()> makeAddMarks;
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.
     std::function<Result<void>(const std::string& netns, const std::string& ifName,
                                const std::vector<engine::IpResult>& ips)>

@@ -1,6 +1,7 @@
 #include "plugin/wiring.h"
 
 #include "k8s/relay.h"
+#include "node/add_marks.h"
 #include "node/claim_queue.h"
 #include "node/file_lock.h"
 #include "node/journal.h"
@@ -68,6 +69,7 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
         return node::makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir
                                                               : c.raw.journalDir);
     };
+    deps.makeAddMarks = [] { return std::make_unique<node::FileAddMarks>(); };
     deps.checkInterface = checkInterfaceAddresses;
     std::string nodeEnv = envOr("NODENAME");
     deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const cni::NetConf& n) {

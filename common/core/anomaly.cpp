@@ -103,7 +103,18 @@ LeakReason classifyLeak(const Owner& entry, const PodState* pod) {
 
 bool NodeIndex::gone(const std::string& node) const {
     if (node.empty() || nodes.count(node) != 0) return false;
-    return (everListed && everListed->count(node) != 0) || sliced.count(node) != 0;
+    return (everListed && everListed->count(node) != 0) || sliced.count(node) != 0 ||
+           reported.count(node) != 0;
+}
+
+bool NodeIndex::outOfService(const std::string& node) const {
+    auto it = nodes.find(node);
+    return it != nodes.end() && it->second.outOfService;
+}
+
+bool NodeIndex::runsAgent(const std::string& node) const {
+    auto it = nodes.find(node);
+    return it != nodes.end() && it->second.linux && !it->second.outOfService;
 }
 
 bool NodeIndex::notReady(const std::string& node) const {

@@ -98,23 +98,30 @@ LeakReason classifyLeak(const Owner& entry, const PodState* pod);
 struct NodeState {
     bool ready = false;
     std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
+    bool outOfService = false;  // tainted node.kubernetes.io/out-of-service (any effect)
+    bool linux = true;          // kubernetes.io/os is linux or unset: allot-gc runs there
 };
 
 // The Nodes one pass listed. A Node that is gone is Kubernetes' own statement that its pods
 // are gone; one NotReady past the grace period is not (its kubelet may be stopped while its
-// sandboxes run on): it is only reported. "Gone" is a Node some pass listed before
-// (`everListed`, kept across passes by the caller) and this one does not find: a name no Node
-// ever had (a runtime without Node objects, as in the local test harness) proves nothing; a
-// name a NodeSlicePool assigns a slice to (`sliced`) was a Node when the slice was given.
+// sandboxes run on): it is only reported. "Gone" is a name that is not a Node now but is known
+// to have been one: a pass listed it before (`everListed`, kept by the caller), a NodeSlicePool
+// assigns it a slice (`sliced`), or its allot-gc published a node report (`reported`; the
+// report stays in the API after the Node goes, so this outlives any one leader). A name no Node
+// ever had (a hostname fallback, a runtime without Node objects) proves nothing.
 struct NodeIndex {
     std::unordered_map<std::string, NodeState> nodes;
     const std::set<std::string>* everListed = nullptr;
     std::chrono::system_clock::time_point listedAt;
     std::chrono::milliseconds grace{};
     std::set<std::string> sliced;
+    std::set<std::string> reported;
 
     bool gone(const std::string& node) const;
-    bool notReady(const std::string& node) const;  // listed, and NotReady past the grace
+    bool notReady(const std::string& node) const;      // listed, and NotReady past the grace
+    bool outOfService(const std::string& node) const;  // listed, and tainted out-of-service
+    // A listed Linux Node, not out of service: one whose allot-gc must report.
+    bool runsAgent(const std::string& node) const;
 };
 
 struct ReservationEntry {

@@ -201,6 +201,10 @@ Result<std::vector<IpResult>> add(Context& ctx, const core::ValidatedConfig& cfg
                                   const std::string& netName, const core::Owner& owner,
                                   const std::vector<core::IpAddress>& requested,
                                   const BeforeReserve& beforeReserve) {
+    if (ctx.marks)
+        if (auto m = ctx.marks->mark(owner.containerId); !m)
+            return makeError(m.code(),
+                             "cannot mark the ADD in flight for allot-gc: " + m.error().message);
     auto r = addTo(ctx, cfg, netName, owner, requested, beforeReserve, false);
     if (!r && r.code() == Errc::SliceMoved) {
         // The node's slice came from a stale copy (what the ADD took is rolled back): read it.

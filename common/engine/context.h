@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ip.h"
+#include "engine/add_marks.h"
 #include "engine/claim_queue.h"
 #include "engine/pool_cache.h"
 #include "engine/pool_locker.h"
@@ -46,6 +47,7 @@ struct Context {
     ReleaseJournal* journal = nullptr;
     PoolCache* cache = nullptr;
     ClaimQueue* queue = nullptr;  // null: each ADD writes for itself
+    AddMarks* marks = nullptr;    // null: ADDs leave no mark (tests, kubectl allot)
     std::string node;
     std::string poolNamespace;
     Clock::time_point deadline = Clock::time_point::max();

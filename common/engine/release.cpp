@@ -44,6 +44,8 @@ Result<bool> del(Context& ctx, const core::ValidatedConfig& cfg, const core::Own
                              why.message + "; and the journal failed: " + r.error().message);
         return true;
     };
+    // The runtime's DEL is its own proof: no ADD of this container is in flight any more.
+    if (ctx.marks) ctx.marks->unmark(owner.containerId);
     auto targets = resolveTargets(ctx, cfg, "");
     if (!targets) return journalIt(targets.error());  // no pools named: allot-gc searches them
     std::optional<core::Error> firstError;

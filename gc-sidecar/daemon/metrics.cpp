@@ -124,6 +124,8 @@ Metrics::Metrics() : repairPasses_(kRepairBounds), lastWatch_(Clock::now()) {
                           "undecodable_pool", "pool_object_full"})
         anomaliesTotal_[k] = 0;
     for (const char* k : {"Transient", "Unauthorized", "Forbidden"}) apiErrors_[k] = 0;
+    for (const char* k : {"runtime", "namespaces", "none"}) sandboxProof_[k] = 0;
+    for (const char* k : {"not_found", "not_ready", "ready", "unknown"}) runtimeAnswers_[k] = 0;
     for (const char* k : {"api_unreachable", "other_server", "not_a_pool_request"})
         relayRefused_[k] = 0;
 }
@@ -131,6 +133,14 @@ Metrics::Metrics() : repairPasses_(kRepairBounds), lastWatch_(Clock::now()) {
 void Metrics::addReleases(const std::string& reason, uint64_t n) {
     std::lock_guard l(m_);
     releases_[reason] += n;
+}
+void Metrics::setSandboxProof(const std::string& proof) {
+    std::lock_guard l(m_);
+    for (auto& [k, v] : sandboxProof_) v = k == proof ? 1 : 0;
+}
+void Metrics::addRuntimeAnswer(const std::string& answer) {
+    std::lock_guard l(m_);
+    ++runtimeAnswers_[answer];
 }
 void Metrics::addReleaseFailure() {
     ++releaseFailures_;
@@ -321,6 +331,14 @@ void Metrics::renderNode(std::string& s) const {
     byLabel(s, "allot_relay_refused_total", "counter",
             "Plugin requests the relay did not carry, by why (the plugin then went direct).",
             "reason", relayRefused_);
+    byLabel(s, "allot_sandbox_proof", "gauge",
+            "1 for the proof this node's allot-gc frees a deleted pod's address on: runtime (the "
+            "container runtime's word, over CRI), namespaces (the network namespace probe alone), "
+            "none (neither: only the runtime's DEL frees).",
+            "proof", sandboxProof_);
+    byLabel(s, "allot_runtime_answers_total", "counter",
+            "What the container runtime answered about the sandboxes of addresses to release.",
+            "answer", runtimeAnswers_);
     single(s, "allot_journal_backlog", "gauge",
            "Releases the plugin journaled on this node that are not replayed yet.",
            static_cast<double>(journalBacklog_));

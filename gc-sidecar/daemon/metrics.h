@@ -64,6 +64,10 @@ class Metrics {
     void setPrunedFields(std::map<std::string, uint64_t> fields);
     // When the token in the plugin's kubeconfig expires (Unix seconds); 0: unknown.
     void setPluginTokenExpiry(double unixSeconds);
+    // Which proof this node's sandboxes are released on ("runtime", "namespaces" or "none"),
+    // and each answer the container runtime gave (core::RuntimeAnswer's names).
+    void setSandboxProof(const std::string& proof);
+    void addRuntimeAnswer(const std::string& answer);
     void addWatchRestart();
     void addEventDropped();
     void addJournalFailure();
@@ -102,6 +106,7 @@ class Metrics {
     Histogram repairPasses_;
     std::map<std::string, Histogram> cniCalls_;  // key: command, network, outcome (labels)
     std::map<std::string, uint64_t> apiErrors_, relayRefused_, prunedFields_;
+    std::map<std::string, uint64_t> sandboxProof_, runtimeAnswers_;
     uint64_t journalBacklog_ = 0;
     double pluginTokenExpiry_ = 0;
     Clock::time_point lastPass_{};

@@ -16,28 +16,6 @@ namespace allot::gc {
 
 using core::Errc;
 
-bool sandboxStopped(const json::Value& pod) {
-    const json::Value* st = pod.find("status");
-    if (!st || !st->isObject()) return false;
-    if (const json::Value* ph = st->find("phase"); ph && ph->isString()) {
-        const std::string& p = ph->asString();
-        if (p == "Succeeded" || p == "Failed") return true;
-    }
-    // Every container the kubelet reports, terminated; at least one reported.
-    size_t seen = 0;
-    for (const char* list :
-         {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"}) {
-        const json::Value* cs = st->find(list);
-        if (!cs || !cs->isArray()) continue;
-        for (const auto& c : cs->items()) {
-            const json::Value* state = c.isObject() ? c.find("state") : nullptr;
-            if (!state || !state->isObject() || !state->find("terminated")) return false;
-            ++seen;
-        }
-    }
-    return seen > 0;
-}
-
 std::optional<PodRecord> podRecordOf(const json::Value& pod) {
     const json::Value* md = pod.find("metadata");
     if (!md || !md->isObject()) return std::nullopt;
@@ -61,7 +39,6 @@ std::optional<PodRecord> podRecordOf(const json::Value& pod) {
     if (const json::Value* spec = pod.find("spec"); spec && spec->isObject())
         if (const json::Value* h = spec->find("hostNetwork"); h && h->isBool())
             r.hostNetwork = h->asBool();
-    r.sandboxGone = sandboxStopped(pod);
     r.statefulSet = k8s::controllingStatefulSet(pod);
     return r;
 }

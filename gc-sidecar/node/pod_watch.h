@@ -21,10 +21,6 @@
 
 namespace allot::gc {
 
-// True when the pod object shows its sandbox stopped: a terminal phase, or every container
-// status it reports terminated (at least one).
-bool sandboxStopped(const json::Value& pod);
-
 // What is kept of a pod object; nullopt when it has no namespace, name or uid.
 std::optional<PodRecord> podRecordOf(const json::Value& pod);
 

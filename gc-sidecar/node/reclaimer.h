@@ -23,12 +23,14 @@
 #include "gc-sidecar/daemon/events.h"
 #include "gc-sidecar/daemon/metrics.h"
 #include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/node/cri_runtime.h"
 #include "gc-sidecar/node/journal_replay.h"
 #include "gc-sidecar/node/match.h"
 #include "gc-sidecar/node/pool_namespaces.h"
 #include "gc-sidecar/node/release.h"
 #include "gc-sidecar/node/release_plan.h"
 #include "gc-sidecar/node/release_queue.h"
+#include "node/add_marks.h"
 #include "node/journal.h"
 
 namespace allot::gc {
@@ -59,6 +61,16 @@ struct ReclaimerOptions {
     // (only the kubelet's DEL, the Node's deletion or an operator frees them:
     // core/release_rule.h).
     NodeAddressProbe probe;
+    // The container runtime, asked first of each entry's sandbox (cri_runtime.h); null: the
+    // namespace probe alone decides (core::sandboxGone).
+    std::shared_ptr<SandboxRuntime> runtime;
+    // The plugin's marks of ADDs in flight (node/add_marks.h): no entry whose ADD may still run
+    // is freed. Null: none are read (tests).
+    std::shared_ptr<node::FileAddMarks> addMarks;
+    // The longest a runtime's ADD may run after allot's answer (kubelet's 2-minute runtime
+    // request timeout, plus a margin): a younger mark keeps its entry, and an entry allot's
+    // plugin did not write is kept this long after its pod is known gone.
+    std::chrono::milliseconds addInFlightBound{std::chrono::seconds(150)};
     // The node sweep: every sweepInterval (0: never), this node's entries whose pod is not
     // among livePods() (the pod watch's; nullopt until it has listed) are released as at
     // catch-up, each only once the probe proves no namespace here holds it. The repair
@@ -102,7 +114,7 @@ class Reclaimer {
     // What one pool's write did.
     struct PoolOutcome {
         std::vector<std::pair<size_t, cluster::Released>> released;
-        std::vector<std::pair<size_t, core::IpAddress>> kept;
+        std::vector<std::tuple<size_t, core::IpAddress, std::string>> kept;
         std::optional<std::string> error;
     };
 
@@ -119,7 +131,9 @@ class Reclaimer {
     void checkLiveness(std::vector<ReleaseItem>& items, size_t from);
     // The steps of releaseBatch that read the cluster (the planner, release_plan.h, decides).
     std::vector<ScanFind> scanEveryPool(cluster::Cluster& main, std::span<ReleaseItem> items);
-    SandboxProof proveSandboxes(std::span<const ReleaseItem> items, const PoolGroups& groups);
+    SandboxProof::Runtime runtimeAnswer();
+    SandboxProof::AddCheck addCheck();
+    std::chrono::milliseconds knownFor(const std::string& containerId);
     size_t writePools(std::span<ReleaseItem> items, const PoolGroups& groups,
                       const SandboxProof& proof);
     PoolOutcome releaseGroup(cluster::Cluster& c, const std::string& ns,
@@ -171,6 +185,10 @@ class Reclaimer {
     // Addresses whose AddressKept Event was emitted ("uid ip"): a sweep that keeps them again
     // says nothing new. Worker thread only.
     std::set<std::string> keptReported_;
+    // When this allot-gc first looked at each container's entry for release (core::AddEvidence
+    // knownFor). Under knownM_: pools are planned in parallel.
+    std::mutex knownM_;
+    std::map<std::string, Clock::time_point> known_;
 
     struct NadEntry {
         Clock::time_point at;

@@ -139,7 +139,7 @@ void Reclaimer::releaseBatch(std::vector<ReleaseWork> batch, std::vector<Release
     // 3. Group the gone pods by pool, and read which addresses sandboxes may still hold.
     auto scanned = scanEveryPool(main, items);
     const PoolGroups groups = groupByPool(items, nodePools_, scanned);
-    const SandboxProof proof = proveSandboxes(items, groups);
+    const SandboxProof proof(opts_.probe, runtimeAnswer(), addCheck());
     // 4. One guarded write per pool.
     const size_t written = writePools(items, groups, proof);
     logging::logDebug("batch: " + std::to_string(written) + " pools written at " + ms());
@@ -158,21 +158,53 @@ void Reclaimer::reportMalformed(ReleaseItem& it) {
                      {.pod = it.gone.ref()});
 }
 
-// The sandbox proof: a pod whose object did not show its sandbox stopped has an address
-// freed only when no network namespace on this node holds it.
-SandboxProof Reclaimer::proveSandboxes(std::span<const ReleaseItem> items,
-                                       const PoolGroups& groups) {
-    SandboxProof proof;
-    if (!needsProbe(items, groups)) return proof;
-    if (!opts_.probe) {
-        proof.noProof += ", and no namespace probe runs";
-    } else if (auto held = opts_.probe(); held) {
-        proof.nodeHeld = std::move(*held);
-    } else {
-        proof.noProof +=
-            ", and the node's namespaces cannot be read (" + held.error().message + ")";
-    }
-    return proof;
+// The runtime's word on a sandbox (null: no runtime configured, the namespace probe alone).
+SandboxProof::Runtime Reclaimer::runtimeAnswer() {
+    if (!opts_.runtime) return {};
+    return [this](const std::string& id) {
+        std::string detail;
+        const core::RuntimeAnswer a = opts_.runtime->sandboxState(id, &detail);
+        metrics_.addRuntimeAnswer(std::string(core::name(a)));
+        if (a == core::RuntimeAnswer::Unknown)
+            logging::logWarn("the container runtime could not say whether sandbox " + id +
+                                 " exists (" + detail + "): its address is kept",
+                             {.container = id});
+        return a;
+    };
+}
+
+// Whether an ADD for an entry may still run on this node (core::addInFlight). Null without
+// marks (tests).
+SandboxProof::AddCheck Reclaimer::addCheck() {
+    if (!opts_.addMarks) return {};
+    return [this](const core::Owner& o) {
+        const auto now = std::chrono::system_clock::now();
+        core::AddEvidence ev;
+        ev.marksKnown = !o.node.empty();  // allot's plugin records its node, and marks ADDs
+        auto age = opts_.addMarks->age(o.containerId, now);
+        if (!age) {
+            logging::logWarn("ADD marks: " + age.error().message, {.container = o.containerId});
+            return core::AddInFlight::Unknown;
+        }
+        if (*age) {
+            ev.marked = true;
+            ev.markAge = **age;
+        }
+        ev.knownFor = knownFor(o.containerId);
+        return core::addInFlight(ev, opts_.addInFlightBound);
+    };
+}
+
+// How long this allot-gc has known `containerId`'s entry as one to release.
+std::chrono::milliseconds Reclaimer::knownFor(const std::string& containerId) {
+    std::lock_guard l(knownM_);
+    const auto now = Clock::now();
+    if (known_.size() > 100000)
+        std::erase_if(known_,
+                      [&](const auto& k) { return now - k.second > 2 * opts_.addInFlightBound; });
+    auto [it, fresh] = known_.try_emplace(containerId, now);
+    (void)fresh;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second);
 }
 
 // Pools in parallel; then each item learns what its pools' writes did. Returns how many
@@ -194,13 +226,7 @@ size_t Reclaimer::writePools(std::span<ReleaseItem> items, const PoolGroups& gro
             nodePools_.insert(
                 PoolKey{work[k].first.first, work[k].first.second, work[k].second.networkName});
         for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
-        for (auto& [i, ip] : outcomes[k].kept) {
-            items[i].kept.push_back(ip);
-            items[i].keptWhy = proof.nodeHeld
-                                   ? "its deletion did not show its containers stopped, and "
-                                     "a network namespace on this node still holds it"
-                                   : proof.noProof;
-        }
+        for (auto& [i, ip, why] : outcomes[k].kept) items[i].kept.emplace_back(ip, std::move(why));
     }
     return work.size();
 }
@@ -303,16 +329,14 @@ void Reclaimer::reportItem(const ReleaseItem& it) {
                       podRef(it.gone.ns, it.gone.name, it.gone.uid)});
     }
     std::string what;
-    for (const auto& ip : it.kept)
+    for (const auto& [ip, why] : it.kept)
         if (keptReported_.insert(it.gone.uid + " " + ip.str()).second)
-            what += (what.empty() ? "" : ", ") + ip.str();
+            what += (what.empty() ? "" : ", ") + ip.str() + " (" + why + ")";
     if (keptReported_.size() > 100000) keptReported_.clear();  // reported again, at worst
     if (!what.empty()) {
-        const std::string msg =
-            "kept " + what + " of deleted pod " + it.gone.ref() + ": its sandbox may still run (" +
-            it.keptWhy +
-            "); the runtime's DEL, or the node sweep once no namespace holds it, "
-            "frees it";
+        const std::string msg = "kept " + what + " of deleted pod " + it.gone.ref() +
+                                ": its sandbox may still run; the runtime's DEL, or the node "
+                                "sweep once its node proves the sandbox gone, frees it";
         logging::logInfo(msg + " (uid " + it.gone.uid + ")", {.pod = it.gone.ref()});
         events_.emit({false, "AddressKept", msg, podRef(it.gone.ns, it.gone.name, it.gone.uid)});
     }

@@ -35,11 +35,27 @@ PoolGroups groupByPool(std::span<const ReleaseItem> items, const std::set<PoolKe
     return groups;
 }
 
-bool needsProbe(std::span<const ReleaseItem> items, const PoolGroups& groups) {
-    for (const auto& [key, g] : groups)
-        for (const auto& m : g.members)
-            if (!items[m.first].w.pod.sandboxGone) return true;
-    return false;
+SandboxProof::SandboxProof(Probe probe, Runtime runtime, AddCheck addCheck)
+    : probe_(std::move(probe)), runtime_(std::move(runtime)), addCheck_(std::move(addCheck)) {}
+
+core::NamespaceAnswer SandboxProof::netns(const core::IpAddress& ip) const {
+    std::call_once(probed_, [&] {
+        if (!probe_) return;
+        if (auto held = probe_()) held_ = std::move(*held);
+    });
+    if (!held_) return core::NamespaceAnswer::Unknown;
+    return held_->count(ip) ? core::NamespaceAnswer::Holds : core::NamespaceAnswer::Absent;
+}
+
+core::SandboxEvidence SandboxProof::evidence(const core::Owner& entry,
+                                             const core::IpAddress& ip) const {
+    core::SandboxEvidence e;
+    e.add = addCheck_ ? addCheck_(entry) : core::AddInFlight::No;
+    if (e.add != core::AddInFlight::No) return e;  // kept whatever the rest says
+    e.runtime = runtime_ ? runtime_(entry.containerId) : core::RuntimeAnswer::NotAsked;
+    if (e.runtime == core::RuntimeAnswer::NotReady || e.runtime == core::RuntimeAnswer::NotAsked)
+        e.netns = netns(ip);
+    return e;
 }
 
 PoolPlan planPool(const store::Pool& p, const PoolGroup& group, std::span<const ReleaseItem> items,
@@ -47,11 +63,11 @@ PoolPlan planPool(const store::Pool& p, const PoolGroup& group, std::span<const 
     PoolPlan plan;
     const auto cidr = core::Cidr::parse(p.range);
     // True when the address may still be in use by the pod's sandbox.
-    auto mayRun = [&](size_t i, core::u128 off) {
-        if (items[i].w.pod.sandboxGone) return false;
-        if (proof.nodeHeld && cidr && proof.nodeHeld->count(cidr->at(off)) == 0) return false;
-        if (cidr) plan.kept.emplace_back(i, cidr->at(off));
-        return true;
+    auto mayRun = [&](size_t i, core::u128 off, const core::Owner& owner) {
+        if (!cidr) return true;  // a range allot cannot read: nothing is proven
+        const core::SandboxFinding f = core::sandboxGone(proof.evidence(owner, cidr->at(off)));
+        if (!f.gone) plan.kept.emplace_back(i, cidr->at(off), std::string(f.why));
+        return !f.gone;
     };
     for (const auto& [off, owner] : p.allocations) {
         for (const auto& [i, scan] : group.members) {
@@ -60,7 +76,7 @@ PoolPlan planPool(const store::Pool& p, const PoolGroup& group, std::span<const 
             // Under a re-created pod's name, only entries of the old UID are the old pod's.
             if (m == MatchKind::PodRef && items[i].live == Liveness::OtherUid) m = MatchKind::None;
             if (m == MatchKind::None) continue;
-            if (mayRun(i, off)) break;
+            if (mayRun(i, off, owner)) break;
             if (m == MatchKind::Uid) {
                 plan.release.push_back(off);
                 plan.owners[off] = i;

@@ -6,22 +6,27 @@
 //
 // The rules (match.h has the entry-to-pod match):
 // - only a pod that is gone, or re-created under its name with another UID, has entries freed;
-// - an entry whose sandbox may still run is kept: the pod's object did not show its sandbox
-//   stopped, and the probe could not show that no namespace on this node holds the address;
+// - an entry whose sandbox may still run is kept: core::sandboxGone decides each entry on the
+//   runtime's answer for its sandbox, the namespace probe and whether its ADD may be in flight
+//   (a pod object showing its containers terminated says nothing of its sandbox);
 // - an entry matched by podref only (no pod UID recorded) is freed only when a look at the pod
 //   made after the pool was read finds no pod of that namespace/name: the planner lists those
 //   entries in `lookAgain`, the Reclaimer looks, and `settle` decides.
 
+#include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "cluster/release.h"
 #include "core/ip.h"
+#include "core/release_rule.h"
 #include "gc-sidecar/node/match.h"
 #include "gc-sidecar/node/release_queue.h"
 #include "store/pool_store.h"
@@ -44,8 +49,8 @@ struct ReleaseItem {
     std::optional<std::string> failure;
     Liveness live = Liveness::Unknown;
     std::vector<cluster::Released> released;
-    std::vector<core::IpAddress> kept;  // its sandbox may still run: not freed here
-    std::string keptWhy;
+    // Its sandbox may still run: not freed here, each with core::sandboxGone's reason.
+    std::vector<std::pair<core::IpAddress, std::string>> kept;
 };
 
 // The gone pods of one batch that look in one pool.
@@ -61,10 +66,27 @@ struct ScanFind {
     size_t item;
 };
 
-// Which addresses the node's network namespaces still hold, when that could be read.
-struct SandboxProof {
-    std::optional<std::set<core::IpAddress>> nodeHeld;
-    std::string noProof = "its deletion did not show its containers stopped";
+// What the node can say of the sandboxes of a batch's entries (core::SandboxEvidence). Each
+// source is asked only when an entry needs it: the namespace probe once per batch, on first
+// use. Thread-safe: pools are planned in parallel.
+class SandboxProof {
+  public:
+    using Probe = std::function<core::Result<std::set<core::IpAddress>>()>;
+    using Runtime = std::function<core::RuntimeAnswer(const std::string& sandboxId)>;
+    using AddCheck = std::function<core::AddInFlight(const core::Owner&)>;
+    // Null probe: no namespace probe (Unknown); null runtime: NotAsked; null addCheck: no ADD
+    // is in flight (tests).
+    SandboxProof(Probe probe = {}, Runtime runtime = {}, AddCheck addCheck = {});
+
+    core::SandboxEvidence evidence(const core::Owner& entry, const core::IpAddress& ip) const;
+
+  private:
+    core::NamespaceAnswer netns(const core::IpAddress& ip) const;
+    Probe probe_;
+    Runtime runtime_;
+    AddCheck addCheck_;
+    mutable std::once_flag probed_;
+    mutable std::optional<std::set<core::IpAddress>> held_;
 };
 
 // An item whose entries may be freed: no failure so far, and its pod gone or re-created.
@@ -76,14 +98,12 @@ bool mayFree(const ReleaseItem& it);
 PoolGroups groupByPool(std::span<const ReleaseItem> items, const std::set<PoolKey>& nodePools,
                        const std::vector<ScanFind>& scanned);
 
-// Whether any member's pod object did not show its sandbox stopped (the probe must be read).
-bool needsProbe(std::span<const ReleaseItem> items, const PoolGroups& groups);
-
 // What to do with one pool as read.
 struct PoolPlan {
     std::vector<core::u128> release;
-    std::map<core::u128, size_t> owners;                   // offset -> item
-    std::vector<std::pair<size_t, core::IpAddress>> kept;  // may still run: not freed
+    std::map<core::u128, size_t> owners;  // offset -> item
+    // May still run: not freed (item, address, why).
+    std::vector<std::tuple<size_t, core::IpAddress, std::string>> kept;
     // Entries matched by podref only: freed once a fresh look finds no pod of that name.
     std::map<size_t, std::vector<core::u128>> lookAgain;
 };

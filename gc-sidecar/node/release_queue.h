@@ -24,11 +24,8 @@ struct PodRecord {
     std::string ns, name, uid;
     bool hasNetworkStatus = false;
     std::string networkStatus;  // the annotation's text, when present
-    // The object shows the sandbox stopped: a terminal phase, or every container (and init
-    // container) terminated. A force delete, or a kubelet that is down, leaves this false.
-    bool sandboxGone = false;
-    bool hostNetwork = false;  // spec.hostNetwork: no address of allot's to release
-    std::string mirrorOf;      // a mirror pod: deleting it does not stop its static pod
+    bool hostNetwork = false;   // spec.hostNetwork: no address of allot's to release
+    std::string mirrorOf;       // a mirror pod: deleting it does not stop its static pod
     // k8s.v1.cni.cncf.io/networks, for the relay's answers (claim_pod_index.h); nullopt: none.
     std::optional<std::string> networks = std::nullopt;
     // Its controlling StatefulSet, for the relay's answers (sticky_statefulsets).

@@ -69,13 +69,17 @@ TEST_CASE("an entry that names no node takes its pod's node only while the pod i
           Prover::EveryNode);
 }
 
-TEST_CASE("an address that names no node is free only when every reporting node saw it unused") {
+TEST_CASE("an address that names no node is free only when every Node reported it unused") {
     Nodes n;
     const auto since = system_clock::now() - minutes(10);
     const auto after = since + minutes(1), before = since - minutes(1);
     const IpAddress a = ip("10.0.0.5");
     CHECK_FALSE(everyNodeReportsAbsent(a, since, {}, n.index));  // nobody reports: no proof
-    CHECK(everyNodeReportsAbsent(a, since, {report("up", after, true)}, n.index));
+    // Node "flaky" never reported (its allot-gc never started, or its report is gone): it is
+    // asked all the same, and blocks.
+    std::string missing;
+    CHECK_FALSE(everyNodeReportsAbsent(a, since, {report("up", after, true)}, n.index, &missing));
+    CHECK(missing == "flaky");
     CHECK(everyNodeReportsAbsent(
         a, since, {report("up", after, true), report("flaky", after, true)}, n.index));
     // One node's namespace holds it.
@@ -87,6 +91,95 @@ TEST_CASE("an address that names no node is free only when every reporting node 
     CHECK_FALSE(everyNodeReportsAbsent(
         a, since, {report("up", after, true), report("flaky", after, false)}, n.index));
     // A deleted Node's stale report does not block.
-    CHECK(everyNodeReportsAbsent(
-        a, since, {report("up", after, true), report("gone", before, false, {a})}, n.index));
+    CHECK(everyNodeReportsAbsent(a, since,
+                                 {report("up", after, true), report("flaky", after, true),
+                                  report("gone", before, false, {a})},
+                                 n.index));
+}
+
+TEST_CASE("an out-of-service or non-Linux Node is not asked for a report") {
+    Nodes n;
+    const auto since = system_clock::now() - minutes(10);
+    const IpAddress a = ip("10.0.0.5");
+    n.index.nodes["flaky"].outOfService = true;
+    n.index.nodes.emplace("win", NodeState{true, {}, false, false});
+    CHECK(everyNodeReportsAbsent(a, since, {report("up", since + minutes(1), true)}, n.index));
+}
+
+TEST_CASE("a deleted Node is proof whatever this leader listed before") {
+    Nodes n;
+    n.everListed.clear();  // a new leader, which never listed node-1
+    const LeakCandidate c{"p", 5, onNode("node-1"), LeakReason::NoPod};
+    // A name no Node ever had proves nothing...
+    CHECK(proverFor(c, nullptr, n.index).prover == Prover::EntryNode);
+    // ...but node-1's allot-gc published a report, which stays in the API after its Node goes.
+    n.index.reported.insert("node-1");
+    const Verdict v = proverFor(c, nullptr, n.index);
+    CHECK(v.prover == Prover::Leader);
+    CHECK(v.proof == FreeProof::NodeDeleted);
+    // While its Node exists, a report proves nothing.
+    n.index.nodes.emplace("node-1", NodeState{false, {}});
+    CHECK(proverFor(c, nullptr, n.index).prover == Prover::EntryNode);
+}
+
+TEST_CASE("an out-of-service Node's entries are the leader's once their pods are gone") {
+    Nodes n;
+    n.index.nodes["flaky"].outOfService = true;
+    const LeakCandidate gonePod{"p", 5, onNode("flaky"), LeakReason::NoPod};
+    const Verdict v = proverFor(gonePod, nullptr, n.index);
+    CHECK(v.prover == Prover::Leader);
+    CHECK(v.proof == FreeProof::NodeOutOfService);
+    CHECK(name(v.proof) == "its Node's out-of-service taint");
+    // The pod object is still there: Kubernetes has not acted on the taint yet.
+    PodState running{"u1", "", false, false, true, "flaky"};
+    const LeakCandidate stillThere{"p", 5, onNode("flaky"), LeakReason::NodeNotReady};
+    CHECK(proverFor(stillThere, &running, n.index).prover == Prover::EntryNode);
+    // NotReady without the taint proves nothing.
+    n.index.nodes["flaky"].outOfService = false;
+    CHECK(proverFor(gonePod, nullptr, n.index).prover == Prover::EntryNode);
+}
+
+TEST_CASE("the runtime's word decides a sandbox, and unknown is never gone") {
+    using R = RuntimeAnswer;
+    using N = NamespaceAnswer;
+    auto gone = [](R r, N ns) { return sandboxGone({r, ns, AddInFlight::No}).gone; };
+    // NotFound: gone, whatever the namespaces show.
+    CHECK(gone(R::NotFound, N::Holds));
+    CHECK(gone(R::NotFound, N::Unknown));
+    // Ready: held, even when no namespace holds it (a VM binding, a DPDK interface).
+    CHECK_FALSE(gone(R::Ready, N::Absent));
+    // Unreachable, timed out, refused: held.
+    CHECK_FALSE(gone(R::Unknown, N::Absent));
+    // NotReady: gone once no namespace holds it.
+    CHECK(gone(R::NotReady, N::Absent));
+    CHECK_FALSE(gone(R::NotReady, N::Holds));
+    CHECK_FALSE(gone(R::NotReady, N::Unknown));
+    // No runtime asked: the namespace probe alone.
+    CHECK(gone(R::NotAsked, N::Absent));
+    CHECK_FALSE(gone(R::NotAsked, N::Holds));
+    CHECK_FALSE(gone(R::NotAsked, N::Unknown));
+    CHECK(sandboxGone({R::Ready, N::Absent, AddInFlight::No}).why ==
+          "the container runtime says its sandbox is ready");
+}
+
+TEST_CASE("no proof frees an entry whose ADD may still be running") {
+    for (auto r : {RuntimeAnswer::NotFound, RuntimeAnswer::NotReady, RuntimeAnswer::NotAsked}) {
+        CHECK_FALSE(sandboxGone({r, NamespaceAnswer::Absent, AddInFlight::Yes}).gone);
+        CHECK_FALSE(sandboxGone({r, NamespaceAnswer::Absent, AddInFlight::Unknown}).gone);
+        CHECK(sandboxGone({r, NamespaceAnswer::Absent, AddInFlight::No}).gone);
+    }
+}
+
+TEST_CASE("an ADD is in flight while its mark is young, or while allot cannot tell") {
+    const auto bound = seconds(150);
+    // allot's own entry: its plugin marked the ADD.
+    CHECK(addInFlight({true, true, seconds(5), seconds(1)}, bound) == AddInFlight::Yes);
+    CHECK(addInFlight({true, true, seconds(200), seconds(1)}, bound) == AddInFlight::No);
+    CHECK(addInFlight({true, false, {}, seconds(1)}, bound) == AddInFlight::No);
+    // An entry another writer made (Whereabouts): held until the bound has passed since its
+    // pod was known gone.
+    CHECK(addInFlight({false, false, {}, seconds(1)}, bound) == AddInFlight::Unknown);
+    CHECK(addInFlight({false, false, {}, seconds(151)}, bound) == AddInFlight::No);
+    // A mark found for another writer's entry still counts.
+    CHECK(addInFlight({false, true, seconds(1), seconds(500)}, bound) == AddInFlight::Yes);
 }

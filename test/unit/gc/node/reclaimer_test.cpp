@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "../../cluster/fake_cluster.h"
+#include "../../temp_dir.h"
 #include "../event_log.h"
 #include "core/naming.h"
+#include "node/add_marks.h"
 #include "node/journal.h"
 #include "version/version.h"
 
@@ -372,11 +375,8 @@ TEST_CASE("many pods deleted at once cost one pool write per pool") {
 
 namespace {
 
-gc::PodRecord deleted(const std::string& name, const std::string& uid, const std::string& ip,
-                      bool sandboxGone) {
-    gc::PodRecord r{"app", name, uid, true, status("app/macnet", ip)};
-    r.sandboxGone = sandboxGone;
-    return r;
+gc::PodRecord deleted(const std::string& name, const std::string& uid, const std::string& ip) {
+    return gc::PodRecord{"app", name, uid, true, status("app/macnet", ip)};
 }
 
 core::IpAddress addr(const char* s) {
@@ -389,7 +389,7 @@ TEST_CASE("a force-deleted pod whose sandbox still holds its address on this nod
     Fixture f;
     f.allocate(5, own("c1", "app/web", "u1"));
     f.nodeHeld = {addr("10.1.0.5")};  // a network namespace on the node still has it
-    f.r->podDeleted(deleted("web", "u1", "10.1.0.5", false));
+    f.r->podDeleted(deleted("web", "u1", "10.1.0.5"));
     f.run();
     CHECK(f.held(5));
     CHECK(f.fake.hasReservation(kNs, "10.1.0.5"));
@@ -402,7 +402,7 @@ TEST_CASE("without a namespace probe, or when it fails, an unproven deletion fre
         Fixture f;
         f.probeFails = true;
         f.allocate(5, own("c1", "app/web", "u1"));
-        f.r->podDeleted(deleted("web", "u1", "10.1.0.5", false));
+        f.r->podDeleted(deleted("web", "u1", "10.1.0.5"));
         f.run();
         CHECK(f.held(5));
     }
@@ -411,39 +411,34 @@ TEST_CASE("without a namespace probe, or when it fails, an unproven deletion fre
         f.opts.probe = nullptr;
         f.make();
         f.allocate(5, own("c1", "app/web", "u1"));
-        f.r->podDeleted(deleted("web", "u1", "10.1.0.5", false));
+        f.r->podDeleted(deleted("web", "u1", "10.1.0.5"));
         f.run();
         CHECK(f.held(5));
-        // The final object showing every container terminated is proof enough.
-        f.r->podDeleted(deleted("web", "u1", "10.1.0.5", true));
-        f.run();
-        CHECK_FALSE(f.held(5));
     }
 }
 
-TEST_CASE("a deletion that shows the sandbox stopped frees at once; an unheld address too") {
+TEST_CASE("a pod whose containers all terminated keeps its address while a namespace holds it") {
+    // A Job pod deleted as it succeeds: its sandbox and namespace stay until StopPodSandbox.
     Fixture f;
-    f.allocate(5, own("c1", "app/web", "u1"));
-    f.allocate(6, own("c2", "app/db", "u2"));
-    f.nodeHeld = {addr("10.1.0.5"), addr("10.1.0.6")};
-    f.r->podDeleted(deleted("web", "u1", "10.1.0.5", true));
+    f.allocate(5, own("c1", "app/job", "u1"));
+    f.nodeHeld = {addr("10.1.0.5")};
+    f.r->podDeleted(deleted("job", "u1", "10.1.0.5"));
+    f.run();
+    CHECK(f.held(5));
+    f.nodeHeld.clear();  // the sandbox stopped
+    f.r->podDeleted(deleted("job", "u1", "10.1.0.5"));
     f.run();
     CHECK_FALSE(f.held(5));
-    f.nodeHeld = {addr("10.1.0.9")};  // the sandbox of db is gone from the node
-    f.r->podDeleted(deleted("db", "u2", "10.1.0.6", false));
-    f.run();
-    CHECK_FALSE(f.held(6));
 }
 
 TEST_CASE("hostNetwork and mirror pods' deletions read no pool and free nothing") {
     Fixture f;
     f.allocate(7, own("c7", "kube-system/etcd-n1", "hash-h"));
-    auto host = deleted("hostpod", "u9", "10.1.0.9", true);
+    auto host = deleted("hostpod", "u9", "10.1.0.9");
     host.hasNetworkStatus = false;
     host.hostNetwork = true;
     gc::PodRecord mirror{"kube-system", "etcd-n1", "mirror-uid", false, ""};
     mirror.mirrorOf = "hash-h";
-    mirror.sandboxGone = true;
     for (int i = 0; i < 100; ++i) f.r->podDeleted(host);
     f.r->podDeleted(mirror);
     f.run();
@@ -458,7 +453,6 @@ TEST_CASE("a default network that is an allot NAD is released like any other") {
     gc::PodRecord r{
         "app", "web", "u1", true,
         R"([{"name":"app/macnet","interface":"eth0","ips":["10.1.0.5"],"default":true}])"};
-    r.sandboxGone = true;
     f.r->podDeleted(r);
     f.run();
     CHECK_FALSE(f.held(5));
@@ -490,7 +484,6 @@ TEST_CASE("catch-up scans the pool namespaces NADs name, not only --namespace") 
     // A deletion names the NAD: its pool namespace is learned.
     gc::PodRecord first{"app", "first", "u4", true,
                         R"([{"name":"app/othernet","interface":"net1","ips":["10.7.0.4"]}])"};
-    first.sandboxGone = true;
     f.r->podDeleted(first);
     f.run();
     CHECK_FALSE(heldInOther(f, 4));
@@ -507,4 +500,90 @@ TEST_CASE("catch-up scans a pool namespace a NAD names before any deletion has n
     f.run();
     CHECK_FALSE(heldInOther(f, 5));
     CHECK(f.fake.calls("eachNad") == 1);
+}
+
+namespace {
+
+// The container runtime as a test sets it: an answer per sandbox, NotFound for the rest.
+struct FakeRuntime : gc::SandboxRuntime {
+    std::map<std::string, core::RuntimeAnswer> answers;
+    core::RuntimeAnswer sandboxState(const std::string& id, std::string* detail) override {
+        if (detail) *detail = "fake";
+        auto it = answers.find(id);
+        return it == answers.end() ? core::RuntimeAnswer::NotFound : it->second;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a VM-like pod whose address is on no kernel interface is kept while its sandbox runs") {
+    Fixture f;
+    auto runtime = std::make_shared<FakeRuntime>();
+    runtime->answers["c1"] = core::RuntimeAnswer::Ready;
+    f.opts.runtime = runtime;
+    f.make();
+    f.allocate(5, own("c1", "app/vm-a", "u1"));
+    // No namespace holds 10.1.0.5: the guest has it. The runtime says the sandbox runs.
+    f.r->podDeleted(deleted("vm-a", "u1", "10.1.0.5"));
+    f.run();
+    CHECK(f.held(5));
+    CHECK(f.events.count("AddressKept") == 1);
+    // The kubelet came back and removed the sandbox: the runtime no longer knows it.
+    runtime->answers.erase("c1");
+    f.r->podDeleted(deleted("vm-a", "u1", "10.1.0.5"));
+    f.run();
+    CHECK_FALSE(f.held(5));
+    CHECK(f.metrics.render().find("allot_runtime_answers_total{answer=\"ready\"} 1") !=
+          std::string::npos);
+}
+
+TEST_CASE("a runtime that cannot be asked keeps the address") {
+    Fixture f;
+    auto runtime = std::make_shared<FakeRuntime>();
+    runtime->answers["c1"] = core::RuntimeAnswer::Unknown;
+    f.opts.runtime = runtime;
+    f.make();
+    f.allocate(5, own("c1", "app/web", "u1"));
+    f.r->podDeleted(deleted("web", "u1", "10.1.0.5"));
+    f.run();
+    CHECK(f.held(5));
+}
+
+TEST_CASE("a pod force-deleted while its ADD is in flight keeps its address until the bound") {
+    Fixture f;
+    test::TempDir dir;
+    auto marks = std::make_shared<node::FileAddMarks>(dir.path.string() + "/adds");
+    f.opts.addMarks = marks;
+    f.opts.runtime = std::make_shared<FakeRuntime>();  // the sandbox is not in the runtime yet
+    f.opts.addInFlightBound = 200ms;
+    f.make();
+    REQUIRE(marks->mark("c1"));  // the plugin's ADD for c1 has started
+    f.allocate(5, own("c1", "app/creating", "u1"));
+    f.allocate(6, own("c2", "app/old", "u2"));  // its ADD was long ago: no mark
+    f.r->podDeleted(deleted("creating", "u1", "10.1.0.5"));
+    f.r->podDeleted(deleted("old", "u2", "10.1.0.6"));
+    f.run();
+    CHECK(f.held(5));
+    CHECK_FALSE(f.held(6));
+    // Past the bound the ADD can no longer be running: the runtime's NotFound frees it.
+    std::this_thread::sleep_for(250ms);
+    f.r->podDeleted(deleted("creating", "u1", "10.1.0.5"));
+    f.run();
+    CHECK_FALSE(f.held(5));
+}
+
+TEST_CASE("an entry another writer made is held for the bound after its pod is known gone") {
+    Fixture f;
+    test::TempDir dir;
+    f.opts.addMarks = std::make_shared<node::FileAddMarks>(dir.path.string() + "/adds");
+    f.opts.addInFlightBound = 200ms;
+    f.make();
+    f.allocate(5, own("c1", "app/wb", "u1", ""));  // Whereabouts records no node: marks unknown
+    f.r->podDeleted(deleted("wb", "u1", "10.1.0.5"));
+    f.run();
+    CHECK(f.held(5));
+    std::this_thread::sleep_for(250ms);
+    f.r->podDeleted(deleted("wb", "u1", "10.1.0.5"));
+    f.run();
+    CHECK_FALSE(f.held(5));
 }

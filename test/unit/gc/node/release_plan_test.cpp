@@ -11,11 +11,10 @@ using gc::SandboxProof;
 namespace {
 const std::string kNode = "n1";
 
-// A gone pod ns/<name> (uid "u-<name>") whose deletion showed its sandbox stopped or not.
-ReleaseItem gone(const std::string& name, bool sandboxGone = true, Liveness live = Liveness::Gone) {
+// A gone pod ns/<name> (uid "u-<name>").
+ReleaseItem gone(const std::string& name, Liveness live = Liveness::Gone) {
     ReleaseItem it;
     it.w.pod = gc::PodRecord{"ns", name, "u-" + name};
-    it.w.pod.sandboxGone = sandboxGone;
     it.gone = gc::GonePod{"ns", name, "u-" + name, ""};
     it.live = live;
     return it;
@@ -31,6 +30,18 @@ store::Pool pool(std::map<core::u128, core::Owner> allocations) {
     p.allocations = std::move(allocations);
     return p;
 }
+core::IpAddress ip(const char* s) {
+    return *core::IpAddress::parse(s);
+}
+// A namespace probe that finds `held` on the node.
+SandboxProof::Probe probeFinding(std::set<core::IpAddress> held) {
+    return [held] { return core::Result<std::set<core::IpAddress>>(held); };
+}
+// The proof for the plain cases: no runtime, and no namespace holds anything.
+const SandboxProof& nothingHeld() {
+    static const SandboxProof proof(probeFinding({}));
+    return proof;
+}
 PoolGroup members(std::vector<size_t> items, bool scan = false) {
     PoolGroup g;
     for (size_t i : items) g.members.emplace_back(i, scan);
@@ -42,7 +53,7 @@ TEST_CASE("a gone pod's entries are freed by UID; a podref-only entry waits for 
     std::vector<ReleaseItem> items{gone("web-0")};
     auto p =
         pool({{5, entry("web-0", "u-web-0")}, {6, entry("web-0", "")}, {7, entry("other", "u-o")}});
-    auto plan = gc::planPool(p, members({0}), items, SandboxProof{}, kNode);
+    auto plan = gc::planPool(p, members({0}), items, nothingHeld(), kNode);
     CHECK(plan.release == std::vector<core::u128>{5});
     CHECK(plan.owners.at(5) == 0);
     REQUIRE(plan.lookAgain.count(0) == 1);
@@ -64,39 +75,86 @@ TEST_CASE("a gone pod's entries are freed by UID; a podref-only entry waits for 
     CHECK(plan.lookAgain.empty());
 }
 
-TEST_CASE("an address a namespace on this node still holds is kept unless the sandbox stopped") {
-    std::vector<ReleaseItem> items{gone("a", false), gone("b", true)};
+TEST_CASE("an address a namespace on this node still holds is kept, whatever the pod showed") {
+    // b's containers had all terminated (a Job pod deleted as it succeeded): its sandbox and
+    // namespace may still be there, so it goes through the same proof.
+    std::vector<ReleaseItem> items{gone("a"), gone("b")};
     auto p = pool({{5, entry("a", "u-a")}, {6, entry("a", "u-a")}, {7, entry("b", "u-b")}});
-    SandboxProof proof;
-    proof.nodeHeld = std::set<core::IpAddress>{*core::IpAddress::parse("10.0.0.5"),
-                                               *core::IpAddress::parse("10.0.0.7")};
+    const SandboxProof proof(probeFinding({ip("10.0.0.5"), ip("10.0.0.7")}));
     auto plan = gc::planPool(p, members({0, 1}), items, proof, kNode);
-    // .5 is held and a's deletion did not show its sandbox stopped; .6 is held by no one; b's
-    // sandbox stopped, so .7 goes although a namespace holds it.
-    CHECK(plan.release == std::vector<core::u128>{6, 7});
-    REQUIRE(plan.kept.size() == 1);
-    CHECK(plan.kept[0].first == 0);
-    CHECK(plan.kept[0].second.str() == "10.0.0.5");
+    CHECK(plan.release == std::vector<core::u128>{6});
+    REQUIRE(plan.kept.size() == 2);
+    CHECK(std::get<0>(plan.kept[0]) == 0);
+    CHECK(std::get<1>(plan.kept[0]).str() == "10.0.0.5");
+    CHECK(std::get<2>(plan.kept[0]) == "a network namespace on its node still holds it");
 
     SUBCASE("without a probe's answer nothing unproven is freed") {
-        auto blind = gc::planPool(p, members({0, 1}), items, SandboxProof{}, kNode);
-        CHECK(blind.release == std::vector<core::u128>{7});
-        CHECK(blind.kept.size() == 2);
+        const SandboxProof failing([] {
+            return core::Result<std::set<core::IpAddress>>(
+                core::makeError(core::Errc::Internal, "setns: Operation not permitted"));
+        });
+        auto blind = gc::planPool(p, members({0, 1}), items, failing, kNode);
+        CHECK(blind.release.empty());
+        CHECK(blind.kept.size() == 3);
+        auto none = gc::planPool(p, members({0, 1}), items, SandboxProof{}, kNode);
+        CHECK(none.release.empty());
     }
 }
 
+TEST_CASE("the runtime's answer decides before the namespaces") {
+    std::vector<ReleaseItem> items{gone("vm"), gone("done"), gone("stopped"), gone("lost")};
+    auto p = pool({{5, entry("vm", "u-vm")},
+                   {6, entry("done", "u-done")},
+                   {7, entry("stopped", "u-stopped")},
+                   {8, entry("lost", "u-lost")}});
+    std::map<std::string, core::RuntimeAnswer> said{{"c-vm", core::RuntimeAnswer::Ready},
+                                                    {"c-done", core::RuntimeAnswer::NotFound},
+                                                    {"c-stopped", core::RuntimeAnswer::NotReady},
+                                                    {"c-lost", core::RuntimeAnswer::Unknown}};
+    int probes = 0;
+    // The namespaces hold only done's address (.6): vm's left its interface for a guest.
+    const SandboxProof proof(
+        [&] {
+            ++probes;
+            return core::Result<std::set<core::IpAddress>>(std::set{ip("10.0.0.6")});
+        },
+        [&](const std::string& id) { return said.at(id); });
+    auto plan = gc::planPool(p, members({0, 1, 2, 3}), items, proof, kNode);
+    // done: NotFound frees it although a namespace holds it; stopped: NotReady and no namespace
+    // holds it; vm: Ready keeps it though no namespace holds it; lost: the runtime cannot say.
+    CHECK(plan.release == std::vector<core::u128>{6, 7});
+    REQUIRE(plan.kept.size() == 2);
+    CHECK(std::get<1>(plan.kept[0]).str() == "10.0.0.5");
+    CHECK(std::get<2>(plan.kept[0]) == "the container runtime says its sandbox is ready");
+    CHECK(std::get<1>(plan.kept[1]).str() == "10.0.0.8");
+    CHECK(probes == 1);  // read once, and only because NotReady needed it
+}
+
+TEST_CASE("an entry whose ADD may still run is kept, whatever the runtime says") {
+    std::vector<ReleaseItem> items{gone("creating"), gone("old")};
+    auto p = pool({{5, entry("creating", "u-creating")}, {6, entry("old", "u-old")}});
+    const SandboxProof proof(
+        probeFinding({}), [](const std::string&) { return core::RuntimeAnswer::NotFound; },
+        [](const core::Owner& o) {
+            return o.containerId == "c-creating" ? core::AddInFlight::Yes : core::AddInFlight::No;
+        });
+    auto plan = gc::planPool(p, members({0, 1}), items, proof, kNode);
+    CHECK(plan.release == std::vector<core::u128>{6});
+    REQUIRE(plan.kept.size() == 1);
+    CHECK(std::get<2>(plan.kept[0]) == "an ADD for its container may still be running");
+}
+
 TEST_CASE("under a pod re-created with another UID only the old UID's entries go") {
-    std::vector<ReleaseItem> items{gone("db-0", true, Liveness::OtherUid)};
+    std::vector<ReleaseItem> items{gone("db-0", Liveness::OtherUid)};
     auto p =
         pool({{5, entry("db-0", "u-db-0")}, {6, entry("db-0", "")}, {7, entry("db-0", "u-new")}});
-    auto plan = gc::planPool(p, members({0}), items, SandboxProof{}, kNode);
+    auto plan = gc::planPool(p, members({0}), items, nothingHeld(), kNode);
     CHECK(plan.release == std::vector<core::u128>{5});
     CHECK(plan.lookAgain.empty());
 }
 
 TEST_CASE("grouping: live pods and failed items look nowhere; scanners look in this node's pools") {
-    std::vector<ReleaseItem> items{gone("a"), gone("b", true, Liveness::SameUid), gone("c"),
-                                   gone("d")};
+    std::vector<ReleaseItem> items{gone("a"), gone("b", Liveness::SameUid), gone("c"), gone("d")};
     items[0].pools = {gc::PoolKey{"ns1", "p1", "netA"}};
     items[1].pools = {gc::PoolKey{"ns1", "p1", "netA"}};
     items[2].pools = {gc::PoolKey{"ns1", "p2", ""}};
@@ -114,16 +172,12 @@ TEST_CASE("grouping: live pods and failed items look nowhere; scanners look in t
     CHECK(groups.at({"ns3", "p4"}).members == std::vector<std::pair<size_t, bool>>{{3, true}});
     CHECK(groups.count({"ns3", "p5"}) == 0);  // b is alive: a scan's find does not add it
     CHECK(groups.count({"ns1", "p2"}) == 0);  // c failed earlier in the batch
-
-    CHECK(!gc::needsProbe(items, groups));
-    items[3].w.pod.sandboxGone = false;
-    CHECK(gc::needsProbe(items, groups));
 }
 
 TEST_CASE("a scan's podref match needs the entry recorded on this node") {
     std::vector<ReleaseItem> items{gone("x")};
     auto p = pool({{5, entry("x", "", "n2")}, {6, entry("x", "", kNode)}});
-    auto plan = gc::planPool(p, members({0}, true), items, SandboxProof{}, kNode);
+    auto plan = gc::planPool(p, members({0}, true), items, nothingHeld(), kNode);
     CHECK(plan.release.empty());
     REQUIRE(plan.lookAgain.count(0) == 1);
     CHECK(plan.lookAgain.at(0) == std::vector<core::u128>{6});
