@@ -22,6 +22,14 @@ ALLOT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=e2e/lib.sh disable=SC1091
 source "$ALLOT_ROOT/e2e/lib.sh"
 
+# allot-gc run by a suite on this machine (simulated nodes): no container runtime of the
+# node's to ask (--cri-socket=none), and the suites' "runtime" (cnitool, the plugin run by hand)
+# has finished each ADD when it returns, so the wait for a runtime's ADD still in flight
+# (--add-in-flight-bound, 150s in a cluster) is a second. A suite may set either itself; the
+# suites that test the two (cri, gc's in-flight check, the node suite) do.
+export ALLOT_GC_CRI_SOCKET=${ALLOT_GC_CRI_SOCKET:-none}
+export ALLOT_GC_ADD_IN_FLIGHT_BOUND=${ALLOT_GC_ADD_IN_FLIGHT_BOUND:-1s}
+
 passed=0
 failed=0
 skipped=0

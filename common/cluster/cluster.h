@@ -39,10 +39,12 @@ struct NadInfo {
     std::string config;  // spec.config; empty when it has none
 };
 
-// A Node as the repair loop needs it: Ready, or since when it is not.
+// A Node as the repair loop needs it: Ready, or since when it is not; fenced; its OS.
 struct NodeInfo {
     bool ready = false;
     std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
+    bool outOfService = false;  // tainted node.kubernetes.io/out-of-service (core::NodeState)
+    bool linux = true;          // kubernetes.io/os is linux or unset
 };
 
 class Cluster {

@@ -69,6 +69,14 @@ Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, N
                 if (auto t = parseTime(stringAt(c, {"lastTransitionTime"}))) n.notReadySince = *t;
             }
         }
+        const json::Value* spec = item.find("spec");
+        const json::Value* taints = spec && spec->isObject() ? spec->find("taints") : nullptr;
+        if (taints && taints->isArray())
+            for (const auto& t : taints->items())
+                if (t.isObject() && stringAt(t, {"key"}) == core::kOutOfServiceTaint)
+                    n.outOfService = true;
+        const std::string os = stringAt(item, {"metadata", "labels", "kubernetes.io/os"});
+        n.linux = os.empty() || os == "linux";
         return fn(stringAt(item, {"metadata", "name"}), n);
     }));
     if (!rv) return rv.error();

@@ -92,7 +92,10 @@ Result<std::vector<core::NodeReport>> K8sCluster::nodeReports(const std::string&
     auto rv =
         seen_(client_.listEach(k8s::collectionPath(k8s::kLease, ns), o, [&](json::Value& item) {
             auto r = reportOf(item);
-            if (!r.node.empty()) out.push_back(std::move(r));
+            // A report counts only under its own node's name: one Lease cannot speak for another
+            // node.
+            if (!r.node.empty() && json::stringAt(item, {"metadata", "name"}) == leaseName(r.node))
+                out.push_back(std::move(r));
             return true;
         }));
     if (!rv) return rv.error();

@@ -67,7 +67,8 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
 
 Result<void> scanNodes(Cluster& c, const ScanOptions& o, core::NodeIndex& nodes) {
     auto nr = c.eachNode([&](const std::string& name, NodeInfo& n) {
-        nodes.nodes.emplace(name, core::NodeState{n.ready, n.notReadySince});
+        nodes.nodes.emplace(name,
+                            core::NodeState{n.ready, n.notReadySince, n.outOfService, n.linux});
         return !stopped(o);
     });
     if (!nr) return context("list nodes", nr.error());

@@ -192,13 +192,26 @@ std::vector<Flag> whoseFlags() {
          "comma-separated IPAM types whose addresses this sidecar reclaims (default "
          "allot,whereabouts)",
          listSetter(&Config::ipamTypes, false)},
+        {"cri-socket", "ALLOT_GC_CRI_SOCKET", "PATH",
+         "the container runtime's CRI socket: before freeing a deleted pod's address, ask the "
+         "runtime (PodSandboxStatus) whether its sandbox is gone; ready or unreachable keeps it "
+         "(default: the first of /run/containerd/containerd.sock and /var/run/crio/crio.sock "
+         "that exists; none: the namespace probe alone decides)",
+         stringSetter(&Config::criSocket, false, false)},
         {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
-         "before freeing the address of a pod whose deletion did not show its containers "
-         "stopped, read the node's network namespaces (needs CAP_SYS_ADMIN and the host PID "
-         "namespace) and free it only when none holds it (default true; false: such addresses "
-         "stay held until the kubelet's DEL, the Node's deletion or kubectl allot release "
-         "--force)",
+         "before freeing the address of a deleted pod whose sandbox the runtime does not "
+         "say is gone (or with no runtime asked), read the node's network namespaces (needs "
+         "CAP_SYS_ADMIN and the host PID namespace) and free it only when none holds it "
+         "(default true; false: such addresses stay held until the kubelet's DEL, the Node's "
+         "deletion or out-of-service taint, or kubectl allot release --force)",
          boolSetter(&Config::sandboxProbe)},
+        {"add-in-flight-bound", "ALLOT_GC_ADD_IN_FLIGHT_BOUND", "DURATION",
+         "the longest a runtime's ADD may run after the plugin answers: an address whose ADD "
+         "started less than this ago (the plugin's mark in /run/allot/adds) is never freed, and "
+         "an entry another IPAM wrote is kept this long after its pod is known gone (default "
+         "150s: kubelet's 2-minute runtime request timeout and a margin)",
+         durationSetter(&Config::addInFlightBound, std::chrono::milliseconds(100),
+                        std::chrono::hours(1))},
         {"node-sweep-interval", "ALLOT_GC_NODE_SWEEP_INTERVAL", "DURATION",
          "time between sweeps of this node's own entries: an entry whose pod is gone is freed "
          "once the namespace probe shows no namespace here holds its address; each sweep also "

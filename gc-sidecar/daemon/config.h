@@ -21,6 +21,11 @@ struct Config {
     std::string identity;  // Lease holder identity; default the node name (+ a unique suffix)
     bool identityDefaulted = false;
     bool sandboxProbe = true;  // read the node's namespaces before an unproven release
+    // The container runtime's CRI socket, asked first whether a sandbox is gone. Empty: the
+    // first of kCriSockets that exists at start; "none": no runtime is asked.
+    std::string criSocket;
+    // The longest a runtime's ADD may run after allot's answer (core::addInFlight).
+    Millis addInFlightBound{std::chrono::seconds(150)};
     Millis nodeSweepInterval{std::chrono::seconds(60)};  // 0: no node sweep, no report
     std::string poolNamespace = "kube-system";
     std::string kubeconfig;  // empty: in-cluster ServiceAccount
@@ -56,6 +61,10 @@ struct Config {
     std::string logLevel = "info";
     std::string logFormat = "text";  // or "json"
 };
+
+// Where containerd and CRI-O listen by default.
+inline constexpr const char* kCriSockets[] = {"/run/containerd/containerd.sock",
+                                              "/var/run/crio/crio.sock"};
 
 struct ParsedArgs {
     Config config;

@@ -27,6 +27,7 @@
 #include "gc-sidecar/leader/lease.h"
 #include "gc-sidecar/leader/repair.h"
 #include "gc-sidecar/leader/slice_controller.h"
+#include "gc-sidecar/node/cri_runtime.h"
 #include "gc-sidecar/node/pod_watch.h"
 #include "gc-sidecar/node/reclaimer.h"
 #include "gc-sidecar/node/sandbox_probe.h"
@@ -170,6 +171,7 @@ class Daemon {
 
   private:
     void leaveNodeIfUninstalled();
+    std::shared_ptr<SandboxRuntime> openRuntime();
     std::optional<k8s::Client> newClient();
     std::optional<std::vector<Cluster*>> clusters(int n);
 
@@ -277,6 +279,9 @@ bool Daemon::startReclaimer() {
             if (!r) return r.error();
             return std::move(r->addresses);
         };
+    ropts.runtime = openRuntime();
+    ropts.addMarks = std::make_shared<node::FileAddMarks>();
+    ropts.addInFlightBound = cfg_.addInFlightBound;
     ropts.sweepInterval = cfg_.nodeSweepInterval;
     ropts.livePods = [this] { return watch_->live(); };
     if (cfg_.nodeSweepInterval.count() > 0) ropts.reportNamespace = cfg_.leaseNamespace;
@@ -291,6 +296,44 @@ bool Daemon::startReclaimer() {
         stop_);
     watch_->setIndex(&podIndex_);
     return true;
+}
+
+// The node's container runtime (--cri-socket): the first proof asked of a deleted pod's
+// sandbox. Said once in the log and in allot_sandbox_proof which proof this node uses.
+std::shared_ptr<SandboxRuntime> Daemon::openRuntime() {
+    std::string path = cfg_.criSocket == "none" ? "" : cfg_.criSocket;
+    if (cfg_.criSocket.empty())
+        for (const char* p : kCriSockets)
+            if (::access(p, F_OK) == 0) {
+                path = p;
+                break;
+            }
+    std::shared_ptr<SandboxRuntime> runtime;
+    if (!path.empty()) {
+        auto cri = CriRuntime::open(path, std::chrono::seconds(2));
+        if (!cri) {
+            logging::logWarn("the container runtime at " + path + " cannot be used (" +
+                             cri.error().message + ")");
+        } else {
+            auto v = (*cri)->version();
+            logging::logInfo("sandbox proof: the container runtime at " + path + " (" +
+                             (v ? *v : "not answering yet: " + v.error().message) +
+                             "); an address is freed only when it says the sandbox is gone");
+            runtime = std::move(*cri);
+        }
+    }
+    const char* proof = runtime ? "runtime" : cfg_.sandboxProbe ? "namespaces" : "none";
+    metrics_.setSandboxProof(proof);
+    if (!runtime)
+        logging::logInfo(std::string("sandbox proof: ") +
+                         (cfg_.sandboxProbe
+                              ? "no container runtime socket; the network namespace probe alone "
+                                "decides, and it cannot see an address on no kernel interface "
+                                "(a VM's, a DPDK interface's): such a pod's address is freed "
+                                "once no namespace holds it"
+                              : "none; only the runtime's DEL, the Node's deletion or "
+                                "out-of-service taint, or an operator frees addresses"));
+    return runtime;
 }
 
 // The repair loop and the Lease that decides whether it runs (only with --repair).

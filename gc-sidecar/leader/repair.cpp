@@ -123,6 +123,8 @@ PassReport RepairLoop::pass() {
     else
         logging::logWarn("repair: the nodes' reports (Leases " + opts_.reportNamespace +
                          "/allot-node-*): " + r.error().message);
+    // A report outlives its Node: a name with one was a Node, whichever leader listed it.
+    for (const auto& r : reports_) nodes.reported.insert(r.node);
     std::vector<PoolGauge> gauges;
     std::vector<std::string> failed;
     for (const auto& ns : namespacesToScan()) {
@@ -325,9 +327,12 @@ void RepairLoop::reportHeld(PoolNamespace& pns, const Found& fd, const std::vect
             "kept " + ip + " (pool " + pns.name + "/" + c.pool + ", " + core::whoHolds(c.owner) +
             "): " + std::string(core::describe(c.reason)) + ", seen for " +
             std::to_string(static_cast<int64_t>(age)) + "s; " +
-            (node.empty() ? "freed once every node running allot-gc reports it unused"
+            (node.empty() ? "freed once every Linux Node reports it unused (a Node whose allot-gc "
+                            "has no fresh report keeps it)"
                           : "freed when node " + node +
-                                "'s allot-gc proves no sandbox holds it, or the Node is deleted");
+                                "'s allot-gc proves no sandbox holds it, or the Node is deleted "
+                                "or tainted " +
+                                core::kOutOfServiceTaint + " with its pod gone");
         logging::logWarn(msg, {.pool = pns.name + "/" + c.pool,
                                .network = c.owner.network,
                                .pod = c.owner.podRef,
@@ -343,7 +348,8 @@ void RepairLoop::reportHeld(PoolNamespace& pns, const Found& fd, const std::vect
 // mid-pass writes nothing more.
 Result<std::vector<core::u128>> RepairLoop::stillLeaked(
     Cluster& cl, const store::Pool& p, const std::vector<size_t>& idxs,
-    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes) {
+    const std::vector<core::LeakCandidate>& cands, const core::NodeIndex& nodes,
+    std::vector<core::FreeProof>& proofs) {
     std::vector<core::u128> out;
     if (!loop_.leading()) return core::makeError(Errc::Transient, "leadership lost");
     for (size_t i : idxs) {
@@ -368,7 +374,8 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
         if (fresh.reason == LeakReason::None) continue;
         const core::Verdict v = core::proverFor(fresh, state ? &*state : nullptr, nodes);
         if (v.prover == core::Prover::EntryNode)
-            continue;  // only a deleted Node's, or every node's
+            continue;         // only a deleted or out-of-service Node's, or every node's
+        proofs[i] = v.proof;  // this candidate's own slot: pools run in parallel
         out.push_back(cand.offset);
     }
     return out;
@@ -379,9 +386,11 @@ Result<std::vector<Released>> RepairLoop::releasePool(Cluster& cl, const std::st
                                                       const std::string& pool,
                                                       const std::vector<size_t>& idxs,
                                                       const std::vector<core::LeakCandidate>& cands,
-                                                      const core::NodeIndex& nodes) {
-    auto rel = releaseFromPool(
-        cl, ns, pool, [&](const store::Pool& p) { return stillLeaked(cl, p, idxs, cands, nodes); });
+                                                      const core::NodeIndex& nodes,
+                                                      std::vector<core::FreeProof>& proofs) {
+    auto rel = releaseFromPool(cl, ns, pool, [&](const store::Pool& p) {
+        return stillLeaked(cl, p, idxs, cands, nodes, proofs);
+    });
     if (!rel) return rel;
     for (auto& r : *rel) {
         if (!loop_.leading()) break;
@@ -401,9 +410,10 @@ void RepairLoop::applyReleases(PoolNamespace& pns, const std::vector<core::LeakC
     const std::vector<std::pair<std::string, std::vector<size_t>>> work(byPool.begin(),
                                                                         byPool.end());
     std::vector<Result<std::vector<Released>>> results(work.size(), std::vector<Released>{});
+    std::vector<core::FreeProof> proofs(cands.size(), core::FreeProof::NodeDeleted);
     parallelFor(clusters_, work.size(), [&](size_t k, Cluster& cl) {
         if (stop_.stopped()) return;
-        results[k] = releasePool(cl, pns.name, work[k].first, work[k].second, cands, nodes);
+        results[k] = releasePool(cl, pns.name, work[k].first, work[k].second, cands, nodes, proofs);
     });
     for (size_t k = 0; k < work.size(); ++k) {
         const auto& [pool, idxs] = work[k];
@@ -419,8 +429,7 @@ void RepairLoop::applyReleases(PoolNamespace& pns, const std::vector<core::LeakC
             for (size_t i : idxs) {
                 if (cands[i].offset != r.offset) continue;
                 reason = cands[i].reason;
-                if (cands[i].owner.node.empty() && reason != LeakReason::NodeGone)
-                    proof = core::FreeProof::NodeProbe;  // every node reported it unused
+                proof = proofs[i];
             }
             reportRelease(r, reason, proof);
             ++rep.released;

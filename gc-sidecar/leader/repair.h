@@ -138,11 +138,13 @@ class RepairLoop {
     core::Result<std::vector<core::u128>> stillLeaked(cluster::Cluster& cl, const store::Pool& p,
                                                       const std::vector<size_t>& idxs,
                                                       const std::vector<core::LeakCandidate>& cands,
-                                                      const core::NodeIndex& nodes);
+                                                      const core::NodeIndex& nodes,
+                                                      std::vector<core::FreeProof>& proofs);
+    // `proofs[i]`: what freed candidate i (set for those freed).
     core::Result<std::vector<cluster::Released>> releasePool(
         cluster::Cluster& cl, const std::string& ns, const std::string& pool,
         const std::vector<size_t>& idxs, const std::vector<core::LeakCandidate>& cands,
-        const core::NodeIndex& nodes);
+        const core::NodeIndex& nodes, std::vector<core::FreeProof>& proofs);
     void applyReleases(PoolNamespace& pns, const std::vector<core::LeakCandidate>& cands,
                        const std::map<std::string, std::vector<size_t>>& byPool,
                        const core::NodeIndex& nodes, PassReport& rep);

@@ -192,6 +192,9 @@ void Reclaimer::runOnce(Clock::time_point now) {
 
 void Reclaimer::sweepNode() {
     if (!opts_.reportNamespace.empty()) publishReport();
+    // Marks of ADDs that cannot be running any more (their DEL never came: a force delete).
+    if (opts_.addMarks)
+        opts_.addMarks->prune(2 * opts_.addInFlightBound, std::chrono::system_clock::now());
     if (!caughtUp() || !opts_.livePods) return;  // the pod watch's own catch-up comes first
     auto live = opts_.livePods();
     if (!live) return;

@@ -71,7 +71,7 @@ TEST_CASE("a node report reads back as written: node, time, probe, held addresse
 }
 
 TEST_CASE("a report from an allot-gc older than the version annotations reads with no version") {
-    auto back = listed({R"({"metadata":{"name":"allot-node-b","annotations":{)"
+    auto back = listed({R"({"metadata":{"name":"allot-node-node-b","annotations":{)"
                         R"("allot.cni.dev/probe":"complete","allot.cni.dev/held":""}},)"
                         R"("spec":{"holderIdentity":"node-b",)"
                         R"("renewTime":"2027-01-15T08:00:00.000000Z"}})"});
@@ -80,4 +80,13 @@ TEST_CASE("a report from an allot-gc older than the version annotations reads wi
     CHECK(back[0].complete);
     CHECK(back[0].version.empty());
     CHECK(back[0].revision.empty());
+}
+
+TEST_CASE(
+    "a report under another node's Lease name is not read: one node cannot speak for another") {
+    auto back = listed({R"({"metadata":{"name":"allot-node-node-a","annotations":{)"
+                        R"("allot.cni.dev/probe":"complete","allot.cni.dev/held":""}},)"
+                        R"("spec":{"holderIdentity":"node-b",)"
+                        R"("renewTime":"2027-01-15T08:00:00.000000Z"}})"});
+    CHECK(back.empty());
 }
