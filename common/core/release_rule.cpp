@@ -14,7 +14,7 @@ std::string_view name(FreeProof proof) {
         case FreeProof::NodeDeleted:
             return "its Node's deletion";
         case FreeProof::NodeOutOfService:
-            return "its Node's out-of-service taint";
+            return "its Node's node.kubernetes.io/out-of-service taint";
         case FreeProof::ClaimRule:
             return "its claim's rule";
         case FreeProof::Operator:

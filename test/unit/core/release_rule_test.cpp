@@ -129,7 +129,7 @@ TEST_CASE("an out-of-service Node's entries are the leader's once their pods are
     const Verdict v = proverFor(gonePod, nullptr, n.index);
     CHECK(v.prover == Prover::Leader);
     CHECK(v.proof == FreeProof::NodeOutOfService);
-    CHECK(name(v.proof) == "its Node's out-of-service taint");
+    CHECK(name(v.proof) == "its Node's node.kubernetes.io/out-of-service taint");
     // The pod object is still there: Kubernetes has not acted on the taint yet.
     PodState running{"u1", "", false, false, true, "flaky"};
     const LeakCandidate stillThere{"p", 5, onNode("flaky"), LeakReason::NodeNotReady};
