@@ -3,8 +3,8 @@
 # plugin that deploy/'s DaemonSet installed, and allot-gc runs as that DaemonSet's pods.
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
-#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 12 13 14 5 (5
-#                                            removes a node, so it runs last)
+#   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 15 16 17 18 19
+#                                            12 13 14 5 (5 removes a node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
 # count, default 40), ALLOT_NODE_TIMEOUT (seconds to wait for pods, default 300).
@@ -217,14 +217,18 @@ wait_for() {
 }
 not() { ! "$@"; }
 
-# gc_mode fast|default: allot-gc's repair loop on the DaemonSet, rolled out when it changes:
-# fast is a pass every 2 s, a leak released on its second pass with no grace, and a node sweep
-# every 2 s (the deletion scenarios' ownership rules show in seconds); default is deploy/'s
-# (60 s, 3 passes, 5 min; a sweep every 60 s).
+# gc_mode fast|default [no-cri]: allot-gc's repair loop on the DaemonSet, rolled out when it
+# changes: fast is a pass every 2 s, a leak released on its second pass with no grace, and a
+# node sweep every 2 s (the deletion scenarios' ownership rules show in seconds); default is
+# deploy/'s (60 s, 3 passes, 5 min; a sweep every 60 s). no-cri: no container runtime is asked
+# (--cri-socket=none), the namespace probe alone decides. Both also reclaim for the scenarios'
+# IPAM wrappers (slow_ipam).
 gc_mode() {
   local env=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- ALLOT_GC_NODE_SWEEP_INTERVAL-)
   [[ "$1" == fast ]] && env=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s
                               ALLOT_GC_NODE_SWEEP_INTERVAL=2s)
+  env+=("ALLOT_GC_IPAM_TYPES=allot,whereabouts,allot-slow-add,allot-slow-del")
+  if [[ "${2:-}" == no-cri ]]; then env+=(ALLOT_GC_CRI_SOCKET=none); else env+=(ALLOT_GC_CRI_SOCKET-); fi
   kubectl -n kube-system set env ds/allot -c allot-gc "${env[@]}" >/dev/null &&
     kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null
 }
@@ -408,13 +412,35 @@ s7() {
   wait_pool_count 0 90 || note "pool not empty after deleting scenario 6/7 pods"
 }
 
+# leader_node: the node of the allot-gc that holds the repair loop's Lease.
+leader_node() {
+  local holder
+  holder=$(kubectl -n kube-system get lease allot-gc -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
+  [[ -n "$holder" ]] && kubectl -n kube-system get pod "$holder" -o jsonpath='{.spec.nodeName}' 2>/dev/null
+}
+# lead_on NODE: move the repair loop's leadership to NODE's allot-gc (delete the leader's pod
+# until the Lease lands there).
+lead_on() {
+  local i now
+  for ((i = 0; i < 6; i++)); do
+    now=$(leader_node)
+    [[ "$now" == "$1" ]] && return 0
+    [[ -n "$now" ]] && kubectl -n kube-system delete pod "$(kubectl -n kube-system get lease allot-gc -o jsonpath='{.spec.holderIdentity}')" --wait=false >/dev/null 2>&1
+    sleep 20
+  done
+  [[ "$(leader_node)" == "$1" ]]
+}
+
 s5() {
-  local name="5 a node removed from the cluster: the repair loop reclaims its pods' addresses"
+  local name="5 the leader's node removed from the cluster at once: a new leader reclaims its pods' addresses"
   (( nodes > 1 )) || { fail "$name" "needs 2 nodes"; return; }
   local node=node-$nodes
+  gc_mode default || { fail "$name" "allot-gc with deploy/'s settings did not roll out"; return; }
   make_pods s5 3 "$node"
   wait_running s5 3 || { fail "$name" "pods not Running"; return; }
   check_pods s5 || { fail "$name" "address checks failed"; return; }
+  lead_on "$node" || { fail "$name" "the repair loop's leadership did not move to $node"; return; }
+  note "the repair loop's leader runs on $node"
   # The node goes away: its container (kubelet, containerd, its allot-gc) stops, then its
   # Node object is deleted; the pod garbage collector deletes its pods.
   "$harness" node-stop "$node" || { fail "$name" "could not stop $node"; return; }
@@ -422,6 +448,224 @@ s5() {
   # allot-gc's defaults (deploy/): a repair pass every 60s, release after 3 passes and 5 min.
   wait_pool_count 0 600 || { fail "$name" "addresses not reclaimed within 10 min"; return; }
   pass "$name"
+}
+
+# --------------------------------------------------------- the runtime's word ---
+
+# slow_ipam: on every node, two IPAM wrappers around the installed plugin, as a slower stack
+# would behave: allot-slow-add answers allot's ADD 5 s late (the address is not on net1 yet:
+# the main plugin configures it after), allot-slow-del runs allot's DEL 20 s late (the sandbox
+# and its address stay while its teardown runs). Each leaves /run/allot-slow/{added,deleting}-ID.
+slow_ipam() {
+  local i script
+  script=$(cat <<'WRAPPER'
+#!/bin/sh
+in=$(cat)
+case "$0:$CNI_COMMAND" in
+  *-del:DEL) touch "/run/allot-slow/deleting-$CNI_CONTAINERID"; sleep 20 ;;
+esac
+out=$(printf '%s' "$in" | /opt/cni/bin/allot); rc=$?
+case "$0:$CNI_COMMAND:$rc" in
+  *-add:ADD:0) touch "/run/allot-slow/added-$CNI_CONTAINERID"; sleep 5 ;;
+esac
+printf '%s' "$out"
+exit $rc
+WRAPPER
+)
+  for ((i = 1; i <= nodes; i++)); do
+    # shellcheck disable=SC2016 # expanded by the node's shell
+    "$harness" exec "node-$i" sh -c 'mkdir -p /run/allot-slow && printf "%s\n" "$1" >/opt/cni/bin/allot-slow-add &&
+      chmod 755 /opt/cni/bin/allot-slow-add && ln -sf allot-slow-add /opt/cni/bin/allot-slow-del' sh "$script" || return 1
+  done
+}
+
+# one_pod NAME NODE NETWORK [RESTART] [COMMAND]: a busybox pod with NET_ADMIN (COMMAND default
+# sleep), restartPolicy RESTART (default Always).
+one_pod() {
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: $ns
+  labels: {scenario: "$1"}
+  annotations: {k8s.v1.cni.cncf.io/networks: '$3'}
+spec:
+  terminationGracePeriodSeconds: 1
+  restartPolicy: ${4:-Always}
+  nodeSelector: {kubernetes.io/hostname: $2}
+  containers:
+  - name: c
+    image: allot.local/busybox:1
+    imagePullPolicy: Never
+    command: ["sh", "-c", "${5:-sleep 100000}"]
+    securityContext: {capabilities: {add: ["NET_ADMIN"]}}
+EOF
+}
+phase_is() { [[ "$(kubectl -n "$ns" get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null)" == "$2" ]]; }
+pod_gone() { ! kubectl -n "$ns" get pod "$1" >/dev/null 2>&1; }
+# gc_released POD: some allot-gc logged releasing an address of $ns/POD.
+gc_released() {
+  local i
+  for ((i = 1; i <= nodes; i++)); do
+    "$harness" exec "node-$i" sh -c "cat /var/log/pods/kube-system_allot-*/allot-gc/*.log 2>/dev/null" |
+      grep -q "released .* of pod $ns/$1 " && return 0
+  done
+  return 1
+}
+# restore_node NODE: kubelet running, the Node Ready and allot's DaemonSet on it again.
+restore_node() {
+  "$harness" kubelet-start "$1" >/dev/null 2>&1
+  wait_for 180 node_ready "$1" && kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null
+}
+
+# s15: a VM-like pod: its container takes the address off net1 (as KubeVirt's bridge binding
+# moves it into the guest), its node's kubelet stops and it is force-deleted. No namespace holds
+# the address, but the runtime says the sandbox is ready: allot-gc keeps it, and a new pod on the
+# other node gets another. When kubelet returns it stops the sandbox, and its DEL frees it.
+s15() {
+  local name="15 a VM-like pod (address on no kernel interface) force-deleted while its sandbox runs: kept until its sandbox stops"
+  (( nodes > 1 )) || { fail "$name" "needs 2 nodes"; return; }
+  local node=node-1 other=node-$nodes net=vm-net ip newip
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s sweep did not roll out"; return; }
+  nad_apply "$net" 10.97.0.0/30 "" ""
+  one_pod vm-a "$node" "$net" Always "ip addr flush dev net1; sleep 100000"
+  wait_running vm-a 1 || { fail "$name" "vm-a not Running"; return; }
+  ip=$(status_ip vm-a)
+  if [[ -z "$ip" ]] || ! holds 10.97.0.0-30 vm-a >/dev/null; then fail "$name" "vm-a has no address"; return; fi
+  [[ -z "$(pod_ip vm-a)" ]] || { fail "$name" "vm-a's container did not take $ip off net1"; return; }
+  "$harness" kubelet-stop "$node" || { fail "$name" "could not stop kubelet on $node"; return; }
+  kubectl -n "$ns" delete pod vm-a --grace-period=0 --force >/dev/null 2>&1
+  sleep 45  # over 20 node sweeps
+  if ! holds 10.97.0.0-30 vm-a >/dev/null; then
+    restore_node "$node"; fail "$name" "allot-gc freed $ip while vm-a's sandbox runs"; return
+  fi
+  one_pod vm-b "$other" "$net"
+  if ! wait_running vm-b 1; then restore_node "$node"; fail "$name" "vm-b not Running"; return; fi
+  newip=$(status_ip vm-b)
+  if [[ "$newip" == "$ip" ]]; then restore_node "$node"; fail "$name" "vm-b got vm-a's $ip"; return; fi
+  restore_node "$node" || { fail "$name" "$node did not come back"; return; }
+  wait_for 120 not holds 10.97.0.0-30 vm-a || { fail "$name" "$ip not freed after kubelet stopped the sandbox"; return; }
+  delete_label vm-b
+  pass "$name (kept $ip 45 s with no namespace holding it; vm-b got $newip; freed by the sandbox's DEL)"
+}
+
+# s16: a pod force-deleted while its ADD is in flight: allot has answered (the pool holds the
+# entry) but the address is not configured yet (the wrapper waits 5 s). A second pod on the
+# same one-address network must not get it before the first sandbox's DEL.
+s16() {
+  local name="16 a pod force-deleted while its ADD is in flight: its address goes only with its sandbox's DEL"
+  (( nodes > 1 )) || { fail "$name" "needs 2 nodes"; return; }
+  local node=node-1 other=node-$nodes net=slow-net id="" deadline
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s sweep did not roll out"; return; }
+  slow_ipam || { fail "$name" "could not install the IPAM wrappers"; return; }
+  "$harness" exec "$node" sh -c 'rm -f /run/allot-slow/added-*'
+  nad_apply "$net" 10.96.0.0/30 ', "range_start": "10.96.0.1", "range_end": "10.96.0.1"' "" allot-slow-add
+  one_pod slow-a "$node" "$net"
+  deadline=$(( SECONDS + 120 ))
+  until id=$("$harness" exec "$node" sh -c 'ls /run/allot-slow | sed -n "s/^added-//p" | head -n1') && [[ -n "$id" ]]; do
+    (( SECONDS < deadline )) || { fail "$name" "slow-a's ADD never answered"; return; }
+    sleep 0.1
+  done
+  sleep 0.5
+  kubectl -n "$ns" delete pod slow-a --grace-period=0 --force >/dev/null 2>&1
+  one_pod slow-b "$other" "$net"
+  # Until slow-a's sandbox is torn down (its DEL), its entry stays and slow-b waits.
+  deadline=$(( SECONDS + 120 ))
+  while holds 10.96.0.0-30 slow-a >/dev/null; do
+    if phase_is slow-b Running; then fail "$name" "slow-b Running while slow-a's entry is there"; return; fi
+    (( SECONDS < deadline )) || { fail "$name" "slow-a's entry not released in 120 s"; return; }
+    sleep 1
+  done
+  if gc_released slow-a; then fail "$name" "allot-gc, not the sandbox's DEL, freed slow-a's address"; return; fi
+  wait_running slow-b 1 || { fail "$name" "slow-b did not get the address after slow-a's DEL"; return; }
+  delete_label slow-b
+  pass "$name (slow-a's entry kept through its ADD; freed by its DEL; then slow-b got 10.96.0.1)"
+}
+
+# s17: a node known to be off: kubelet stopped and the Node tainted out-of-service. Kubernetes
+# deletes its pods, and the leader frees their addresses for new pods on the other node.
+s17() {
+  local name="17 a node tainted out-of-service: its pods' addresses come back and new pods on the other node get them"
+  (( nodes > 1 )) || { fail "$name" "needs 2 nodes"; return; }
+  local node=node-1 other=node-$nodes reused
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s repair pass did not roll out"; return; }
+  make_pods s17 2 "$node"
+  wait_running s17 2 || { fail "$name" "pods not Running"; return; }
+  check_pods s17 || { fail "$name" "address checks failed"; return; }
+  "$harness" kubelet-stop "$node" || { fail "$name" "could not stop kubelet on $node"; return; }
+  local undo="kubectl taint nodes $node node.kubernetes.io/out-of-service- >/dev/null 2>&1; restore_node $node"
+  wait_for 120 node_not_ready "$node" || { eval "$undo"; fail "$name" "$node not NotReady within 120 s"; return; }
+  kubectl taint nodes "$node" node.kubernetes.io/out-of-service=nodeshutdown:NoExecute >/dev/null
+  if ! wait_for 180 pod_gone s17-1 || ! wait_for 60 pod_gone s17-2; then
+    eval "$undo"; fail "$name" "the pods of out-of-service $node were not deleted"; return
+  fi
+  if ! wait_for 120 not held s17-1 || ! wait_for 60 not held s17-2; then
+    eval "$undo"; fail "$name" "addresses not freed within 3 min of the pods' deletion"; return
+  fi
+  make_pods s17b 2 "$other"
+  if ! wait_running s17b 2 || ! check_pods s17b; then eval "$undo"; fail "$name" "new pods on $other"; return; fi
+  reused=$(awk '{print $2}' "$work/s17b.ips" | grep -cxF -f <(awk '{print $2}' "$work/s17.ips"))
+  eval "$undo" || { fail "$name" "$node did not come back"; return; }
+  delete_label s17b
+  (( reused > 0 )) || { fail "$name" "no new pod got a freed address"; return; }
+  pass "$name ($reused of 2 freed addresses re-used on $other)"
+}
+
+# s18: a pod that ran to completion and is deleted at once: its object shows every container
+# terminated, but its sandbox still holds the address while its teardown runs (the DEL is 20 s
+# slow here). The address is kept until the sandbox's DEL.
+s18() {
+  local name="18 a completed pod deleted at once keeps its address until its sandbox stops"
+  local node=node-1 net=job-net t0
+  gc_mode fast || { fail "$name" "allot-gc with a 2 s sweep did not roll out"; return; }
+  slow_ipam || { fail "$name" "could not install the IPAM wrappers"; return; }
+  nad_apply "$net" 10.95.0.0/30 "" "" allot-slow-del
+  one_pod job-a "$node" "$net" Never "sleep 5"
+  wait_for 120 phase_is job-a Succeeded || { fail "$name" "job-a did not succeed"; return; }
+  holds 10.95.0.0-30 job-a >/dev/null || { fail "$name" "job-a's entry is gone already"; return; }
+  kubectl -n "$ns" delete pod job-a --grace-period=0 --force >/dev/null 2>&1
+  t0=$SECONDS
+  while (( SECONDS - t0 < 12 )); do
+    holds 10.95.0.0-30 job-a >/dev/null || { fail "$name" "freed $(( SECONDS - t0 )) s after the deletion, while its sandbox's DEL runs"; return; }
+    sleep 1
+  done
+  wait_for 90 not holds 10.95.0.0-30 job-a || { fail "$name" "not freed after the sandbox's DEL"; return; }
+  if gc_released job-a; then fail "$name" "allot-gc, not the sandbox's DEL, freed it"; return; fi
+  pass "$name (kept while the sandbox was torn down, freed by its DEL)"
+}
+
+# s19: no CRI socket: the namespace probe decides as before, and allot-gc says so.
+s19() {
+  local name="19 without a CRI socket the namespace probe decides, and the log and metric say so"
+  local node=node-$nodes pod metrics sid why=""
+  gc_mode fast no-cri || { fail "$name" "allot-gc without a CRI socket did not roll out"; return; }
+  pod=$(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot --field-selector "spec.nodeName=$node" -o jsonpath='{.items[0].metadata.name}')
+  metrics=$(kubectl get --raw "/api/v1/namespaces/kube-system/pods/$pod:9847/proxy/metrics")
+  if ! kubectl -n kube-system logs "$pod" -c allot-gc | grep -q "sandbox proof: no container runtime socket"; then
+    why="allot-gc's log does not say which proof it uses"
+  elif ! grep -qx 'allot_sandbox_proof{proof="namespaces"} 1' <<<"$metrics"; then
+    why="allot_sandbox_proof does not say namespaces"
+  else
+    why=$(s19_probe "$node")
+  fi
+  gc_mode fast || why=${why:-"allot-gc with its CRI socket again did not roll out"}
+  [[ -z "$why" ]] || { fail "$name" "$why"; return; }
+  pass "$name"
+}
+# s19_probe NODE: a dead sandbox's address freed, a live one's kept until its DEL; prints why not.
+s19_probe() {
+  local node=$1 sid
+  make_pods s19 2 "$node"
+  { wait_running s19 2 && check_pods s19; } >/dev/null || { echo "pods not Running"; return; }
+  sid=$(pool_allocs | awk -v r="$ns/s19-1" '$3 == r { print $2 }')
+  "$harness" kubelet-stop "$node" || { echo "could not stop kubelet"; return; }
+  "$harness" sandbox-kill "$node" "$sid" || { restore_node "$node"; echo "sandbox-kill"; return; }
+  kubectl -n "$ns" delete pods -l scenario=s19 --grace-period=0 --force >/dev/null 2>&1
+  if ! wait_for 60 not held s19-1; then restore_node "$node"; echo "the dead sandbox's address was not freed"; return; fi
+  if ! held s19-2; then restore_node "$node"; echo "the live sandbox's address was freed"; return; fi
+  restore_node "$node" || { echo "$node did not come back"; return; }
+  wait_for 120 not held s19-2 || echo "the live sandbox's address not freed by its DEL"
 }
 
 # s8: a static pod (a manifest in kubelet's staticPodPath). kubelet gives the plugin the
@@ -885,7 +1129,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 12 13 14 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 15 16 17 18 19 12 13 14 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS
