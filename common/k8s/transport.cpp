@@ -1,5 +1,7 @@
 #include "k8s/transport.h"
 
+#include "k8s/grpc_channel.h"
+
 // Two builds of this file, one interface:
 // - allot-gc and the tests load libcurl with dlopen the first time an HttpClient is created,
 //   not linked: Debian's libcurl pulls in ~30 shared libraries, and mapping them would cost
@@ -20,6 +22,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -226,13 +230,14 @@ size_t onHeader(char* data, size_t size, size_t count, void* user) {
 
 struct BodyState {
     std::string* out;
+    size_t limit = kMaxResponseBytes;
     bool tooLarge = false;
 };
 
 size_t onBody(char* data, size_t size, size_t count, void* user) {
     auto* st = static_cast<BodyState*>(user);
     const size_t n = size * count;
-    if (st->out->size() + n > kMaxResponseBytes) {
+    if (st->out->size() + n > st->limit) {
         st->tooLarge = true;
         return 0;
     }
@@ -278,14 +283,21 @@ struct SList {
 
 }  // namespace
 
-struct HttpClient::Impl {
+// The one owner of a CURL handle and its error buffer: HttpClient's and GrpcChannel's.
+struct EasyHandle {
     CURL* h = nullptr;
-    std::string authHeader;
     char errbuf[CURL_ERROR_SIZE] = {};
 
-    ~Impl() {
+    EasyHandle() = default;
+    EasyHandle(const EasyHandle&) = delete;
+    EasyHandle& operator=(const EasyHandle&) = delete;
+    ~EasyHandle() {
         if (h) curl().easy_cleanup(h);
     }
+};
+
+struct HttpClient::Impl : EasyHandle {
+    std::string authHeader;
 
     Result<void, TransportError> configure(const TlsConfig& tls, const std::string& userAgent);
     Result<void, TransportError> prepare(std::string_view method, const std::string& url,
@@ -488,6 +500,273 @@ Result<long, TransportError> HttpClient::stream(const std::string& url,
     if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && ss.aborted))
         return impl_->failure(rc, "GET", url);
     return status;
+}
+
+// ------------------------------------------------------------------------------ gRPC --
+//
+// gRPC over HTTP/2 (grpc/doc/PROTOCOL-HTTP2.md): a POST of one length-prefixed message to
+// /package.Service/Method; the answer is length-prefixed messages, then grpc-status and
+// grpc-message in the trailers (libcurl hands HTTP/2 trailers to the header callback), or in
+// the headers alone when the server answers with no message (Trailers-Only).
+
+namespace {
+
+constexpr size_t kMaxGrpcResponseBytes = 4u << 20;  // gRPC's own default receive limit
+constexpr size_t kMaxGrpcMessageChars = 1024;
+constexpr size_t kMaxGrpcMethodChars = 256;
+constexpr size_t kMaxUnixSocketPath = 107;  // sockaddr_un's sun_path, with its NUL
+constexpr size_t kGrpcFrameHeader = 5;      // compressed flag, 4-byte big-endian length
+
+struct GrpcHeaderState {
+    std::optional<std::string> status;  // grpc-status, as sent
+    std::string message;                // grpc-message, percent-encoded
+};
+
+size_t onGrpcHeader(char* data, size_t size, size_t count, void* user) {
+    auto* st = static_cast<GrpcHeaderState*>(user);
+    const size_t n = size * count;
+    std::string_view line(data, n);
+    if (iequalsPrefix(line, "HTTP/")) {
+        *st = GrpcHeaderState{};
+    } else if (iequalsPrefix(line, "grpc-status:")) {
+        st->status = std::string(trim(line.substr(12)).substr(0, 16));
+    } else if (iequalsPrefix(line, "grpc-message:")) {
+        st->message = std::string(trim(line.substr(13)).substr(0, 3 * kMaxGrpcMessageChars));
+    }
+    return n;
+}
+
+// "/package.Service/Method": a URL path of name characters only.
+bool validGrpcMethod(std::string_view method) {
+    if (method.size() < 2 || method.size() > kMaxGrpcMethodChars || method.front() != '/')
+        return false;
+    return std::all_of(method.begin(), method.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/' ||
+               c == '-';
+    });
+}
+
+std::string grpcFrame(std::string_view message) {
+    const auto len = static_cast<uint32_t>(message.size());
+    std::string out;
+    out.reserve(kGrpcFrameHeader + message.size());
+    out.push_back('\0');  // not compressed
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>(len >> shift));
+    out.append(message);
+    return out;
+}
+
+// grpc-message is percent-encoded (PROTOCOL-HTTP2.md); a malformed escape is kept as sent.
+std::string percentDecode(std::string_view s) {
+    auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    std::string out;
+    for (size_t i = 0; i < s.size() && out.size() < kMaxGrpcMessageChars; ++i) {
+        if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+            out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+            i += 2;
+        } else {
+            out.push_back(s[i]);
+        }
+    }
+    return out;
+}
+
+// The first message of a response body, unframed; empty with `why` set when there is none.
+std::optional<std::string> firstGrpcMessage(std::string_view body, std::string& why) {
+    if (body.size() < kGrpcFrameHeader) {
+        why = body.empty() ? "status OK without a message" : "truncated message header";
+        return std::nullopt;
+    }
+    if (body[0] != '\0') {
+        why = "a compressed message (none was accepted)";
+        return std::nullopt;
+    }
+    uint32_t len = 0;
+    for (size_t i = 1; i < kGrpcFrameHeader; ++i)
+        len = len << 8 | static_cast<unsigned char>(body[i]);
+    if (len > body.size() - kGrpcFrameHeader) {
+        why = "truncated message (" + std::to_string(body.size() - kGrpcFrameHeader) + " of " +
+              std::to_string(len) + " bytes)";
+        return std::nullopt;
+    }
+    return std::string(body.substr(kGrpcFrameHeader, len));
+}
+
+// The call's answer from what the callbacks collected (the exchange itself succeeded).
+Result<GrpcReply, TransportError> grpcReply(const GrpcHeaderState& hs, std::string_view body,
+                                            long httpStatus, const std::string& what) {
+    if (!hs.status)
+        return failed(Kind::Protocol,
+                      what + ": HTTP " + std::to_string(httpStatus) + " without grpc-status");
+    int code = -1;
+    const std::string& v = *hs.status;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), code);
+    if (ec != std::errc() || p != v.data() + v.size() || code < 0)
+        return failed(Kind::Protocol, what + ": unreadable grpc-status '" + v + "'");
+    GrpcReply reply;
+    reply.status = code;
+    reply.message = percentDecode(hs.message);
+    if (code != grpc_code::kOk) return reply;
+    std::string why;
+    auto message = firstGrpcMessage(body, why);
+    if (!message) return failed(Kind::Protocol, what + ": " + why);
+    reply.payload = std::move(*message);
+    return reply;
+}
+
+}  // namespace
+
+std::string grpcCodeName(int code) {
+    static const char* const kNames[] = {"OK",
+                                         "CANCELLED",
+                                         "UNKNOWN",
+                                         "INVALID_ARGUMENT",
+                                         "DEADLINE_EXCEEDED",
+                                         "NOT_FOUND",
+                                         "ALREADY_EXISTS",
+                                         "PERMISSION_DENIED",
+                                         "RESOURCE_EXHAUSTED",
+                                         "FAILED_PRECONDITION",
+                                         "ABORTED",
+                                         "OUT_OF_RANGE",
+                                         "UNIMPLEMENTED",
+                                         "INTERNAL",
+                                         "UNAVAILABLE",
+                                         "DATA_LOSS",
+                                         "UNAUTHENTICATED"};
+    if (code >= 0 && code < static_cast<int>(std::size(kNames))) return kNames[code];
+    return "code " + std::to_string(code);
+}
+
+struct GrpcChannel::Impl : EasyHandle {
+    std::string socketPath;
+
+    Result<void, TransportError> configure();
+    Result<void, TransportError> prepare(const std::string& url, const std::string& framed,
+                                         std::chrono::milliseconds timeout, SList& headers);
+    std::string where(std::string_view method) const {
+        return "gRPC " + std::string(method) + " on " + socketPath;
+    }
+};
+
+Result<void, TransportError> GrpcChannel::Impl::configure() {
+    CURLcode rc = CURLE_OK;
+    auto set = [&](CURLoption opt, auto value) {
+        if (rc == CURLE_OK) rc = curl().easy_setopt(h, opt, value);
+    };
+    set(CURLOPT_ERRORBUFFER, errbuf);
+    set(CURLOPT_NOSIGNAL, 1L);
+    set(CURLOPT_USERAGENT, "allot");
+    set(CURLOPT_FOLLOWLOCATION, 0L);
+    // A connection per call: libcurl before 7.89 (Debian 12's 7.88) fails every request after
+    // the first on a reused prior-knowledge HTTP/2 connection, "Error in the HTTP2 framing
+    // layer" (curl#10634). A local connect costs well under a millisecond.
+    set(CURLOPT_FORBID_REUSE, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    set(CURLOPT_PROTOCOLS_STR, "http");
+#else
+    set(CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP));
+#endif
+    if (rc != CURLE_OK)
+        return failed(Kind::Internal,
+                      "curl setup failed: " + std::string(curl().easy_strerror(rc)));
+    // What a gRPC channel needs and a libcurl may be built without (the static plugin's is).
+    set(CURLOPT_UNIX_SOCKET_PATH, socketPath.c_str());
+    if (rc != CURLE_OK)
+        return failed(Kind::LocalConfig, "this libcurl cannot use unix sockets: " +
+                                             std::string(curl().easy_strerror(rc)));
+    set(CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
+    if (rc != CURLE_OK)
+        return failed(Kind::LocalConfig,
+                      "this libcurl has no HTTP/2: " + std::string(curl().easy_strerror(rc)));
+    return {};
+}
+
+Result<void, TransportError> GrpcChannel::Impl::prepare(const std::string& url,
+                                                        const std::string& framed,
+                                                        std::chrono::milliseconds timeout,
+                                                        SList& headers) {
+    errbuf[0] = '\0';
+    // grpc-timeout takes at most 8 digits; the server gives up when the client does.
+    const long long ms = std::min<long long>(timeout.count(), 99999999);
+    const bool ok = headers.add("Content-Type: application/grpc") && headers.add("TE: trailers") &&
+                    headers.add("grpc-timeout: " + std::to_string(ms) + "m") &&
+                    headers.add("Accept:") && headers.add("Expect:");
+    if (!ok) return failed(Kind::Internal, "out of memory building request headers");
+    CURLcode rc = CURLE_OK;
+    auto set = [&](CURLoption opt, auto value) {
+        if (rc == CURLE_OK) rc = curl().easy_setopt(h, opt, value);
+    };
+    set(CURLOPT_URL, url.c_str());
+    set(CURLOPT_HTTPHEADER, headers.list);
+    set(CURLOPT_POST, 1L);
+    set(CURLOPT_POSTFIELDS, framed.data());
+    set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(framed.size()));
+    set(CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+    set(CURLOPT_CONNECTTIMEOUT_MS,
+        static_cast<long>(std::min(timeout, kMaxConnectTimeout).count()));
+    if (rc != CURLE_OK)
+        return failed(Kind::Internal,
+                      "curl setup failed: " + std::string(curl().easy_strerror(rc)));
+    return {};
+}
+
+GrpcChannel::GrpcChannel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GrpcChannel::GrpcChannel(GrpcChannel&&) noexcept = default;
+GrpcChannel& GrpcChannel::operator=(GrpcChannel&&) noexcept = default;
+GrpcChannel::~GrpcChannel() = default;
+
+Result<GrpcChannel, TransportError> GrpcChannel::create(std::string socketPath) {
+    if (socketPath.empty() || socketPath.size() > kMaxUnixSocketPath ||
+        socketPath.find('\0') != std::string::npos)
+        return failed(Kind::LocalConfig, "'" + socketPath + "' is not a unix socket path (1 to " +
+                                             std::to_string(kMaxUnixSocketPath) + " bytes)");
+    if (const std::string& why = loadCurl(); !why.empty()) return failed(Kind::Internal, why);
+    auto impl = std::make_unique<Impl>();
+    impl->socketPath = std::move(socketPath);
+    impl->h = curl().easy_init();
+    if (!impl->h) return failed(Kind::Internal, "curl_easy_init failed");
+    if (auto r = impl->configure(); !r) return r.error();
+    return GrpcChannel(std::move(impl));
+}
+
+Result<GrpcReply, TransportError> GrpcChannel::unary(std::string_view method,
+                                                     std::string_view message,
+                                                     std::chrono::milliseconds timeout) {
+    const std::string what = impl_->where(method);
+    if (timeout.count() <= 0) return failed(Kind::Timeout, what + ": no time left");
+    if (!validGrpcMethod(method)) return failed(Kind::LocalConfig, what + ": not a method name");
+    const std::string url = "http://localhost" + std::string(method);
+    const std::string framed = grpcFrame(message);
+    SList headers;
+    if (auto r = impl_->prepare(url, framed, timeout, headers); !r)
+        return failed(r.error().kind, what + ": " + r.error().message);
+    GrpcHeaderState hs;
+    std::string body;
+    BodyState bs{&body, kMaxGrpcResponseBytes};
+    curl().easy_setopt(impl_->h, CURLOPT_HEADERFUNCTION, onGrpcHeader);
+    curl().easy_setopt(impl_->h, CURLOPT_HEADERDATA, &hs);
+    curl().easy_setopt(impl_->h, CURLOPT_WRITEFUNCTION, onBody);
+    curl().easy_setopt(impl_->h, CURLOPT_WRITEDATA, &bs);
+    const CURLcode rc = curl().easy_perform(impl_->h);
+    curl().easy_setopt(impl_->h, CURLOPT_HTTPHEADER, nullptr);
+    curl().easy_setopt(impl_->h, CURLOPT_POSTFIELDS, nullptr);
+    if (bs.tooLarge)
+        return failed(Kind::Internal, what + ": response larger than " +
+                                          std::to_string(kMaxGrpcResponseBytes >> 20) + " MiB");
+    if (rc != CURLE_OK) {
+        std::string msg = what + ": " + curl().easy_strerror(rc);
+        if (impl_->errbuf[0] != '\0') msg += std::string(" (") + impl_->errbuf + ")";
+        return failed(kindOf(rc), std::move(msg));
+    }
+    long httpStatus = 0;
+    curl().easy_getinfo(impl_->h, CURLINFO_RESPONSE_CODE, &httpStatus);
+    return grpcReply(hs, body, httpStatus, what);
 }
 
 }  // namespace allot::k8s
