@@ -160,6 +160,17 @@ Setter nsNameSetter(std::string Config::*field) {
     };
 }
 
+// A pod's UID (metadata.uid, a UUID): letters, digits and '-'; compared with install-cni.sh's
+// stamp as text, so anything else is a wrong value, not a UID.
+Result<void> setPodUid(Config& c, const std::string& v, const std::string& what) {
+    if (v.empty() || v.size() > 128 || !std::all_of(v.begin(), v.end(), [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-';
+        }))
+        return bad(what, v, "is not a pod UID (letters, digits, '-')");
+    c.podUid = v;
+    return {};
+}
+
 Result<void> setLogLevel(Config& c, const std::string& v, const std::string& what) {
     if (v != "debug" && v != "info" && v != "warn" && v != "error")
         return bad(what, v, "must be debug, info, warn or error");
@@ -287,6 +298,11 @@ std::vector<Flag> serviceFlags() {
          "plugin from --cni-bin-dir, and allot.conf, nodename and the node kubeconfig; the "
          "journal, IPPools and reservations stay (default: none, never)",
          nsNameSetter(&Config::uninstallWith)},
+        {"pod-uid", "POD_UID", "UID",
+         "this pod's UID (the DaemonSet passes metadata.uid): --uninstall-with removes the "
+         "node's files only while install-cni.sh's stamp (installed-by, beside allot.conf) names "
+         "this pod, never a replacement pod's install (default: none, nothing is removed)",
+         setPodUid},
         {"cni-bin-dir", "ALLOT_GC_CNI_BIN_DIR", "DIR",
          "the node's CNI plugin directory as this container sees it, where --uninstall-with "
          "removes the plugin (default /host/opt/cni/bin)",

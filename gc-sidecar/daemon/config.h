@@ -45,6 +45,7 @@ struct Config {
     std::string pluginServiceAccount;  // "ns/name": the plugin's own identity; empty: allot-gc's
     std::string relaySocket;    // the plugin's node relay (deploy: /run/allot/api.sock); empty: off
     std::string uninstallWith;  // "ns/name" of the DaemonSet; empty: never remove node files
+    std::string podUid;  // this pod's; node files go only if install-cni stamped them with it
     std::string cniBinDir = "/host/opt/cni/bin";  // where the plugin was installed (uninstall)
     std::vector<std::string> pluginAliases;       // further names of the plugin there
     std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";

@@ -581,10 +581,17 @@ void Daemon::leaveNodeIfUninstalled() {
         return;
     }
     if (!*gone) return;  // a rolling update or a restart: the next pod needs them
-    auto r = removeNodeFiles(nodeFiles(cfg_));
+    // Gone may also be this pod alone deleted with --force (401): only this pod's own install
+    // is removed, never one a replacement pod made meanwhile (uninstall.h).
+    auto r = removeOwnNodeFiles(nodeFiles(cfg_), cfg_.podUid, kInstallLockPatience);
+    if (!r) {
+        logging::logInfo("DaemonSet " + cfg_.uninstallWith + " is gone, but allot's files " +
+                         "stay on this node: " + r.error().message);
+        return;
+    }
     logging::logInfo("DaemonSet " + cfg_.uninstallWith +
-                     " is gone: allot removed from this node: " + joined(r.removed));
-    for (const auto& f : r.failed) logging::logWarn("uninstall: not removed: " + f);
+                     " is gone: allot removed from this node: " + joined(r->removed));
+    for (const auto& f : r->failed) logging::logWarn("uninstall: not removed: " + f);
 }
 
 }  // namespace

@@ -12,9 +12,20 @@
 // refuses it for good while allot stays installed. So a Forbidden read is asked again until it
 // turns into an answer, for a bounded time, and then nothing is removed.
 // Kept: the journal (releases still to make, replayed if allot comes back), the plugin's locks
-// (a call may hold one), the directories (the pod's mounts), IPPools and reservations. A pod
-// deleted with --force loses its token's validity at once, so its allot-gc sees Unauthorized and
-// removes the files; the next pod's install-cni puts them back before it runs.
+// (a call may hold one), the directories (the pod's mounts), IPPools and reservations.
+//
+// Only the pod that installed them removes them. A pod deleted with --force loses its token's
+// validity at once, so its allot-gc sees Unauthorized (= uninstalled) while the DaemonSet stays,
+// and by then the replacement pod's init container (deploy/install-cni.sh) may have installed
+// the plugin again: removing would leave the node without allot, every ADD failing, and nothing
+// to put it back. So install-cni.sh, holding an exclusive flock(2) on <conf dir>/.install.lock,
+// writes the plugin and its files and last the stamp <conf dir>/installed-by with its pod's UID;
+// allot-gc, holding the same lock, removes them (and the stamp) only while the stamp names its
+// own pod (--pod-uid). The lock orders the two: either the old pod removes everything before
+// the new pod's install-cni runs (which then installs it all again), or the new install's stamp
+// is there first and the old pod removes nothing. No --pod-uid or no stamp (an install from
+// before stamps): nothing is removed. The lock file stays: one removed while another process
+// waits on it would let a third lock a new file beside it.
 
 #include <chrono>
 #include <string>
@@ -56,7 +67,26 @@ engine::RetryPolicy uninstallRetry();
 
 // Removes `files`; a path already absent is neither removed nor failed. An alias goes only
 // while its contents are the plugin binary's: one that another install (Whereabouts' own
-// DaemonSet) has written over since is that install's, and stays.
+// DaemonSet) has written over since is that install's, and stays. Not guarded: the daemon
+// calls removeOwnNodeFiles.
 Removal removeNodeFiles(const NodeFiles& files);
+
+// In files.confDir, shared with install-cni.sh (which uses the same names).
+inline constexpr const char* kInstallLockFile = ".install.lock";
+inline constexpr const char* kInstallStampFile = "installed-by";
+
+// How long a stopping allot-gc waits for install-cni.sh's lock: an install holds it for a copy
+// of the plugin (well under a second); the pod's termination grace (30 s) is shared with
+// kUninstallPatience.
+inline constexpr std::chrono::seconds kInstallLockPatience{5};
+
+// Under the install lock (files.confDir/kInstallLockFile, flock(2) exclusive, waited for at most
+// `lockWait`): removeNodeFiles(files) and then the stamp, only while the stamp
+// (files.confDir/kInstallStampFile, a pod UID and a newline) names `podUid`. Otherwise nothing
+// is removed and the error says why: InvalidConfig when `podUid` or files.confDir is empty,
+// NotFound when there is no stamp (or an empty one), Conflict when it names another pod,
+// Transient when the lock stays held past `lockWait`, Internal when the lock cannot be opened.
+core::Result<Removal> removeOwnNodeFiles(const NodeFiles& files, const std::string& podUid,
+                                         std::chrono::milliseconds lockWait);
 
 }  // namespace allot::gc

@@ -1,6 +1,8 @@
 #include "gc-sidecar/relay/relay_server.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -177,6 +179,33 @@ k8s::RelayResponse relayAnswer(const RelayServerOptions& opts, const k8s::RelayR
     return r;
 }
 
+namespace {
+
+// The directory of the socket `path`.
+std::string dirOf(const std::string& path) {
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// An exclusive flock(2) on the socket's directory, held while the returned descriptor is open
+// (empty: not had within a second). It orders a successor's unlink-and-bind with this relay's
+// check-then-unlink at stop, so the check still holds when the path is unlinked. Tried
+// without blocking, a short poll apart: flock(2) has no timeout, and a SIGALRM in this threaded
+// process would interrupt whichever thread takes it.
+sys::Fd lockDir(const std::string& dir) {
+    sys::Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) return fd;
+    for (int i = 0; i < 50; ++i) {
+        if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return fd;
+        if (errno != EWOULDBLOCK && errno != EINTR) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return sys::Fd();
+}
+
+}  // namespace
+
 RelayServer::RelayServer(RelayServerOptions opts, RelayForward forward)
     : opts_(std::move(opts)), forward_(std::move(forward)) {}
 
@@ -197,15 +226,20 @@ core::Result<void> RelayServer::bind() {
     std::memcpy(addr.sun_path, path.data(), path.size());
     sys::Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) return makeError(Errc::Internal, std::string("relay socket: ") + std::strerror(errno));
-    ::unlink(path.c_str());  // a socket left by an earlier run
+    // Not had (a holder stuck for a second): bound all the same, as serving matters more.
+    sys::Fd dirLock = lockDir(dirOf(path));
+    ::unlink(path.c_str());  // a socket left by an earlier run, or a predecessor's
     // Created 0600 (umask) and chmod'ed again: only root may hand requests to our identity.
     mode_t old = ::umask(0177);
     int rc = ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     ::umask(old);
-    if (rc != 0 || ::chmod(path.c_str(), 0600) != 0 || ::listen(fd.get(), 512) != 0) {
+    struct stat st {};
+    if (rc != 0 || ::chmod(path.c_str(), 0600) != 0 || ::lstat(path.c_str(), &st) != 0 ||
+        ::listen(fd.get(), 512) != 0) {
         int err = errno;
         return makeError(Errc::InvalidConfig, "relay socket " + path + ": " + std::strerror(err));
     }
+    socketFile_ = std::make_pair(st.st_dev, st.st_ino);
     listenFd_ = std::move(fd);
     return {};
 }
@@ -272,7 +306,15 @@ void RelayServer::stop() {
         stopping_.store(true);
     }
     stopCv_.notify_all();
-    ::unlink(opts_.socketPath.c_str());
+    if (!socketFile_) return;
+    // Under the directory's lock, so that no successor binds between the check and the unlink;
+    // not had: the socket stays (a stale one refuses connections, and the next bind replaces it).
+    sys::Fd dirLock = lockDir(dirOf(opts_.socketPath));
+    struct stat st {};
+    if (dirLock && ::lstat(opts_.socketPath.c_str(), &st) == 0 &&
+        std::make_pair(st.st_dev, st.st_ino) == *socketFile_)
+        ::unlink(opts_.socketPath.c_str());
+    socketFile_.reset();
 }
 
 void RelayServer::handle(int fd) {

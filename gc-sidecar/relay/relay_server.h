@@ -3,6 +3,8 @@
 // pool requests arrive and are sent on to the API server through a few long-lived clients.
 // Requests for another API server or outside the pool resources are refused, not sent.
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -11,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/result.h"
@@ -114,11 +117,13 @@ class RelayServer {
     RelayServer(const RelayServer&) = delete;
     RelayServer& operator=(const RelayServer&) = delete;
 
-    // Binds the socket (replacing a stale one; its directory is made 0700). InvalidConfig
-    // naming the path when it cannot.
+    // Binds the socket (replacing a stale one, or a predecessor's: a new pod takes the path
+    // over; its directory is made 0700). InvalidConfig naming the path when it cannot.
     core::Result<void> bind();
     // Serves until stop().
     void serve();
+    // Stops serving and removes the socket path only while it is still the file bind() made:
+    // by then a successor (the next pod, on the same hostPath) may have bound its own there.
     void stop();
     uint64_t served() const { return served_.load(); }
 
@@ -130,6 +135,8 @@ class RelayServer {
     RelayServerOptions opts_;
     RelayForward forward_;
     sys::Fd listenFd_;
+    // The socket file bind() made (st_dev, st_ino): what stop() may unlink.
+    std::optional<std::pair<dev_t, ino_t>> socketFile_;
     std::atomic<bool> stopping_{false};
     std::mutex stopMu_;  // with stopCv_: wakes the prober at stop()
     std::condition_variable stopCv_;

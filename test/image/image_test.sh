@@ -313,7 +313,7 @@ fi
 # The DaemonSet's init container, with this machine as the node (an arm64 plugin runs here under
 # qemu).
 mkdir -p "$work/node/bin" "$work/node/conf"
-if run -e NODE_NAME=image-test -e POOL_NAMESPACE=allot-pools \
+if run -e NODE_NAME=image-test -e POOL_NAMESPACE=allot-pools -e POD_UID=0b9a5c6e-image-test \
      -v "$work/node/bin:/host/opt/cni/bin" -v "$work/node/conf:/host/etc/cni/net.d/allot.d" \
      --entrypoint /usr/local/bin/install-cni.sh "$TAG" >"$work/install.log" 2>&1 &&
    out=$(echo '{"cniVersion":"1.0.0"}' | CNI_COMMAND=VERSION "$work/node/bin/allot" 2>&1) &&

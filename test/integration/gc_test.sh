@@ -791,37 +791,52 @@ t_nodekube() {
 }
 
 # Uninstall (--uninstall-with): a stop while allot's DaemonSet exists (a rolling update) keeps
-# the node's files; a stop after it was deleted removes the plugin and allot's conf files, and
-# nothing else (the journal and the locks stay).
+# the node's files; a stop after it was deleted keeps them too while install-cni.sh's stamp
+# names another pod (a replacement's install), and removes the plugin, allot's conf files and
+# the stamp, and nothing else (the journal, the locks, the lock file stay), when it names this
+# pod (--pod-uid).
 t_uninstall() {
-  local sa=$WORK/sa-u d=$WORK/uninstall port f had_ds=false
+  local sa=$WORK/sa-u d=$WORK/uninstall port f had_ds=false uid=0b7e1f4a-9c2d-4e8b-a1f3-6d5c4b3a2910 from
   mkdir -p "$sa" "$d/bin" "$d/conf" "$d/run/locks" "$WORK/nodes/node-u/journal"
   cp "$KUBE_CA" "$sa/ca.crt"
   kubectl create token allot -n kube-system --duration=1h >"$sa/token" || return 1
   port=${ALLOT_APISERVER##*:}
   kubectl -n kube-system get daemonset allot >/dev/null 2>&1 && had_ds=true
   kubectl apply -f "$root/deploy/daemonset.yaml" >/dev/null || return 1
+  # plant UID: the node's files as install-cni.sh leaves them, its stamp last under its lock.
   plant() {
     echo plugin >"$d/bin/allot"; echo other >"$d/bin/macvlan"
     echo '{}' >"$d/conf/allot.conf"; echo node-u >"$d/conf/nodename"; echo keep >"$d/conf/other.conf"
     touch "$d/run/locks/pool.lock" "$WORK/nodes/node-u/journal/ctr-x-net1.json"
+    # shellcheck disable=SC2016 # $1 and $2 are the inner sh's
+    flock "$d/conf/.install.lock" sh -c 'printf "%s\n" "$1" >"$2"' sh "$1" "$d/conf/installed-by"
   }
   run_u() {
-    KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port       start_gc u node-u --repair=false --node-kubeconfig="$d/conf/allot.kubeconfig" --service-account-dir="$sa"       --relay-socket="$d/run/api.sock" --uninstall-with=kube-system/allot --cni-bin-dir="$d/bin" || return 1
+    KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port       start_gc u node-u --repair=false --node-kubeconfig="$d/conf/allot.kubeconfig" --service-account-dir="$sa"       --relay-socket="$d/run/api.sock" --uninstall-with=kube-system/allot --cni-bin-dir="$d/bin" --pod-uid="$uid" || return 1
     stop_gc u
   }
-  plant
+  plant "$uid"
   run_u || return 1
-  for f in bin/allot conf/allot.conf conf/nodename conf/allot.kubeconfig run/locks/pool.lock; do
+  for f in bin/allot conf/allot.conf conf/nodename conf/allot.kubeconfig conf/installed-by run/locks/pool.lock; do
     [[ -e "$d/$f" ]] || { echo "$f removed while the DaemonSet exists"; return 1; }
   done
   kubectl -n kube-system delete daemonset allot --wait >/dev/null || return 1
+  # A replacement pod's install-cni.sh ran before this pod stopped: its install stays whole.
+  plant 5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d
+  from=$(gc_log u | wc -l)
+  run_u || return 1
+  for f in bin/allot conf/allot.conf conf/nodename conf/allot.kubeconfig conf/installed-by; do
+    [[ -e "$d/$f" ]] || { echo "$f removed: the stamp names another pod"; gc_log u | tail -5; return 1; }
+  done
+  gc_log u | tail -n +"$((from + 1))" | grep -q "installed by pod UID 5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d, not this pod" ||
+    { echo "no log of whose install was kept"; gc_log u | tail -5; return 1; }
+  plant "$uid"
   run_u || return 1
   $had_ds && kubectl apply -f "$root/deploy/daemonset.yaml" >/dev/null
-  for f in bin/allot conf/allot.conf conf/nodename conf/allot.kubeconfig; do
+  for f in bin/allot conf/allot.conf conf/nodename conf/allot.kubeconfig conf/installed-by; do
     [[ ! -e "$d/$f" ]] || { echo "$f left after the DaemonSet's deletion"; gc_log u | tail -5; return 1; }
   done
-  for f in "$d/bin/macvlan" "$d/conf/other.conf" "$d/run/locks/pool.lock" "$WORK/nodes/node-u/journal/ctr-x-net1.json"; do
+  for f in "$d/bin/macvlan" "$d/conf/other.conf" "$d/conf/.install.lock" "$d/run/locks/pool.lock" "$WORK/nodes/node-u/journal/ctr-x-net1.json"; do
     [[ -e "$f" ]] || { echo "$f removed: it must stay"; return 1; }
   done
   rm -f "$WORK/nodes/node-u/journal/ctr-x-net1.json" "$WORK/nodes/node-u/journal/notes.txt"
@@ -1017,7 +1032,7 @@ check "journal entries of DELs that could not reach the API server are replayed,
 check "API server restarted mid-watch: no delete is missed; /healthz fails while the watch is stuck" t_apiserver
 check "a pod created and deleted while the watch was away (410 Gone): the catch-up after the relist releases it" t_relist_catchup
 check "the node kubeconfig is written (0600) from the ServiceAccount and rewritten when the token rotates" t_nodekube
-check "uninstall: a stop keeps the node's files while the DaemonSet exists, removes the plugin and its conf (only) once it is deleted" t_uninstall
+check "uninstall: a stop keeps the node's files while the DaemonSet exists or another pod's install stamp is on them, removes the plugin, its conf and the stamp (only) once it is deleted and the stamp is its own" t_uninstall
 check "--plugin-service-account: the node kubeconfig is the plugin's own identity, which may do ADD and not list pods" t_plugin_identity
 check "two sidecars elect exactly one repair leader on the Lease" t_elect
 check "two allot-gc on one node without POD_NAME never both lead" t_two_on_node

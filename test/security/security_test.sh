@@ -213,7 +213,7 @@ t_modes() {
   cp "$PLUGIN" "$bin/allot"
   # shellcheck disable=SC2016 # $1..$3 are the inner sh's
   unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /usr/local/bin &&
-      umask 000 && CNI_BIN_DIR="$2/opt/cni/bin" CONF_DIR="$2/etc/cni/net.d/allot.d" NODE_NAME=node-x \
+      umask 000 && CNI_BIN_DIR="$2/opt/cni/bin" CONF_DIR="$2/etc/cni/net.d/allot.d" NODE_NAME=node-x POD_UID=uid-x \
       sh "$3/deploy/install-cni.sh"' sh "$bin" "$host" "$root" >"$WORK/install.out" 2>&1 ||
     { echo "install-cni.sh failed: $(cat "$WORK/install.out")"; return 1; }
   expect_eq "allot.conf" "$(mode_of "$host/etc/cni/net.d/allot.d/allot.conf")" 600 || return 1

@@ -209,3 +209,20 @@ TEST_CASE("an empty variable counts as unset, except an empty journal dir turns 
     CHECK(p->config.poolNamespace == "kube-system");
     CHECK(p->config.journalDir.empty());
 }
+
+TEST_CASE("--pod-uid comes from the flag or POD_UID; none by default, and a non-UID is refused") {
+    CHECK(parse({"--node-name=n"})->config.podUid.empty());
+    const std::string uid = "6f1c2f0e-7d3a-4c7e-9a51-0d5f6c1e2b3a";
+    CHECK(parse({"--node-name=n", "--pod-uid=" + uid})->config.podUid == uid);
+    CHECK(parse({"--node-name=n"}, {{"POD_UID", uid}})->config.podUid == uid);
+    CHECK(parse({"--node-name=n"}, {{"POD_UID", ""}})->config.podUid.empty());
+    // Unset in the pod, the kubelet passes "$(POD_UID)" as written.
+    for (const char* bad : {"$(POD_UID)", "", "a b", "../x"}) {
+        auto p = parse({"--node-name=n", std::string("--pod-uid=") + bad});
+        REQUIRE_FALSE(p.ok());
+        CHECK(p.code() == core::Errc::InvalidConfig);
+        CHECK(has(p.error().message, "--pod-uid"));
+    }
+    CHECK(has(gc::usage(), "--pod-uid"));
+    CHECK(has(gc::usage(), "POD_UID"));
+}

@@ -1,8 +1,13 @@
 #include "gc-sidecar/daemon/uninstall.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "../../k8s/fake_server.h"
 #include "../../temp_dir.h"
@@ -12,6 +17,8 @@ using allot::gc::awaitDaemonSetGone;
 using allot::gc::daemonSetGone;
 using allot::gc::NodeFiles;
 using allot::gc::removeNodeFiles;
+using allot::gc::removeOwnNodeFiles;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -75,6 +82,121 @@ TEST_CASE("uninstall a second time removes nothing and fails nothing; empty memb
     auto none = removeNodeFiles(NodeFiles{});
     CHECK(none.removed.empty());
     CHECK(fs::exists(n.root / "bin/macvlan"));
+}
+
+namespace {
+
+const char* kOwnUid = "6f1c2f0e-7d3a-4c7e-9a51-0d5f6c1e2b3a";
+const char* kNewUid = "a3e9d4b2-1c8f-4e6a-b7d0-5f2e9c4a1b80";
+
+// Whether the plugin and allot's conf files (install-cni.sh's and allot-gc's) are all there.
+bool installed(const TempNode& n) {
+    for (auto f : {"bin/allot", "conf/allot.conf", "conf/nodename", "conf/allot.kubeconfig"})
+        if (!fs::exists(n.root / f)) return false;
+    return true;
+}
+
+// An exclusive flock on the node's install lock, as install-cni.sh's `flock` takes it.
+struct HeldLock {
+    int fd;
+    explicit HeldLock(const TempNode& n)
+        : fd(::open((n.root / "conf/.install.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+        REQUIRE(fd >= 0);
+        REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    }
+    ~HeldLock() { ::close(fd); }
+};
+
+}  // namespace
+
+TEST_CASE("uninstall removes the install its own pod UID stamped, and the stamp with it") {
+    TempNode n;
+    n.dir.write("conf/installed-by", std::string(kOwnUid) + "\n");
+    auto r = removeOwnNodeFiles(n.files(), kOwnUid, 1s);
+    REQUIRE(r.ok());
+    CHECK(r->failed.empty());
+    CHECK(r->removed.size() == 5);  // allot, 3 conf files, the stamp
+    CHECK_FALSE(fs::exists(n.root / "conf/installed-by"));
+    CHECK_FALSE(fs::exists(n.root / "bin/allot"));
+    CHECK_FALSE(fs::exists(n.root / "conf/allot.conf"));
+    CHECK(fs::exists(n.root / "conf/.install.lock"));  // a lock file is never removed
+    CHECK(fs::exists(n.root / "conf/other.conf"));
+    CHECK(fs::exists(n.root / "journal/ctr-1-net1.json"));
+}
+
+TEST_CASE(
+    "uninstall leaves an install stamped by another pod (a replacement's) whole, and says whose") {
+    TempNode n;
+    n.dir.write("conf/installed-by", std::string(kNewUid) + "\n");
+    auto r = removeOwnNodeFiles(n.files(), kOwnUid, 1s);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == allot::core::Errc::Conflict);
+    CHECK(r.error().message.find(std::string("installed by pod UID ") + kNewUid +
+                                 ", not this pod") != std::string::npos);
+    CHECK(installed(n));
+    CHECK(fs::exists(n.root / "conf/installed-by"));
+}
+
+TEST_CASE(
+    "uninstall removes nothing without a stamp, with an empty one, or without a pod UID or conf "
+    "dir") {
+    TempNode n;
+    auto noStamp = removeOwnNodeFiles(n.files(), kOwnUid, 1s);
+    REQUIRE_FALSE(noStamp.ok());
+    CHECK(noStamp.code() == allot::core::Errc::NotFound);
+    CHECK(noStamp.error().message.find("no install stamp") != std::string::npos);
+    CHECK(installed(n));
+
+    n.dir.write("conf/installed-by", "\n");
+    CHECK(removeOwnNodeFiles(n.files(), kOwnUid, 1s).code() == allot::core::Errc::NotFound);
+    CHECK(installed(n));
+
+    n.dir.write("conf/installed-by", kOwnUid);
+    auto noUid = removeOwnNodeFiles(n.files(), "", 1s);
+    REQUIRE_FALSE(noUid.ok());
+    CHECK(noUid.code() == allot::core::Errc::InvalidConfig);
+    CHECK(noUid.error().message.find("--pod-uid") != std::string::npos);
+    auto noDir = n.files();
+    noDir.confDir.clear();
+    CHECK(removeOwnNodeFiles(noDir, kOwnUid, 1s).code() == allot::core::Errc::InvalidConfig);
+    CHECK(installed(n));
+    CHECK(fs::exists(n.root / "conf/installed-by"));
+}
+
+TEST_CASE(
+    "uninstall gives up within its bound while an install holds the lock, and removes nothing") {
+    TempNode n;
+    n.dir.write("conf/installed-by", kOwnUid);
+    HeldLock install(n);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = removeOwnNodeFiles(n.files(), kOwnUid, 300ms);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == allot::core::Errc::Transient);
+    CHECK(took >= 300ms);
+    CHECK(took < 2s);
+    CHECK(installed(n));
+    CHECK(fs::exists(n.root / "conf/installed-by"));
+}
+
+TEST_CASE(
+    "uninstall waits for an install in progress, then sees the new pod's stamp and removes "
+    "nothing") {
+    TempNode n;
+    n.dir.write("conf/installed-by", kOwnUid);
+    auto install = std::make_unique<HeldLock>(n);
+    // The replacement pod's install-cni.sh: under the lock, installs again and stamps last.
+    std::thread installer([&] {
+        std::this_thread::sleep_for(200ms);
+        n.dir.write("bin/allot", "new-plugin");
+        n.dir.write("conf/installed-by", std::string(kNewUid) + "\n");
+        install.reset();
+    });
+    auto r = removeOwnNodeFiles(n.files(), kOwnUid, 5s);
+    installer.join();
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.code() == allot::core::Errc::Conflict);
+    CHECK(installed(n));
 }
 
 namespace {

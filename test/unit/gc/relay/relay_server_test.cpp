@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -89,6 +90,41 @@ TEST_CASE("the relay socket is root's alone and forwards pool requests for its o
     REQUIRE(r.forwarded.size() == 2);
     CHECK(r.forwarded[1].accept == allot::k8s::kAcceptMetadata);
     CHECK(r.server->served() == 5);
+}
+
+TEST_CASE("a stopping relay removes its own socket") {
+    auto r = std::make_unique<Running>();
+    const std::string path = r->opts.socketPath;
+    REQUIRE(std::filesystem::exists(path));
+    r->server->stop();
+    CHECK_FALSE(std::filesystem::exists(path));
+}
+
+TEST_CASE("a stopping relay leaves a socket a successor bound at its path, and a replacing file") {
+    Running old;
+    const std::string path = old.opts.socketPath;
+    // The next pod's relay takes the path over (the same hostPath) before the old one stops.
+    RelayServer next(old.opts, [](const RelayRequest&) {
+        return RelayResponse{RelayResponse::Kind::Answered, 200, -1, "{}"};
+    });
+    REQUIRE(next.bind().ok());
+    std::thread serving([&] { next.serve(); });
+    old.server->stop();
+    CHECK(std::filesystem::is_socket(path));
+    auto c = RelayClient::connect(path);
+    CHECK(c.has_value());  // the successor still serves at the path
+    c.reset();
+    next.stop();
+    serving.join();
+    CHECK_FALSE(std::filesystem::exists(path));  // and removes its own when it stops
+
+    // Any other file put there after the bind stays too.
+    RelayServer third(old.opts, [](const RelayRequest&) { return RelayResponse{}; });
+    REQUIRE(third.bind().ok());
+    std::filesystem::remove(path);
+    std::ofstream(path) << "not the relay's";
+    third.stop();
+    CHECK(std::filesystem::is_regular_file(path));
 }
 
 TEST_CASE("a relay that is not there is no relay: the plugin goes direct") {
