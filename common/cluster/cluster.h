@@ -81,6 +81,11 @@ class Cluster {
         (void)ns;
         return std::vector<core::NodeReport>{};
     }
+    // The UID of Node `name`; nullopt when there is no such Node. None by default.
+    virtual Result<std::optional<std::string>> nodeUid(const std::string& name) {
+        (void)name;
+        return std::optional<std::string>();
+    }
     // Publishes this node's report (replacing its last one). Unsupported by default.
     virtual Result<void> putNodeReport(const std::string& ns, const core::NodeReport& r) {
         (void)ns;

@@ -83,6 +83,16 @@ Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, N
     return {};
 }
 
+Result<std::optional<std::string>> K8sCluster::nodeUid(const std::string& name) {
+    static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
+    auto obj = seen_(client_.get(k8s::objectPath(kNode, "", name)));
+    if (!obj) {
+        if (obj.code() == Errc::NotFound) return std::optional<std::string>();
+        return obj.error();
+    }
+    return std::optional<std::string>(stringAt(*obj, {"metadata", "uid"}));
+}
+
 Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::string& name) {
     auto obj = seen_(client_.get(k8s::objectPath(k8s::kNetworkAttachmentDefinition, ns, name)));
     if (!obj) return obj.error();

@@ -43,6 +43,7 @@ class K8sCluster : public Cluster {
     // with a server-side apply.
     Result<std::vector<core::NodeReport>> nodeReports(const std::string& ns) override;
     Result<void> putNodeReport(const std::string& ns, const core::NodeReport& r) override;
+    Result<std::optional<std::string>> nodeUid(const std::string& name) override;
 
     k8s::Client& client() { return client_; }
     // The NodeSlicePools of every namespace, on client_ (the slice controller, kubectl allot).

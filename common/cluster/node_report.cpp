@@ -20,6 +20,7 @@ constexpr const char* kHeldAnnotation = "allot.cni.dev/held";
 constexpr const char* kProbeAnnotation = "allot.cni.dev/probe";
 constexpr const char* kVersionAnnotation = "allot.cni.dev/version";
 constexpr const char* kRevisionAnnotation = "allot.cni.dev/revision";
+constexpr const char* kNodeUidAnnotation = "allot.cni.dev/node-uid";
 // Past this many held addresses a report says "incomplete": it proves nothing, and the object
 // stays far under the API server's 256 KiB for annotations.
 constexpr size_t kMaxReported = 4000;
@@ -42,6 +43,7 @@ core::NodeReport reportOf(const json::Value& lease) {
     r.complete = json::stringAt(lease, {"metadata", "annotations", kProbeAnnotation}) == "complete";
     r.version = json::stringAt(lease, {"metadata", "annotations", kVersionAnnotation});
     r.revision = json::stringAt(lease, {"metadata", "annotations", kRevisionAnnotation});
+    r.nodeUid = json::stringAt(lease, {"metadata", "annotations", kNodeUidAnnotation});
     std::istringstream held(json::stringAt(lease, {"metadata", "annotations", kHeldAnnotation}));
     for (std::string ip; std::getline(held, ip, ',');) {
         auto parsed = core::IpAddress::parse(ip);
@@ -66,6 +68,7 @@ json::Value leaseOf(const std::string& ns, const core::NodeReport& r) {
     annotations.set(kHeldAnnotation, Value::string(held));
     annotations.set(kVersionAnnotation, Value::string(r.version));
     annotations.set(kRevisionAnnotation, Value::string(r.revision));
+    if (!r.nodeUid.empty()) annotations.set(kNodeUidAnnotation, Value::string(r.nodeUid));
     Value md = Value::object();
     md.set("name", Value::string(leaseName(r.node)));
     md.set("namespace", Value::string(ns));

@@ -46,9 +46,11 @@ AddInFlight addInFlight(const AddEvidence& e, std::chrono::milliseconds bound) {
 }
 
 SandboxFinding sandboxGone(const SandboxEvidence& e) {
-    if (e.add == AddInFlight::Yes) return {false, "an ADD for its container may still be running"};
+    if (e.add == AddInFlight::Yes)
+        return {false, "an ADD for its container may still be running", true};
     if (e.add == AddInFlight::Unknown)
-        return {false, "an ADD for its container may still be running (allot cannot tell yet)"};
+        return {false, "an ADD for its container may still be running (allot cannot tell yet)",
+                true};
     switch (e.runtime) {
         case RuntimeAnswer::Ready:
             return {false, "the container runtime says its sandbox is ready"};

@@ -86,7 +86,8 @@ struct SandboxEvidence {
 
 struct SandboxFinding {
     bool gone = false;
-    std::string_view why;  // for logs and Events: why it is gone, or why it is kept
+    std::string_view why;      // for logs and Events: why it is gone, or why it is kept
+    bool addInFlight = false;  // kept only while its ADD may run: decide again past the bound
 };
 
 // The rule: an ADD that may be in flight keeps it; a Ready sandbox keeps it whatever the
@@ -128,6 +129,9 @@ struct NodeReport {
     // The build of the allot-gc that wrote it (kubectl allot version); empty from one older
     // than these fields.
     std::string version, revision;
+    // The UID of the Node its allot-gc found under its name: the report's proof, after the
+    // Node is gone, that the name was a Node (NodeIndex::reported). Empty: it found none.
+    std::string nodeUid;
 };
 
 // True when every Node that runs allot-gc (NodeIndex::runsAgent: a Linux Node, neither gone

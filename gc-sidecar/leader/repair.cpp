@@ -123,8 +123,10 @@ PassReport RepairLoop::pass() {
     else
         logging::logWarn("repair: the nodes' reports (Leases " + opts_.reportNamespace +
                          "/allot-node-*): " + r.error().message);
-    // A report outlives its Node: a name with one was a Node, whichever leader listed it.
-    for (const auto& r : reports_) nodes.reported.insert(r.node);
+    // A report outlives its Node: a name whose allot-gc found its Node (and said so) was a
+    // Node, whichever leader listed it.
+    for (const auto& r : reports_)
+        if (!r.nodeUid.empty()) nodes.reported.insert(r.node);
     std::vector<PoolGauge> gauges;
     std::vector<std::string> failed;
     for (const auto& ns : namespacesToScan()) {

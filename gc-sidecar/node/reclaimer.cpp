@@ -211,6 +211,11 @@ void Reclaimer::publishReport() {
     rep.at = std::chrono::system_clock::now();
     rep.version = version();
     rep.revision = revision();
+    // Whether this node's name is a Node's, asked until it is known: the leader takes a name
+    // as a deleted Node only from a report that found one (core::NodeIndex::reported).
+    if (nodeUid_.empty())
+        if (auto uid = clusters_[0]->nodeUid(opts_.node); uid && *uid) nodeUid_ = **uid;
+    rep.nodeUid = nodeUid_;
     if (opts_.probe) {
         if (auto held = opts_.probe()) {
             rep.complete = true;

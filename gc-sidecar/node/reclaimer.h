@@ -114,7 +114,7 @@ class Reclaimer {
     // What one pool's write did.
     struct PoolOutcome {
         std::vector<std::pair<size_t, cluster::Released>> released;
-        std::vector<std::tuple<size_t, core::IpAddress, std::string>> kept;
+        std::vector<KeptEntry> kept;
         std::optional<std::string> error;
     };
 
@@ -185,6 +185,7 @@ class Reclaimer {
     // Addresses whose AddressKept Event was emitted ("uid ip"): a sweep that keeps them again
     // says nothing new. Worker thread only.
     std::set<std::string> keptReported_;
+    std::string nodeUid_;  // this node's Node, once found (publishReport)
     // When this allot-gc first looked at each container's entry for release (core::AddEvidence
     // knownFor). Under knownM_: pools are planned in parallel.
     std::mutex knownM_;

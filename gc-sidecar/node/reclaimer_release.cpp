@@ -222,11 +222,16 @@ size_t Reclaimer::writePools(std::span<ReleaseItem> items, const PoolGroups& gro
         if (outcomes[k].error)
             for (const auto& m : work[k].second.members)
                 if (!items[m.first].failure) items[m.first].failure = outcomes[k].error;
-        if (!outcomes[k].released.empty())
+        // A pool where something of this node's was released or kept holds this node's entries:
+        // the node sweep looks there again.
+        if (!outcomes[k].released.empty() || !outcomes[k].kept.empty())
             nodePools_.insert(
                 PoolKey{work[k].first.first, work[k].first.second, work[k].second.networkName});
         for (auto& [i, r] : outcomes[k].released) items[i].released.push_back(std::move(r));
-        for (auto& [i, ip, why] : outcomes[k].kept) items[i].kept.emplace_back(ip, std::move(why));
+        for (auto& kept : outcomes[k].kept) {
+            items[kept.item].kept.emplace_back(kept.ip, std::move(kept.why));
+            items[kept.item].waitsForAdd |= kept.addInFlight;
+        }
     }
     return work.size();
 }
@@ -283,6 +288,13 @@ void Reclaimer::finish(std::vector<ReleaseItem>& items, Clock::time_point now) {
             ReleaseWork w = std::move(it.w);
             w.pendingReservations = std::move(stillPending[i]);
             retryOrGiveUp(std::move(w), *it.failure, now);
+        } else if (it.waitsForAdd) {
+            // Kept only while an ADD may run: decided again once it no longer can.
+            ReleaseWork w = std::move(it.w);
+            w.pendingReservations = std::move(stillPending[i]);
+            w.due = now + opts_.addInFlightBound + std::chrono::seconds(1);
+            std::lock_guard l(m_);
+            queue_.push(std::move(w));
         }
     }
 }

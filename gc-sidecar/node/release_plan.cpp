@@ -66,7 +66,7 @@ PoolPlan planPool(const store::Pool& p, const PoolGroup& group, std::span<const 
     auto mayRun = [&](size_t i, core::u128 off, const core::Owner& owner) {
         if (!cidr) return true;  // a range allot cannot read: nothing is proven
         const core::SandboxFinding f = core::sandboxGone(proof.evidence(owner, cidr->at(off)));
-        if (!f.gone) plan.kept.emplace_back(i, cidr->at(off), std::string(f.why));
+        if (!f.gone) plan.kept.push_back({i, cidr->at(off), std::string(f.why), f.addInFlight});
         return !f.gone;
     };
     for (const auto& [off, owner] : p.allocations) {

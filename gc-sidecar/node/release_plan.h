@@ -51,6 +51,15 @@ struct ReleaseItem {
     std::vector<cluster::Released> released;
     // Its sandbox may still run: not freed here, each with core::sandboxGone's reason.
     std::vector<std::pair<core::IpAddress, std::string>> kept;
+    bool waitsForAdd = false;  // some were kept only while an ADD may run: decide again later
+};
+
+// An entry a plan keeps: its sandbox may still run.
+struct KeptEntry {
+    size_t item = 0;
+    core::IpAddress ip;
+    std::string why;           // core::sandboxGone's reason
+    bool addInFlight = false;  // kept only while its ADD may run
 };
 
 // The gone pods of one batch that look in one pool.
@@ -102,8 +111,7 @@ PoolGroups groupByPool(std::span<const ReleaseItem> items, const std::set<PoolKe
 struct PoolPlan {
     std::vector<core::u128> release;
     std::map<core::u128, size_t> owners;  // offset -> item
-    // May still run: not freed (item, address, why).
-    std::vector<std::tuple<size_t, core::IpAddress, std::string>> kept;
+    std::vector<KeptEntry> kept;          // may still run: not freed
     // Entries matched by podref only: freed once a fresh look finds no pod of that name.
     std::map<size_t, std::vector<core::u128>> lookAgain;
 };

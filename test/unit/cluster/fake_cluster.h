@@ -143,6 +143,12 @@ class FakeCluster : public cluster::Cluster {
         std::lock_guard l(m_);
         nodes_.erase(name);
     }
+    core::Result<std::optional<std::string>> nodeUid(const std::string& name) override {
+        std::lock_guard l(m_);
+        if (auto f = fault("nodeUid")) return *f;
+        if (!nodes_.count(name)) return std::optional<std::string>();
+        return std::optional<std::string>("uid-" + name);
+    }
     core::Result<std::vector<core::NodeReport>> nodeReports(const std::string&) override {
         std::lock_guard l(m_);
         if (auto f = fault("nodeReports")) return *f;

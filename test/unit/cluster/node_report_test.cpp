@@ -44,6 +44,7 @@ TEST_CASE("a node report reads back as written: node, time, probe, held addresse
     sent.held = {*core::IpAddress::parse("10.1.0.5"), *core::IpAddress::parse("fd00::7")};
     sent.version = "0.1.0";
     sent.revision = "f5cf6de-dirty";
+    sent.nodeUid = "3f1c2b8e-node-a";
     FakeServer server({{response(200, "{}")}});
     {
         auto c = clusterAt(server);
@@ -68,6 +69,7 @@ TEST_CASE("a node report reads back as written: node, time, probe, held addresse
     CHECK(back[0].held == sent.held);
     CHECK(back[0].version == "0.1.0");
     CHECK(back[0].revision == "f5cf6de-dirty");
+    CHECK(back[0].nodeUid == "3f1c2b8e-node-a");
 }
 
 TEST_CASE("a report from an allot-gc older than the version annotations reads with no version") {
@@ -80,6 +82,7 @@ TEST_CASE("a report from an allot-gc older than the version annotations reads wi
     CHECK(back[0].complete);
     CHECK(back[0].version.empty());
     CHECK(back[0].revision.empty());
+    CHECK(back[0].nodeUid.empty());  // no proof that node-b is a Node's name
 }
 
 TEST_CASE(

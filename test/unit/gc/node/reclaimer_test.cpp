@@ -274,6 +274,10 @@ TEST_CASE(
     CHECK(rep->held.count(ip) == 1);
     CHECK(rep->version == allot::version());  // what kubectl allot version shows for the node
     CHECK(rep->revision == allot::revision());
+    CHECK(rep->nodeUid.empty());  // no Node of this name: the report proves no Node was here
+    f.fake.putNode(kNode, true);
+    f.run();
+    CHECK(f.fake.report(kNode)->nodeUid == std::string("uid-") + kNode);
     f.nodeHeld.clear();
     f.run();
     CHECK_FALSE(f.held(5));

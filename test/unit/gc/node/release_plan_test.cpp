@@ -84,9 +84,9 @@ TEST_CASE("an address a namespace on this node still holds is kept, whatever the
     auto plan = gc::planPool(p, members({0, 1}), items, proof, kNode);
     CHECK(plan.release == std::vector<core::u128>{6});
     REQUIRE(plan.kept.size() == 2);
-    CHECK(std::get<0>(plan.kept[0]) == 0);
-    CHECK(std::get<1>(plan.kept[0]).str() == "10.0.0.5");
-    CHECK(std::get<2>(plan.kept[0]) == "a network namespace on its node still holds it");
+    CHECK(plan.kept[0].item == 0);
+    CHECK(plan.kept[0].ip.str() == "10.0.0.5");
+    CHECK(plan.kept[0].why == "a network namespace on its node still holds it");
 
     SUBCASE("without a probe's answer nothing unproven is freed") {
         const SandboxProof failing([] {
@@ -124,9 +124,9 @@ TEST_CASE("the runtime's answer decides before the namespaces") {
     // holds it; vm: Ready keeps it though no namespace holds it; lost: the runtime cannot say.
     CHECK(plan.release == std::vector<core::u128>{6, 7});
     REQUIRE(plan.kept.size() == 2);
-    CHECK(std::get<1>(plan.kept[0]).str() == "10.0.0.5");
-    CHECK(std::get<2>(plan.kept[0]) == "the container runtime says its sandbox is ready");
-    CHECK(std::get<1>(plan.kept[1]).str() == "10.0.0.8");
+    CHECK(plan.kept[0].ip.str() == "10.0.0.5");
+    CHECK(plan.kept[0].why == "the container runtime says its sandbox is ready");
+    CHECK(plan.kept[1].ip.str() == "10.0.0.8");
     CHECK(probes == 1);  // read once, and only because NotReady needed it
 }
 
@@ -141,7 +141,7 @@ TEST_CASE("an entry whose ADD may still run is kept, whatever the runtime says")
     auto plan = gc::planPool(p, members({0, 1}), items, proof, kNode);
     CHECK(plan.release == std::vector<core::u128>{6});
     REQUIRE(plan.kept.size() == 1);
-    CHECK(std::get<2>(plan.kept[0]) == "an ADD for its container may still be running");
+    CHECK(plan.kept[0].why == "an ADD for its container may still be running");
 }
 
 TEST_CASE("under a pod re-created with another UID only the old UID's entries go") {
