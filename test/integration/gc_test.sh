@@ -1025,7 +1025,7 @@ check "a pod re-created under its name gets another address; the old UID's is fr
 check "an entry without pod UID (Whereabouts-written) is left alone when its pod was re-created" t_statefulset_nouid
 check "a forged network-status naming another pod's IP frees nothing of that pod" t_forged
 check "no, malformed or dangling network-status: the node's entries of the pod are found by a scan" t_scan
-check "a force delete of a pod whose sandbox still holds its address frees nothing until the namespace goes (then within 30 s); a stopped pod's is freed" t_force
+check "a force delete of a pod whose sandbox still holds its address, or of one whose containers stopped, frees nothing until the namespace goes (then within 30 s)" t_force
 check "a default network that is an allot NAD is freed on the pod's deletion" t_default
 check "deleting 100 hostNetwork pods and 20 pods without network-status lists no IPPool" t_hostnet
 check "journal entries of DELs that could not reach the API server are replayed, then removed" t_journal
