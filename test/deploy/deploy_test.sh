@@ -58,6 +58,11 @@ check_ds() {  # check_ds DESCRIPTION JQ-FILTER
 }
 check_ds "the DaemonSet runs on the host network" '.spec.template.spec.hostNetwork == true'
 check_ds "the DaemonSet's DNS policy is ClusterFirstWithHostNet" '.spec.template.spec.dnsPolicy == "ClusterFirstWithHostNet"'
+# shellcheck disable=SC2016 # $(POD_UID) is the DaemonSet's own expansion
+check_ds "both containers' POD_UID comes from the downward API (the install stamp), and allot-gc checks it" \
+  '([.spec.template.spec.initContainers[0], (.spec.template.spec.containers[] | select(.name == "allot-gc"))] | map(any(.env[]; .name == "POD_UID" and .valueFrom.fieldRef.fieldPath == "metadata.uid")) | all) and (.spec.template.spec.containers[] | select(.name == "allot-gc") | .args | index("--pod-uid=$(POD_UID)") != null)'
+check_ds "allot-gc asks the node's container runtime: the CRI socket's directory mounted read-only" \
+  '(.spec.template.spec.containers[] | select(.name == "allot-gc") | (.args | index("--cri-socket=/run/allot-cri/containerd.sock") != null) and any(.volumeMounts[]; .name == "cri" and .readOnly == true)) and any(.spec.template.spec.volumes[]; .name == "cri" and .hostPath.path == "/run/containerd")'
 check_ds "allot-gc's POD_NAME comes from the downward API (the Lease identity)" \
   '.spec.template.spec.containers[] | select(.name == "allot-gc") | .env[] | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath == "metadata.name"'
 check_ds "allot-gc adds only SYS_ADMIN and SYS_PTRACE (the namespace probe) to no capabilities" \
@@ -82,7 +87,7 @@ allowed=(
   "create nodeslicepools.whereabouts.cni.cncf.io" "update nodeslicepools.whereabouts.cni.cncf.io"
   "delete nodeslicepools.whereabouts.cni.cncf.io" "list nodeslicepools.whereabouts.cni.cncf.io"
   "watch nodeslicepools.whereabouts.cni.cncf.io"
-  "list pods" "watch pods" "get pods" "list nodes"
+  "list pods" "watch pods" "get pods" "list nodes" "get nodes"
   "get network-attachment-definitions.k8s.cni.cncf.io" "list network-attachment-definitions.k8s.cni.cncf.io"
   "create events"
   "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
