@@ -453,14 +453,15 @@ s5() {
 # --------------------------------------------------------- the runtime's word ---
 
 # slow_ipam: on every node, two IPAM wrappers around the installed plugin, as a slower stack
-# would behave: allot-slow-add answers allot's ADD 5 s late (the address is not on net1 yet:
+# would behave (each hands allot its config with the type allot): allot-slow-add answers
+# allot's ADD 5 s late (the address is not on net1 yet:
 # the main plugin configures it after), allot-slow-del runs allot's DEL 20 s late (the sandbox
 # and its address stay while its teardown runs). Each leaves /run/allot-slow/{added,deleting}-ID.
 slow_ipam() {
   local i script
   script=$(cat <<'WRAPPER'
 #!/bin/sh
-in=$(cat)
+in=$(sed -E 's/"allot-slow-(add|del)"/"allot"/')
 case "$0:$CNI_COMMAND" in
   *-del:DEL) touch "/run/allot-slow/deleting-$CNI_CONTAINERID"; sleep 20 ;;
 esac
