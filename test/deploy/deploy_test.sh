@@ -62,7 +62,7 @@ check_ds "the DaemonSet's DNS policy is ClusterFirstWithHostNet" '.spec.template
 check_ds "both containers' POD_UID comes from the downward API (the install stamp), and allot-gc checks it" \
   '([.spec.template.spec.initContainers[0], (.spec.template.spec.containers[] | select(.name == "allot-gc"))] | map(any(.env[]; .name == "POD_UID" and .valueFrom.fieldRef.fieldPath == "metadata.uid")) | all) and (.spec.template.spec.containers[] | select(.name == "allot-gc") | .args | index("--pod-uid=$(POD_UID)") != null)'
 check_ds "allot-gc asks the node's container runtime: the CRI socket's directory mounted read-only" \
-  '(.spec.template.spec.containers[] | select(.name == "allot-gc") | (.args | index("--cri-socket=/run/allot-cri/containerd.sock") != null) and any(.volumeMounts[]; .name == "cri" and .readOnly == true)) and any(.spec.template.spec.volumes[]; .name == "cri" and .hostPath.path == "/run/containerd")'
+  '(.spec.template.spec.containers[] | select(.name == "allot-gc") | any(.env[]; .name == "ALLOT_GC_CRI_SOCKET" and .value == "/run/allot-cri/containerd.sock") and any(.volumeMounts[]; .name == "cri" and .readOnly == true)) and any(.spec.template.spec.volumes[]; .name == "cri" and .hostPath.path == "/run/containerd")'
 check_ds "allot-gc's POD_NAME comes from the downward API (the Lease identity)" \
   '.spec.template.spec.containers[] | select(.name == "allot-gc") | .env[] | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath == "metadata.name"'
 check_ds "allot-gc adds only SYS_ADMIN and SYS_PTRACE (the namespace probe) to no capabilities" \
