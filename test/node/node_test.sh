@@ -222,12 +222,14 @@ not() { ! "$@"; }
 # node sweep every 2 s (the deletion scenarios' ownership rules show in seconds); default is
 # deploy/'s (60 s, 3 passes, 5 min; a sweep every 60 s). no-cri: no container runtime is asked
 # (--cri-socket=none), the namespace probe alone decides. Both also reclaim for the scenarios'
-# IPAM wrappers (slow_ipam).
+# IPAM wrappers (slow_ipam), and wait 30 s, not 150 s, for an ADD that may still run
+# (--add-in-flight-bound): the harness's ADDs take seconds (the slowest, scenario 16's, 5 s), and
+# the deletion scenarios free a force-deleted pod's address within a minute of its ADD.
 gc_mode() {
   local env=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- ALLOT_GC_NODE_SWEEP_INTERVAL-)
   [[ "$1" == fast ]] && env=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s
                               ALLOT_GC_NODE_SWEEP_INTERVAL=2s)
-  env+=("ALLOT_GC_IPAM_TYPES=allot,whereabouts,allot-slow-add,allot-slow-del")
+  env+=("ALLOT_GC_IPAM_TYPES=allot,whereabouts,allot-slow-add,allot-slow-del" ALLOT_GC_ADD_IN_FLIGHT_BOUND=30s)
   if [[ "${2:-}" == no-cri ]]; then env+=(ALLOT_GC_CRI_SOCKET=none)
   else env+=(ALLOT_GC_CRI_SOCKET=/run/allot-cri/containerd.sock); fi
   kubectl -n kube-system set env ds/allot -c allot-gc "${env[@]}" >/dev/null &&
