@@ -506,6 +506,11 @@ spec:
     securityContext: {capabilities: {add: ["NET_ADMIN"]}}
 EOF
 }
+# allot_ready_on NODE: NODE's allot pod is Ready (allot-gc ready: its first catch-up is done).
+allot_ready_on() {
+  [[ "$(kubectl -n kube-system get pods -l app.kubernetes.io/name=allot --field-selector "spec.nodeName=$1" \
+        -o jsonpath='{range .items[*]}{.status.containerStatuses[0].ready}{" "}{end}')" == "true " ]]
+}
 # container_done POD: POD's container reports terminated with exit code 0.
 container_done() {
   [[ "$(kubectl -n "$ns" get pod "$1" -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}' 2>/dev/null)" == 0 ]]
@@ -569,6 +574,14 @@ s16() {
   slow_ipam || { fail "$name" "could not install the IPAM wrappers"; return; }
   "$harness" exec "$node" sh -c 'rm -f /run/allot-slow/added-*'
   nad_apply "$net" 10.96.0.0/30 ', "range_start": "10.96.0.1", "range_end": "10.96.0.1"' "" allot-slow-add
+  # The pool is one $node's allot-gc knows to hold its entries (the worst case: a deletion of a
+  # pod without network-status is looked for there): slow-w holds .2 through a second NAD on
+  # the same range, and $node's allot-gc restarts, scanning every pool.
+  nad_apply slow-warm 10.96.0.0/30 ', "range_start": "10.96.0.2", "range_end": "10.96.0.2"' ""
+  one_pod slow-w "$node" slow-warm
+  wait_running slow-w 1 || { fail "$name" "slow-w not Running"; return; }
+  kubectl -n kube-system delete pod --wait=true -l app.kubernetes.io/name=allot --field-selector "spec.nodeName=$node" >/dev/null
+  wait_for 180 allot_ready_on "$node" || { fail "$name" "allot-gc on $node did not come back"; return; }
   one_pod slow-a "$node" "$net"
   deadline=$(( SECONDS + 120 ))
   until id=$("$harness" exec "$node" sh -c 'ls /run/allot-slow | sed -n "s/^added-//p" | head -n1') && [[ -n "$id" ]]; do
@@ -587,12 +600,14 @@ s16() {
   done
   if gc_released slow-a; then fail "$name" "allot-gc, not the sandbox's DEL, freed slow-a's address"; return; fi
   wait_running slow-b 1 || { fail "$name" "slow-b did not get the address after slow-a's DEL"; return; }
-  delete_label slow-b
+  delete_label slow-b; delete_label slow-w
   pass "$name (slow-a's entry kept through its ADD; freed by its DEL; then slow-b got 10.96.0.1)"
 }
 
-# s17: a node known to be off: kubelet stopped and the Node tainted out-of-service. Kubernetes
-# deletes its pods, and the leader frees their addresses for new pods on the other node.
+# s17: a node known to be off: kubelet stopped and its allot-gc killed (nothing of the node
+# answers; its sandboxes run on, as a machine cut off would leave them), and the Node tainted
+# out-of-service. Kubernetes deletes its pods, and the leader frees their addresses for new pods
+# on the other node.
 s17() {
   local name="17 a node tainted out-of-service: its pods' addresses come back and new pods on the other node get them"
   (( nodes > 1 )) || { fail "$name" "needs 2 nodes"; return; }
@@ -603,6 +618,7 @@ s17() {
   check_pods s17 || { fail "$name" "address checks failed"; return; }
   "$harness" kubelet-stop "$node" || { fail "$name" "could not stop kubelet on $node"; return; }
   local undo="kubectl taint nodes $node node.kubernetes.io/out-of-service- >/dev/null 2>&1; restore_node $node"
+  "$harness" exec "$node" pkill -f /usr/local/bin/allot-gc || { eval "$undo"; fail "$name" "could not stop allot-gc on $node"; return; }
   wait_for 120 node_not_ready "$node" || { eval "$undo"; fail "$name" "$node not NotReady within 120 s"; return; }
   kubectl taint nodes "$node" node.kubernetes.io/out-of-service=nodeshutdown:NoExecute >/dev/null
   if ! wait_for 180 pod_gone s17-1 || ! wait_for 60 pod_gone s17-2; then
