@@ -542,6 +542,7 @@ s15() {
   local node=node-1 other=node-$nodes net=vm-net ip newip
   gc_mode fast || { fail "$name" "allot-gc with a 2 s sweep did not roll out"; return; }
   nad_apply "$net" 10.97.0.0/30 "" ""
+  delete_label vm-a; delete_label vm-b  # an earlier run's, if it failed
   one_pod vm-a "$node" "$net" Always "ip addr flush dev net1; sleep 100000"
   wait_running vm-a 1 || { fail "$name" "vm-a not Running"; return; }
   ip=$(status_ip vm-a)
@@ -572,6 +573,7 @@ s16() {
   local node=node-1 other=node-$nodes net=slow-net id="" deadline
   gc_mode fast || { fail "$name" "allot-gc with a 2 s sweep did not roll out"; return; }
   slow_ipam || { fail "$name" "could not install the IPAM wrappers"; return; }
+  delete_label slow-a; delete_label slow-b; delete_label slow-w  # an earlier run's, if it failed
   "$harness" exec "$node" sh -c 'rm -f /run/allot-slow/added-*'
   nad_apply "$net" 10.96.0.0/30 ', "range_start": "10.96.0.1", "range_end": "10.96.0.1"' "" allot-slow-add
   # The pool is one $node's allot-gc knows to hold its entries (the worst case: a deletion of a
@@ -645,6 +647,7 @@ s18() {
   gc_mode fast || { fail "$name" "allot-gc with a 2 s sweep did not roll out"; return; }
   slow_ipam || { fail "$name" "could not install the IPAM wrappers"; return; }
   nad_apply "$net" 10.95.0.0/30 "" "" allot-slow-del
+  delete_label job-a  # an earlier run's, if it failed
   one_pod job-a "$node" "$net" Never "sleep 5"
   # kubectl shows it Completed as soon as its container's status says terminated; the kubelet
   # sets the phase Succeeded only after the sandbox is torn down.
