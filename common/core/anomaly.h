@@ -74,6 +74,10 @@ struct Anomaly {
 // Why an allocation looks leaked. Only a look: who may free it is core/release_rule.h's call
 // (a pod on a NotReady node, or one whose object is gone, may still run on its node).
 enum class LeakReason { None, NoPod, OtherUid, Terminal, NodeGone, NodeNotReady };
+// Every reason an allocation may look leaked for (None is not one).
+inline constexpr LeakReason kLeakReasons[] = {LeakReason::NoPod, LeakReason::OtherUid,
+                                              LeakReason::Terminal, LeakReason::NodeGone,
+                                              LeakReason::NodeNotReady};
 // The metric label: "none", "no_pod", "other_uid", "terminal", "node_gone", "node_not_ready".
 std::string_view name(LeakReason reason);
 // Why, for logs and Events: "its pod no longer exists", ...

@@ -1,8 +1,11 @@
 #include "gc-sidecar/daemon/metrics.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <utility>
 
+#include "core/anomaly.h"
 #include "version/version.h"
 
 namespace allot::gc {
@@ -115,14 +118,11 @@ void Histogram::observe(double v) {
 }
 
 Metrics::Metrics() : repairPasses_(kRepairBounds), lastWatch_(Clock::now()) {
-    // Always present, so that a rate() over them starts at zero.
-    for (const char* r : {"pod_deleted", "catch_up", "node_sweep", "journal", "leak"})
-        releases_[r] = 0;
-    for (const char* r : {"no_pod", "other_uid", "terminal", "node_not_ready"}) held_[r] = {0, 0};
-    for (const char* k : {"duplicate_ip", "out_of_range", "reservation_without_allocation",
-                          "allocation_without_reservation", "malformed_network_status",
-                          "undecodable_pool", "pool_object_full"})
-        anomaliesTotal_[k] = 0;
+    // Always present, so that a rate() over them starts at zero. (The leader-only gauges are
+    // seeded when a pass sets them: a process that does not lead shows none of them.)
+    for (auto r : kReleaseReasons) releases_[std::string(r)] = 0;
+    for (auto k : core::kAnomalyKinds) anomaliesTotal_[std::string(core::name(k))] = 0;
+    for (auto k : kNodeAnomalyKinds) anomaliesTotal_[std::string(k)] = 0;
     for (const char* k : {"Transient", "Unauthorized", "Forbidden"}) apiErrors_[k] = 0;
     for (const char* k : {"runtime", "namespaces", "none"}) sandboxProof_[k] = 0;
     for (const char* k : {"not_found", "not_ready", "ready", "unknown"}) runtimeAnswers_[k] = 0;
@@ -132,6 +132,7 @@ Metrics::Metrics() : repairPasses_(kRepairBounds), lastWatch_(Clock::now()) {
 
 void Metrics::addReleases(const std::string& reason, uint64_t n) {
     std::lock_guard l(m_);
+    assert(releases_.count(reason) && "a reason missing from kReleaseReasons");
     releases_[reason] += n;
 }
 void Metrics::setSandboxProof(const std::string& proof) {
@@ -147,19 +148,26 @@ void Metrics::addReleaseFailure() {
 }
 void Metrics::addAnomalyFound(const std::string& kind) {
     std::lock_guard l(m_);
+    assert(anomaliesTotal_.count(kind) && "a kind missing from kAnomalyKinds/kNodeAnomalyKinds");
     ++anomaliesTotal_[kind];
 }
 void Metrics::setAnomalies(const std::map<std::string, uint64_t>& current) {
     std::lock_guard l(m_);
-    anomaliesNow_ = current;
+    if (!leader_) return;
+    lead_.anomalies.clear();
+    for (auto k : core::kAnomalyKinds) lead_.anomalies[std::string(core::name(k))] = 0;
+    for (const auto& [kind, n] : current) lead_.anomalies[kind] = n;
 }
 void Metrics::setLeakCandidates(uint64_t n) {
-    leakCandidates_ = n;
+    std::lock_guard l(m_);
+    if (leader_) lead_.leakCandidates = n;
 }
 void Metrics::setHeld(const std::map<std::string, std::pair<uint64_t, double>>& byReason) {
     std::lock_guard l(m_);
-    for (auto& [reason, h] : held_) h = {0, 0};
-    for (const auto& [reason, h] : byReason) held_[reason] = h;
+    if (!leader_) return;
+    lead_.held.clear();
+    for (auto r : core::kLeakReasons) lead_.held[std::string(core::name(r))] = {0, 0};
+    for (const auto& [reason, h] : byReason) lead_.held[reason] = h;
 }
 void Metrics::repairPassDone(double seconds) {
     std::lock_guard l(m_);
@@ -209,17 +217,17 @@ void Metrics::addJournalFailure() {
 void Metrics::setLeader(bool leader) {
     std::lock_guard l(m_);
     if (leader && !leader_) leaderSince_ = Clock::now();
-    if (!leader) pools_.clear();  // only the leader's view is current
-    if (!leader) slices_.clear();
+    // Only the leader's view is current: the one place its families are cleared.
+    if (!leader) lead_ = {};
     leader_ = leader;
 }
 void Metrics::setPools(std::vector<PoolGauge> pools) {
     std::lock_guard l(m_);
-    pools_ = std::move(pools);
+    if (leader_) lead_.pools = std::move(pools);
 }
 void Metrics::setNodeSlices(std::vector<SliceGauge> slices) {
     std::lock_guard l(m_);
-    slices_ = std::move(slices);
+    if (leader_) lead_.slices = std::move(slices);
 }
 void Metrics::watchProgress() {
     std::lock_guard l(m_);
@@ -266,15 +274,15 @@ void Metrics::renderSlices(std::string& s) const {
         return "namespace=\"" + escapeLabel(g.ns) + "\",pool=\"" + escapeLabel(g.pool) + "\"";
     };
     header(s, "allot_node_slices", "gauge",
-           "Slices in the NodeSlicePool's range (slice controller, leader only).");
-    for (const auto& g : slices_)
+           "Slices in the NodeSlicePool's range, by the slice controller (leader only).");
+    for (const auto& g : lead_.slices)
         line(s, "allot_node_slices", labels(g), static_cast<double>(g.total));
     header(s, "allot_node_slices_free", "gauge", "Slices no Node holds (leader only).");
-    for (const auto& g : slices_)
+    for (const auto& g : lead_.slices)
         line(s, "allot_node_slices_free", labels(g), static_cast<double>(g.free));
     header(s, "allot_nodes_without_slice", "gauge",
            "Nodes left without a slice: more Nodes than slices (leader only).");
-    for (const auto& g : slices_)
+    for (const auto& g : lead_.slices)
         line(s, "allot_nodes_without_slice", labels(g), static_cast<double>(g.nodesWithout));
 }
 
@@ -284,31 +292,36 @@ void Metrics::renderPools(std::string& s) const {
     };
     header(s, "allot_pool_size", "gauge",
            "Allocatable addresses in the pool's range (leader only).");
-    for (const auto& p : pools_) line(s, "allot_pool_size", labels(p), static_cast<double>(p.size));
+    for (const auto& p : lead_.pools)
+        line(s, "allot_pool_size", labels(p), static_cast<double>(p.size));
     header(s, "allot_pool_used", "gauge", "Allocated addresses in the pool (leader only).");
-    for (const auto& p : pools_) line(s, "allot_pool_used", labels(p), static_cast<double>(p.used));
+    for (const auto& p : lead_.pools)
+        line(s, "allot_pool_used", labels(p), static_cast<double>(p.used));
     header(s, "allot_pool_free", "gauge", "Free addresses in the pool (leader only).");
-    for (const auto& p : pools_) line(s, "allot_pool_free", labels(p), static_cast<double>(p.free));
+    for (const auto& p : lead_.pools)
+        line(s, "allot_pool_free", labels(p), static_cast<double>(p.free));
 }
 
 void Metrics::renderHeld(std::string& s) const {
-    single(s, "allot_leak_candidates", "gauge",
-           "Allocations seen leaked by the last repair pass, not yet released.",
-           static_cast<double>(leakCandidates_.load()));
+    header(s, "allot_leak_candidates", "gauge",
+           "Allocations seen leaked by the last repair pass, not yet released (leader only).");
+    if (lead_.leakCandidates)
+        line(s, "allot_leak_candidates", "", static_cast<double>(*lead_.leakCandidates));
     header(s, "allot_held_addresses", "gauge",
            "Addresses whose pod looks gone or whose Node is NotReady, kept because only their "
-           "node may prove them unused (AddressHeld Events), by reason.");
-    for (const auto& [r, h] : held_)
+           "node may prove them unused, by reason (leader only).");
+    for (const auto& [r, h] : lead_.held)
         line(s, "allot_held_addresses", label("reason", r), static_cast<double>(h.first));
     header(s, "allot_held_address_oldest_seconds", "gauge",
-           "Age of the oldest held address (allot_held_addresses), by reason.");
-    for (const auto& [r, h] : held_)
+           "Age of the oldest held address (allot_held_addresses), by reason (leader only).");
+    for (const auto& [r, h] : lead_.held)
         line(s, "allot_held_address_oldest_seconds", label("reason", r), h.second);
     byLabel(s, "allot_anomalies_total", "counter",
             "Pool anomalies found (each counted once, when first seen), by kind.", "kind",
             anomaliesTotal_);
     byLabel(s, "allot_anomalies", "gauge",
-            "Pool anomalies present at the last repair pass, by kind.", "kind", anomaliesNow_);
+            "Pool anomalies present at the last repair pass, by kind (leader only).", "kind",
+            lead_.anomalies);
 }
 
 void Metrics::renderRepair(std::string& s) const {
@@ -355,7 +368,7 @@ void Metrics::renderNode(std::string& s) const {
 std::string Metrics::render() const {
     std::lock_guard l(m_);
     std::string s;
-    s.reserve(8192 + pools_.size() * 256 + cniCalls_.size() * 1024);
+    s.reserve(8192 + lead_.pools.size() * 256 + cniCalls_.size() * 1024);
     buildInfo(s);
     renderPools(s);
     renderSlices(s);

@@ -6,10 +6,24 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace allot::gc {
+
+// Every reason allot_releases_total counts, each shown from the start at 0: the node's
+// (a pod's deletion, the catch-up after a watch relist, the node sweep, a journaled DEL), the
+// leader's (a leak, a reservation without allocation) and the owners' (an IPAMClaim deleted,
+// a sticky StatefulSet member gone). addReleases takes no other.
+inline constexpr std::string_view kReleaseReasons[] = {
+    "pod_deleted", "catch_up",           "node_sweep",    "journal",
+    "leak",        "orphan_reservation", "claim_deleted", "statefulset_gone",
+};
+// Anomalies a node's allot-gc counts itself (allot_anomalies_total), besides the leader's
+// core::kAnomalyKinds: a pod's network-status annotation it cannot read.
+inline constexpr std::string_view kNodeAnomalyKinds[] = {"malformed_network_status"};
 
 // One NodeSlicePool as the slice controller left it.
 struct SliceGauge {
@@ -45,14 +59,23 @@ class Metrics {
 
     Metrics();
 
-    void addReleases(const std::string& reason, uint64_t n = 1);
+    void addReleases(const std::string& reason, uint64_t n = 1);  // one of kReleaseReasons
     void addReleaseFailure();
-    void addAnomalyFound(const std::string& kind);  // first sighting of one anomaly
-    void setAnomalies(const std::map<std::string, uint64_t>& current);  // as of the last pass
+    // First sighting of one anomaly: a core::kAnomalyKinds name or a kNodeAnomalyKinds one.
+    void addAnomalyFound(const std::string& kind);
+
+    // The leader's view: the leader-only families. Each setter is ignored unless this process
+    // leads (setLeader), so a pass that ends after leadership was lost publishes nothing, and
+    // setLeader(false) clears them all: a former leader exports none of them.
+    //
+    // Anomalies present at the last pass, by core::kAnomalyKinds name; every kind is shown.
+    void setAnomalies(const std::map<std::string, uint64_t>& current);
     void setLeakCandidates(uint64_t n);
     // Leak candidates the leader may not free (core/release_rule.h), by reason: how many, and
-    // the age in seconds of the oldest. Every reason is shown, 0 when none.
+    // the age in seconds of the oldest. Every reason (core::kLeakReasons) is shown, 0 when none.
     void setHeld(const std::map<std::string, std::pair<uint64_t, double>>& byReason);
+    void setPools(std::vector<PoolGauge> pools);
+    void setNodeSlices(std::vector<SliceGauge> slices);  // the slice controller
     void repairPassDone(double seconds);
     // A failed API request, by what failed (core::errcName: "Transient", "Forbidden", ...).
     void addApiError(const std::string& kind);
@@ -72,8 +95,6 @@ class Metrics {
     void addEventDropped();
     void addJournalFailure();
     void setLeader(bool leader);
-    void setPools(std::vector<PoolGauge> pools);
-    void setNodeSlices(std::vector<SliceGauge> slices);  // the slice controller (leader only)
     void watchProgress();
     void setReady();
 
@@ -95,13 +116,20 @@ class Metrics {
     void renderRepair(std::string& s) const;
     void renderNode(std::string& s) const;
 
+    // The leader-only families, as the last pass (or slice controller step) left them; empty
+    // until then and once leadership is lost.
+    struct LeaderView {
+        std::vector<PoolGauge> pools;
+        std::vector<SliceGauge> slices;
+        std::map<std::string, uint64_t> anomalies;
+        std::map<std::string, std::pair<uint64_t, double>> held;
+        std::optional<uint64_t> leakCandidates;
+    };
+
     mutable std::mutex m_;
     std::map<std::string, uint64_t> releases_;
     std::map<std::string, uint64_t> anomaliesTotal_;
-    std::map<std::string, uint64_t> anomaliesNow_;
-    std::map<std::string, std::pair<uint64_t, double>> held_;
-    std::vector<PoolGauge> pools_;
-    std::vector<SliceGauge> slices_;
+    LeaderView lead_;
     double lastPassSeconds_ = 0;
     Histogram repairPasses_;
     std::map<std::string, Histogram> cniCalls_;  // key: command, network, outcome (labels)
@@ -112,8 +140,8 @@ class Metrics {
     Clock::time_point lastPass_{};
     Clock::time_point leaderSince_{};
     Clock::time_point lastWatch_{};
-    std::atomic<uint64_t> leakCandidates_{0}, watchRestarts_{0}, releaseFailures_{0},
-        eventsDropped_{0}, journalFailures_{0}, apiThrottled_{0};
+    std::atomic<uint64_t> watchRestarts_{0}, releaseFailures_{0}, eventsDropped_{0},
+        journalFailures_{0}, apiThrottled_{0};
     std::atomic<bool> leader_{false}, ready_{false};
 };
 

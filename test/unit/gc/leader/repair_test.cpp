@@ -31,6 +31,7 @@ struct Fixture {
         opts.poolNamespace = kNs;
         opts.leakPasses = 3;
         opts.leakGrace = 0ms;
+        metrics.setLeader(true);  // as the elector's callback does, before the loop's
         make();
         fake.putPool(kNs, {"10.1.0.0-24", "10.1.0.0/24", {}, {}, {}});
     }

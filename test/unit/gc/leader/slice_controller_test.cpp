@@ -106,7 +106,10 @@ struct Fixture {
     gc::Metrics metrics;
     gc::StopSignal stop;
     gc::SliceController ctl{gc::SliceOptions{}, api, events, metrics, stop};
-    Fixture() { ctl.setLeading(true); }
+    Fixture() {
+        metrics.setLeader(true);  // as the elector's callback does, before the controller's
+        ctl.setLeading(true);
+    }
 };
 
 }  // namespace
