@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "k8s/resources.h"
 #include "k8s/status.h"
@@ -17,6 +18,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr auto kTokenRereadInterval = std::chrono::seconds(60);
+// An exec plugin may wait for a login in a browser; the request's deadline bounds it too.
+constexpr auto kExecPluginTimeout = std::chrono::minutes(5);
 constexpr auto kWatchSlack = std::chrono::seconds(30);
 constexpr int64_t kDefaultPageSize = 500;
 
@@ -181,7 +184,7 @@ Result<HttpResponse, TransportError> Client::raw(std::string_view method, const 
                                                  const std::string& body,
                                                  std::string_view contentType, milliseconds timeout,
                                                  std::string_view accept) {
-    refreshToken();
+    if (auto r = refreshCredentials(); !r) return r.error();
     ++requests_;
     auto http = direct();
     if (!http) return http.error();
@@ -190,12 +193,13 @@ Result<HttpResponse, TransportError> Client::raw(std::string_view method, const 
     return resp;
 }
 
-void Client::refreshToken() {
+Result<void, TransportError> Client::refreshCredentials() {
+    if (cfg_.exec) return refreshExec();
     // Projected ServiceAccount tokens rotate; a long-lived client picks up the new one. A
     // failed read keeps the old token (the server will say 401 if it is really gone).
-    if (cfg_.tokenFile.empty()) return;
+    if (cfg_.tokenFile.empty()) return {};
     const auto now = Clock::now();
-    if (!tokenStale_ && now - tokenReadAt_ < kTokenRereadInterval) return;
+    if (!tokenStale_ && now - tokenReadAt_ < kTokenRereadInterval) return {};
     tokenReadAt_ = now;
     tokenStale_ = false;
     std::string t = readToken(cfg_.tokenFile);
@@ -203,6 +207,29 @@ void Client::refreshToken() {
         cfg_.token = std::move(t);
         if (http_) http_->setBearerToken(cfg_.token);
     }
+    return {};
+}
+
+Result<void, TransportError> Client::refreshExec() {
+    const bool rejected = std::exchange(tokenStale_, false);
+    if (execCred_ && !rejected && !execCred_->expiredAt(std::chrono::system_clock::now()))
+        return {};
+    auto timeout = timeoutFor("run exec plugin", cfg_.exec->command, kExecPluginTimeout);
+    if (!timeout) return TransportError{TransportError::Kind::Timeout, timeout.error().message};
+    auto cred = execCredential(*cfg_.exec, *timeout, rejected && execCred_ ? &*execCred_ : nullptr);
+    if (!cred)
+        return TransportError{cred.code() == Errc::Transient ? TransportError::Kind::Timeout
+                                                             : TransportError::Kind::LocalConfig,
+                              cfg_.identity + ": " + cred.error().message};
+    if (cred->clientCertData != tls_.clientCertData || cred->clientKeyData != tls_.clientKeyData) {
+        tls_.clientCertData = cred->clientCertData;  // a new certificate: a new connection
+        tls_.clientKeyData = cred->clientKeyData;
+        http_.reset();
+    }
+    cfg_.token = cred->token;
+    if (http_) http_->setBearerToken(cfg_.token);
+    execCred_ = std::move(*cred);
+    return {};
 }
 
 Result<milliseconds> Client::timeoutFor(const char* verb, const std::string& path,
@@ -369,7 +396,7 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
                                   : milliseconds(0);
     auto timeout = timeoutFor("watch", path, want);
     if (!timeout) return timeout.error();
-    refreshToken();
+    if (auto r = refreshCredentials(); !r) return toError(r.error());
     ++requests_;
 
     std::string lastRv = opts.resourceVersion;
@@ -415,6 +442,7 @@ Result<std::string> Client::watch(const std::string& path, const WatchOptions& o
     lastRetryAfter_.reset();
     if (failure) return *failure;
     if (!status) return toError(status.error());
+    if (*status == 401) tokenStale_ = true;
     if (auto err = mapStatus(*status, errorBody, "watch", path, cfg_.identity)) return *err;
     if (!stopped) {
         auto r = splitter.finish(onLine);

@@ -75,8 +75,11 @@ class Client {
         std::function<void()> onThrottled;
     };
 
-    // Reads cfg.tokenFile (if any) now. Errors: InvalidConfig (unreadable token file, TLS
-    // material curl rejects), Internal.
+    // Reads cfg.tokenFile (if any) now. cfg.exec's plugin runs before the first request instead
+    // (exec_credential.h), and again once its credential has expired or the server answered
+    // 401; a plugin that fails fails that request: InvalidConfig with the plugin's message
+    // (Transient when it ran past the request's deadline, or 5 minutes). Errors: InvalidConfig
+    // (unreadable token file, TLS material curl rejects), Internal.
     static core::Result<Client> fromConfig(ClusterConfig cfg, Options options);
     static core::Result<Client> fromConfig(ClusterConfig cfg) {
         return fromConfig(std::move(cfg), Options{});
@@ -179,7 +182,10 @@ class Client {
                                        const std::vector<json::Tap>& taps);
     core::Result<std::chrono::milliseconds> timeoutFor(const char* verb, const std::string& path,
                                                        std::chrono::milliseconds want) const;
-    void refreshToken();
+    // The token (file or exec plugin) and the exec plugin's certificate, fresh for the next
+    // request: the one place credentials change.
+    core::Result<void, TransportError> refreshCredentials();
+    core::Result<void, TransportError> refreshExec();
 
     ClusterConfig cfg_;
     Options options_;
@@ -191,7 +197,9 @@ class Client {
     uint64_t requests_ = 0;
     uint64_t relayed_ = 0;
     std::chrono::steady_clock::time_point tokenReadAt_;
-    bool tokenStale_ = false;  // after a 401: re-read the token file before the next request
+    // After a 401: re-read the token file, or run the exec plugin again, before the next request.
+    bool tokenStale_ = false;
+    std::optional<ExecCredential> execCred_;  // what cfg_.exec's plugin gave, in use
 };
 
 // A Client from a kubeconfig file, or from the in-cluster ServiceAccount when the path is

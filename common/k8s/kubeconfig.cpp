@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -68,6 +70,21 @@ std::optional<std::string> base64Decode(std::string_view in, bool url) {
         }
     }
     if (padding > 2 || bits >= 6) return std::nullopt;
+    return out;
+}
+
+std::string base64Encode(std::string_view in) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((in.size() + 2) / 3 * 4);
+    for (size_t i = 0; i < in.size(); i += 3) {
+        const size_t n = std::min<size_t>(3, in.size() - i);  // bytes of this group
+        uint32_t v = 0;
+        for (size_t k = 0; k < 3; ++k)
+            v = v << 8 | (k < n ? static_cast<unsigned char>(in[i + k]) : 0u);
+        for (size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(v >> (18 - 6 * k)) & 63] : '=';
+    }
     return out;
 }
 
@@ -218,32 +235,208 @@ core::Result<void> readUserFields(const Reader& rd, const json::Value& u,
     return core::success();
 }
 
-// A certificate needs its key and the other way round; a user with neither a certificate nor a
-// token must not rely on a credential kind allot cannot use.
-core::Result<void> checkCredentials(const Reader& rd, const json::Value& u,
-                                    const std::string& usWhere, const ClusterConfig& cfg) {
+// A member that is set (present and not null).
+const json::Value* present(const json::Value& map, const char* key) {
+    const json::Value* n = map.isObject() ? map.find(key) : nullptr;
+    return n && !n->isNull() ? n : nullptr;
+}
+
+// A list of scalars (an exec plugin's args), each as its text.
+Result<std::vector<std::string>> scalarList(const Reader& rd, const json::Value& map,
+                                            const char* key, const std::string& where) {
+    std::vector<std::string> out;
+    const json::Value* list = present(map, key);
+    if (!list) return out;
+    if (!list->isArray()) return rd.error(where + ": " + key + " must be a list");
+    for (const json::Value& item : list->items()) {
+        if (item.isBool()) {
+            out.emplace_back(item.asBool() ? "true" : "false");
+            continue;
+        }
+        if (!item.isString() && !item.isNumber())
+            return rd.error(where + ": " + key + "[" + std::to_string(out.size()) +
+                            "] must be a string");
+        out.push_back(item.asString());
+    }
+    return out;
+}
+
+// An exec plugin's env: a list of {name, value}.
+Result<std::vector<std::pair<std::string, std::string>>> execEnv(const Reader& rd,
+                                                                 const json::Value& exec,
+                                                                 const std::string& where) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const json::Value* list = present(exec, "env");
+    if (!list) return out;
+    if (!list->isArray()) return rd.error(where + ": env must be a list");
+    for (const json::Value& item : list->items()) {
+        const std::string at = where + ": env[" + std::to_string(out.size()) + "]";
+        auto name = rd.scalar(item, "name", at);
+        if (!name) return name.error();
+        if (!*name || (*name)->empty() || (*name)->find('=') != std::string::npos)
+            return rd.error(at + ": name must be set (and hold no '=')");
+        auto value = rd.scalar(item, "value", at);
+        if (!value) return value.error();
+        out.emplace_back(**name, value->value_or(""));
+    }
+    return out;
+}
+
+// apiVersion and interactiveMode: v1 must name its mode; v1beta1's default is IfAvailable.
+Result<void> readExecVersion(const Reader& rd, const json::Value& exec, const std::string& where,
+                             ExecConfig& x) {
+    auto api = rd.scalar(exec, "apiVersion", where);
+    if (!api) return api.error();
+    x.apiVersion = api->value_or("");
+    if (x.apiVersion != kExecApiV1 && x.apiVersion != kExecApiV1beta1)
+        return rd.error(where + ": apiVersion " + inQuotes(x.apiVersion) + " is not " +
+                        std::string(kExecApiV1) + " or " + std::string(kExecApiV1beta1) +
+                        " (v1alpha1 was removed in Kubernetes 1.24)");
+    auto mode = rd.scalar(exec, "interactiveMode", where);
+    if (!mode) return mode.error();
+    const std::string m = mode->value_or("");
+    if (m == "Never") {
+        x.interactiveMode = InteractiveMode::Never;
+    } else if (m == "Always") {
+        x.interactiveMode = InteractiveMode::Always;
+    } else if (m == "IfAvailable" || (m.empty() && x.apiVersion == kExecApiV1beta1)) {
+        x.interactiveMode = InteractiveMode::IfAvailable;
+    } else {
+        return rd.error(
+            where + ": interactiveMode " +
+            (m.empty() ? "must be set for " + x.apiVersion : inQuotes(m) + " is not one of") +
+            " Never, IfAvailable or Always");
+    }
+    return core::success();
+}
+
+Result<ExecConfig> readExec(const Reader& rd, const json::Value& exec, const std::string& where) {
+    if (!exec.isObject()) return rd.error(where + " must be a mapping");
+    ExecConfig x;
+    auto command = rd.scalar(exec, "command", where);
+    if (!command) return command.error();
+    if (!*command || (*command)->empty()) return rd.error(where + ": command is not set");
+    x.command = **command;
+    if (x.command.find('/') != std::string::npos) {  // a path: as a file path, as kubectl does
+        auto resolved = rd.file(exec, "command", where, false);
+        if (!resolved) return resolved.error();
+        // Absolute: "./login" next to a kubeconfig named by a relative path keeps its '/'.
+        std::error_code ec;
+        const auto absolute = std::filesystem::absolute(*resolved, ec);
+        x.command = ec ? std::move(*resolved) : absolute.lexically_normal().string();
+    }
+    if (auto r = readExecVersion(rd, exec, where, x); !r) return r.error();
+    auto args = scalarList(rd, exec, "args", where);
+    if (!args) return args.error();
+    x.args = std::move(*args);
+    auto env = execEnv(rd, exec, where);
+    if (!env) return env.error();
+    x.env = std::move(*env);
+    auto hint = rd.scalar(exec, "installHint", where);
+    if (!hint) return hint.error();
+    x.installHint = trimmed(hint->value_or(""));
+    auto provide = rd.flag(exec, "provideClusterInfo", where);
+    if (!provide) return provide.error();
+    x.provideClusterInfo = *provide;
+    return x;
+}
+
+// What an exec plugin that asks for it is told of the cluster (spec.cluster).
+Result<ExecClusterInfo> readExecCluster(const Reader& rd, const json::Value& root,
+                                        const std::string& clusterName, const ClusterConfig& cfg) {
+    ExecClusterInfo c;
+    c.server = cfg.server;
+    c.insecureSkipTlsVerify = cfg.insecureSkipTlsVerify;
+    c.caData = cfg.caData;
+    if (c.caData.empty() && !cfg.caFile.empty()) {
+        auto ca = readSmallFile(cfg.caFile, "certificate authority");
+        if (!ca) return ca.error();
+        c.caData = std::move(*ca);
+    }
+    auto cluster = rd.named(root, "clusters", "cluster", clusterName);
+    if (!cluster) return cluster.error();
+    const std::string where = "cluster " + inQuotes(clusterName);
+    auto serverName = rd.scalar(**cluster, "tls-server-name", where);
+    if (!serverName) return serverName.error();
+    c.tlsServerName = serverName->value_or("");
+    auto proxy = rd.scalar(**cluster, "proxy-url", where);
+    if (!proxy) return proxy.error();
+    c.proxyUrl = proxy->value_or("");
+    const json::Value* extensions = present(**cluster, "extensions");
+    if (extensions && !extensions->isArray())
+        return rd.error(where + ": extensions must be a list");
+    if (!extensions) return c;
+    for (const json::Value& ext : extensions->items())
+        if (json::stringAt(ext, {"name"}) == kExecExtension) {
+            const json::Value* body = ext.find("extension");
+            c.config = body ? *body : json::Value();
+        }
+    return c;
+}
+
+// What to run instead of an auth-provider: kubectl removed its gcp and azure providers in 1.26,
+// and each cloud ships an exec plugin.
+std::string authProviderAdvice(const json::Value& provider) {
+    const std::string name = json::stringAt(provider, {"name"});
+    std::string how;
+    if (name == "gcp")
+        how =
+            "gke-gcloud-auth-plugin (gcloud components install gke-gcloud-auth-plugin, then "
+            "gcloud container clusters get-credentials CLUSTER writes the exec user)";
+    else if (name == "azure")
+        how = "kubelogin (kubelogin convert-kubeconfig -l azurecli rewrites the user)";
+    else if (name == "oidc")
+        how = "kubelogin (kubectl oidc-login setup prints the exec user to use)";
+    else
+        how = "the provider's exec plugin (gke-gcloud-auth-plugin, kubelogin, aws eks get-token)";
+    return "auth-provider " + inQuotes(name) +
+           " credentials are not supported: allot runs exec credential plugins only, as kubectl "
+           "does for clouds since 1.26; move the user to an exec plugin, " +
+           how;
+}
+
+// A certificate needs its key and the other way round. A token or certificate wins over an
+// exec plugin (as in kubectl); without either, the exec plugin is read, and credential kinds
+// allot cannot use are refused with a way forward.
+core::Result<void> checkCredentials(const Reader& rd, const json::Value& root, const json::Value& u,
+                                    const std::string& usWhere, const std::string& clusterName,
+                                    ClusterConfig& cfg) {
     const bool hasCert = !cfg.clientCertData.empty() || !cfg.clientCertFile.empty();
     const bool hasKey = !cfg.clientKeyData.empty() || !cfg.clientKeyFile.empty();
     if (hasCert && !hasKey)
         return rd.error(usWhere + ": client-certificate is set but client-key(-data) is not");
     if (hasKey && !hasCert)
         return rd.error(usWhere + ": client-key is set but client-certificate(-data) is not");
+    const json::Value* exec = present(u, "exec");
+    const json::Value* provider = present(u, "auth-provider");
+    if (exec && provider)
+        return rd.error(usWhere +
+                        ": exec and auth-provider cannot both be set (kubectl refuses "
+                        "it too)");
     const bool hasToken = !cfg.token.empty() || !cfg.tokenFile.empty();
-    if (!hasCert && !hasToken) {
-        for (const char* unsupported : {"exec", "auth-provider", "username"}) {
-            const json::Value* n = u.isObject() ? u.find(unsupported) : nullptr;
-            if (n && !n->isNull())
-                return rd.error(usWhere + ": " + unsupported +
-                                " credentials are not supported; use a token, tokenFile or "
-                                "client certificate");
-        }
+    if (hasCert || hasToken) return core::success();
+    if (provider) return rd.error(usWhere + ": " + authProviderAdvice(*provider));
+    if (exec) {
+        auto x = readExec(rd, *exec, usWhere + ": exec");
+        if (!x) return x.error();
+        auto cluster = readExecCluster(rd, root, clusterName, cfg);
+        if (!cluster) return cluster.error();
+        x->cluster = std::move(*cluster);
+        cfg.exec = std::move(*x);
+        return core::success();
     }
+    if (present(u, "username"))
+        return rd.error(usWhere +
+                        ": username (basic) credentials are not supported: Kubernetes 1.19 "
+                        "removed basic authentication; use a token, tokenFile, client "
+                        "certificate or exec plugin");
     return core::success();
 }
 
 // The user named by the context.
 core::Result<void> readUser(const Reader& rd, const json::Value& root, const std::string& userName,
-                            const std::string& ctxWhere, ClusterConfig& cfg) {
+                            const std::string& ctxWhere, const std::string& clusterName,
+                            ClusterConfig& cfg) {
     auto user = rd.named(root, "users", "user", userName);
     if (!user) return user.error();
     if (!*user)
@@ -252,7 +445,7 @@ core::Result<void> readUser(const Reader& rd, const json::Value& root, const std
     const std::string usWhere = "user " + inQuotes(userName);
     const json::Value& u = **user;
     if (auto r = readUserFields(rd, u, usWhere, cfg); !r) return r.error();
-    return checkCredentials(rd, u, usWhere, cfg);
+    return checkCredentials(rd, root, u, usWhere, clusterName, cfg);
 }
 
 Result<ClusterConfig> parseKubeconfig(const Reader& rd, const json::Value& root,
@@ -291,7 +484,7 @@ Result<ClusterConfig> parseKubeconfig(const Reader& rd, const json::Value& root,
         return cfg;
     }
     cfg.identity = "user " + inQuotes(**userName) + " of context " + inQuotes(contextName);
-    if (auto r = readUser(rd, root, **userName, ctxWhere, cfg); !r) return r.error();
+    if (auto r = readUser(rd, root, **userName, ctxWhere, **clusterName, cfg); !r) return r.error();
     return cfg;
 }
 

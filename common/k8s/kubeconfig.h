@@ -9,12 +9,15 @@
 
 #include "core/result.h"
 #include "json/json.h"
+#include "k8s/exec_credential.h"
 
 namespace allot::k8s {
 
 // Base64 with optional padding, whitespace skipped; `url`: the URL-safe alphabet ('-', '_') of
 // JWTs. nullopt on any other character or a malformed end.
 std::optional<std::string> base64Decode(std::string_view in, bool url = false);
+// Standard base64 with padding.
+std::string base64Encode(std::string_view in);
 
 struct ClusterConfig {
     std::string server;  // https://host:port[/prefix], no trailing slash
@@ -26,6 +29,9 @@ struct ClusterConfig {
     std::string token;
     std::string tokenFile;   // read (again) by every Client construction; wins over token
     std::string namespace_;  // the context's namespace; empty when it names none
+    // The user's exec plugin (exec_credential.h), when it has no token nor certificate: the
+    // client asks it for the token or certificate before its first request.
+    std::optional<ExecConfig> exec;
     // Who we are, for error messages only: "user <name> of context <ctx>" or
     // "serviceaccount token from <file>". Never contains secrets.
     std::string identity;
@@ -33,8 +39,11 @@ struct ClusterConfig {
 
 // Loads `context` (default: current-context) from the kubeconfig at `path`. *-data fields are
 // base64-decoded; relative file paths are resolved against the kubeconfig's directory.
+// A user's exec plugin is read, not run (a token or certificate beside it wins, as in kubectl).
 // Errors: InvalidConfig naming the path and the missing or malformed key (unreadable file, bad
-// YAML, unknown context/cluster/user, no server, exec/auth-provider-only users, bad base64).
+// YAML, unknown context/cluster/user, no server, bad base64, an exec plugin without command or
+// with an apiVersion other than client.authentication.k8s.io/v1 or v1beta1, auth-provider and
+// username users: the message says how to move to an exec plugin).
 core::Result<ClusterConfig> loadKubeconfig(const std::string& path,
                                            const std::string& context = "");
 

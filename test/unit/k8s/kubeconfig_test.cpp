@@ -7,6 +7,8 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../temp_dir.h"
 #include "k8s/client.h"
@@ -237,7 +239,40 @@ TEST_CASE("missing pieces of a kubeconfig are errors naming the missing key") {
         {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
          "users: [{name: u, user: {exec: {command: aws}}}]\n"
          "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
-         "x", "exec credentials are not supported"},
+         "x", "user \"u\": exec: apiVersion \"\" is not client.authentication.k8s.io/v1 or"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1alpha1, "
+         "command: aws}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "v1alpha1 was removed"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, "
+         "command: aws}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "exec: interactiveMode must be set for client.authentication.k8s.io/v1"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, "
+         "command: aws, interactiveMode: Sometimes}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "interactiveMode \"Sometimes\" is not one of Never, IfAvailable or Always"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "exec: command is not set"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, "
+         "command: aws, env: [{value: x}]}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "exec: env[0]: name must be set"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, "
+         "command: aws}, auth-provider: {name: oidc}}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "exec and auth-provider cannot both be set"},
+        {"clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+         "users: [{name: u, user: {username: admin, password: s3cret}}]\n"
+         "contexts: [{name: x, context: {cluster: c, user: u}}]\n",
+         "x", "username (basic) credentials are not supported"},
         {"clusters: [{name: c, cluster: {server: 'https://k', insecure-skip-tls-verify: maybe}}]\n"
          "contexts: [{name: x, context: {cluster: c}}]\n",
          "x", "insecure-skip-tls-verify must be true or false"},
@@ -255,6 +290,74 @@ TEST_CASE("missing pieces of a kubeconfig are errors naming the missing key") {
         CHECK(cfg.error().message.find(c.mentions) != std::string::npos);
         CHECK(cfg.error().message.find(dir.path.string()) != std::string::npos);
     }
+}
+
+TEST_CASE("an auth-provider user is refused with the exec plugin to move to") {
+    TempDir dir;
+    const std::pair<const char*, const char*> providers[] = {
+        {"gcp", "gke-gcloud-auth-plugin (gcloud components install gke-gcloud-auth-plugin"},
+        {"azure", "kubelogin (kubelogin convert-kubeconfig -l azurecli"},
+        {"oidc", "kubelogin (kubectl oidc-login setup"},
+        {"acme", "the provider's exec plugin"}};
+    for (const auto& [name, advice] : providers) {
+        CAPTURE(name);
+        auto cfg = loadKubeconfig(dir.write(
+            "config", std::string("clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+                                  "users: [{name: u, user: {auth-provider: {name: ") +
+                          name +
+                          ", config: {access-token: s3cret}}}}]\n"
+                          "contexts: [{name: x, context: {cluster: c, user: u}}]\n"
+                          "current-context: x\n"));
+        REQUIRE_FALSE(cfg.ok());
+        CHECK(cfg.code() == Errc::InvalidConfig);
+        const std::string& m = cfg.error().message;
+        CHECK(m.find(std::string("user \"u\": auth-provider \"") + name +
+                     "\" credentials are not supported") != std::string::npos);
+        CHECK(m.find("move the user to an exec plugin, " + std::string(advice)) !=
+              std::string::npos);
+        CHECK(m.find("s3cret") == std::string::npos);
+    }
+}
+
+TEST_CASE("an exec user is read, not run; a token or certificate beside it wins, as in kubectl") {
+    TempDir dir;
+    const std::string head =
+        "clusters: [{name: c, cluster: {server: 'https://k'}}]\n"
+        "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
+    auto cfg = loadKubeconfig(dir.write(
+        "config", head + "users: [{name: u, user: {exec: {apiVersion: "
+                         "client.authentication.k8s.io/v1, command: aws, args: [eks, get-token], "
+                         "interactiveMode: Always, installHint: '  get the aws CLI  '}}}]\n"));
+    REQUIRE(cfg.ok());
+    REQUIRE(cfg->exec);
+    CHECK(cfg->exec->command == "aws");  // no '/': looked up on PATH when it runs
+    CHECK(cfg->exec->args == std::vector<std::string>{"eks", "get-token"});
+    CHECK(cfg->exec->interactiveMode == allot::k8s::InteractiveMode::Always);
+    CHECK(cfg->exec->installHint == "get the aws CLI");
+    CHECK_FALSE(cfg->exec->provideClusterInfo);
+    CHECK(cfg->exec->cluster.server == "https://k");
+    CHECK(cfg->token.empty());
+
+    cfg = loadKubeconfig(dir.write(
+        "config", head + "users: [{name: u, user: {token: abc, exec: {command: aws}}}]\n"));
+    REQUIRE(cfg.ok());
+    CHECK_FALSE(cfg->exec);
+    CHECK(cfg->token == "abc");
+
+    // A command with a '/' is a path: relative to the kubeconfig's directory.
+    cfg = loadKubeconfig(dir.write(
+        "sub/config", head + "users: [{name: u, user: {exec: {apiVersion: "
+                             "client.authentication.k8s.io/v1beta1, command: bin/login}}}]\n"));
+    REQUIRE(cfg.ok());
+    REQUIRE(cfg->exec);
+    CHECK(cfg->exec->command == (dir.path / "sub/bin/login").string());
+    // ... and stays a path when the kubeconfig is named relative to the working directory.
+    const auto cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path);
+    cfg = loadKubeconfig("sub/config");
+    std::filesystem::current_path(cwd);
+    REQUIRE(cfg.ok());
+    CHECK(cfg->exec->command == (std::filesystem::canonical(dir.path) / "sub/bin/login").string());
 }
 
 TEST_CASE("garbage instead of YAML is an InvalidConfig error, not a crash") {
