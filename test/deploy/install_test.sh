@@ -27,12 +27,63 @@ t_lint() { helm lint deploy/helm/allot; }
 check "deploy/rbac.yaml, daemonset.yaml and monitoring/podmonitor.yaml are the chart's rendering" t_rendered
 check "helm lint deploy/helm/allot" t_lint
 
+# values.schema.json: a value of the wrong type is refused by name, by lint and by install.
+t_schema() {
+  local bad=$WORK_VALUES/bad.yaml out
+  printf 'metrics:\n  port: "9847"\nextraEnv: {name: X}\n' >"$bad"
+  if out=$(helm lint deploy/helm/allot -f "$bad" 2>&1); then echo "helm lint took $bad"; return 1; fi
+  { grep -q "/metrics/port" <<<"$out" && grep -q "/extraEnv" <<<"$out"; } || { echo "$out"; return 1; }
+  if out=$(helm template allot deploy/helm/allot -f "$bad" 2>&1); then echo "helm template took $bad"; return 1; fi
+  grep -q "/metrics/port" <<<"$out" || { echo "$out"; return 1; }
+  printf 'metricz: {port: 1}\n' >"$bad"
+  if helm lint deploy/helm/allot -f "$bad" >/dev/null 2>&1; then echo "helm lint took an unknown key"; return 1; fi
+}
+# The chart's kubeVersion: a cluster older than the tested range is refused.
+t_kube_version() {
+  local out
+  if out=$(helm template allot deploy/helm/allot --kube-version 1.29.0 2>&1); then
+    echo "helm template rendered for Kubernetes 1.29"; return 1
+  fi
+  grep -q "kubeVersion" <<<"$out" || { echo "$out"; return 1; }
+  helm template allot deploy/helm/allot --kube-version 1.37.2 >/dev/null
+}
+# The pod-level values reach the DaemonSet.
+t_pod_values() {
+  local v=$WORK_VALUES/pod.yaml
+  cat >"$v" <<'EOF_V'
+extraEnv: [{name: KUBERNETES_SERVICE_HOST, value: api.internal.example}]
+podLabels: {team: net}
+podAnnotations: {example.com/owner: net}
+affinity:
+  nodeAffinity:
+    requiredDuringSchedulingIgnoredDuringExecution:
+      nodeSelectorTerms: [{matchExpressions: [{key: pool, operator: NotIn, values: [gpu]}]}]
+podSecurityContext: {seLinuxOptions: {type: container_t}}
+securityContext:
+  allotGc: {runAsUser: 0, capabilities: {drop: [ALL], add: [SYS_ADMIN]}}
+EOF_V
+  helm template allot deploy/helm/allot -f "$v" --namespace kube-system --show-only templates/daemonset.yaml |
+    kubectl create --dry-run=client -o json -f - | jq -e '.spec.template as $t | $t.metadata.labels.team == "net"
+      and $t.metadata.labels["app.kubernetes.io/name"] == "allot"
+      and $t.metadata.annotations["example.com/owner"] == "net"
+      and $t.spec.affinity.nodeAffinity != null
+      and $t.spec.securityContext.seLinuxOptions.type == "container_t"
+      and ($t.spec.containers[0].env | map(select(.name == "KUBERNETES_SERVICE_HOST"))[0].value) == "api.internal.example"
+      and $t.spec.containers[0].securityContext.capabilities.add == ["SYS_ADMIN"]
+      and $t.spec.initContainers[0].securityContext.runAsUser == 0' >/dev/null
+}
+WORK_VALUES=$(mktemp -d "${TMPDIR:-/tmp}/allot-values.XXXXXX")
+on_exit "rm -rf '$WORK_VALUES'"
+check "values.schema.json refuses a wrong type and an unknown key, naming them" t_schema
+check "the chart refuses a Kubernetes older than its kubeVersion" t_kube_version
+
 ALLOT_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/allot-cluster-install.XXXXXX")
 export ALLOT_CLUSTER_DIR
 on_exit "e2e/cluster down >/dev/null 2>&1; rm -rf '$ALLOT_CLUSTER_DIR'"
 e2e/cluster up >"$ALLOT_CLUSTER_DIR.up.log" 2>&1 || suite_die "a private cluster starts" "$ALLOT_CLUSTER_DIR.up.log"
 eval "$(e2e/cluster env)"
 kubectl delete -f deploy/rbac.yaml --wait >/dev/null || suite_die "the cluster's bootstrap RBAC is removed"
+check "extraEnv, pod labels and annotations, affinity and security contexts reach the DaemonSet" t_pod_values
 
 # allot_objects: every allot object in the cluster, as kind/namespace/name lines.
 allot_objects() {
@@ -65,14 +116,15 @@ t_base_delete() { kubectl delete -k deploy/ --wait && objects_are 0; }
 check "kubectl apply -k deploy/ installs the 11 objects of the base" t_base
 check "kubectl delete -k deploy/ leaves no allot object" t_base_delete
 
-# The README's overlay, as written (a user's directory outside the repository: kustomize refuses
-# one inside its base), with this checkout's path and the namespace moved to allot-system.
+# docs/install.md's overlay, as written (a user's directory beside the release's deploy/:
+# kustomize refuses one inside its base), with this checkout's path and the namespace moved to
+# allot-system.
 overlay=$(mktemp -d "${TMPDIR:-/tmp}/allot-overlay.XXXXXX")
 on_exit "rm -rf '$overlay'"
 rel=$(realpath --relative-to="$overlay" "$ROOT/deploy")
-awk '/write an overlay outside this repository/ { f = 1 } f && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' README.md |
-  sed -e "s#\.\./allot/deploy#$rel#" -e 's#^namespace: kube-system#namespace: allot-system#' >"$overlay/kustomization.yaml"
-grep -q "^namespace: allot-system" "$overlay/kustomization.yaml" || suite_die "the README's kustomize overlay is found"
+awk '/write an overlay beside the release/ { f = 1 } f && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' docs/install.md |
+  sed -e "s#\.\./allot-0\.1\.0/deploy#$rel#" -e 's#^namespace: kube-system#namespace: allot-system#' >"$overlay/kustomization.yaml"
+grep -q "^namespace: allot-system" "$overlay/kustomization.yaml" || suite_die "docs/install.md's kustomize overlay is found"
 # The namespace is made apart: this cluster runs no namespace controller, so a Namespace in the
 # overlay would never finish deleting.
 kubectl create namespace allot-system >/dev/null
@@ -89,7 +141,7 @@ t_overlay() {
   ! allot_objects | grep /kube-system/
 }
 t_overlay_delete() { kubectl delete -k "$overlay" --wait && objects_are 0; }
-check "the README's overlay moves allot to its namespace, image, pull secret and k3s's CNI path" t_overlay
+check "docs/install.md's overlay moves allot to its namespace, image, pull secret and k3s's CNI path" t_overlay
 check "kubectl delete -k of the overlay leaves no allot object" t_overlay_delete
 
 # ----------------------------------------------------------------------------- Helm --
@@ -121,6 +173,23 @@ t_helm_uninstall() {
 }
 check "helm install creates only the missing CRD and the 11 objects" t_helm_install
 check "helm upgrade changes the metrics port and passes extra flags" t_helm_upgrade
+# docs/operations.md's CRD upgrade, as written: an older IPPool CRD (here: another
+# allocations description) gets the release's schema back; the NAD CRD is left alone.
+t_crd_upgrade() {
+  local cmd nad_before path=".spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.allocations"
+  cmd=$(grep -m1 '^for f in deploy/crds/whereabouts' docs/operations.md) || { echo "no CRD upgrade command in docs/operations.md"; return 1; }
+  kubectl patch crd ippools.whereabouts.cni.cncf.io --type=json -p '[{"op": "replace",
+    "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/allocations/description",
+    "value": "an older release"}]' >/dev/null || return 1
+  nad_before=$(kubectl get crd network-attachment-definitions.k8s.cni.cncf.io -o jsonpath='{.metadata.resourceVersion}')
+  bash -c "$cmd" || return 1
+  [[ $(kubectl get crd ippools.whereabouts.cni.cncf.io -o json | jq -r "$path.description") == \
+     $(kubectl create --dry-run=client -o json -f deploy/crds/whereabouts.cni.cncf.io_ippools.yaml | jq -r "$path.description") ]] ||
+    { echo "the IPPool CRD did not get the release's schema back"; return 1; }
+  [[ $(kubectl get crd network-attachment-definitions.k8s.cni.cncf.io -o jsonpath='{.metadata.resourceVersion}') == "$nad_before" ]] ||
+    { echo "the NAD CRD changed"; return 1; }
+}
+check "the CRD upgrade in docs/operations.md restores an older IPPool CRD's schema" t_crd_upgrade
 check "helm uninstall leaves no allot object and keeps the CRDs" t_helm_uninstall
 
 suite_summary
