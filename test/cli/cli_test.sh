@@ -199,6 +199,124 @@ else
 fi
 check "kubectl allot works as a kubectl plugin" t_kubectl_plugin
 
+# ----------------------------------------------------- exec credentials --
+
+# kubectl's exec credential plugins (client.authentication.k8s.io/v1), as managed clusters log
+# in: scripts this test writes into EXEC_DIR, each handing out what a cloud's plugin would.
+EXEC_DIR=$WORK/exec
+EXEC_SA=$RUN-exec
+EXEC_HINT="Install allot-login: see https://example.com/allot-login"
+
+# exec_kubeconfig FILE PLUGIN: a kubeconfig of this cluster whose user runs PLUGIN.
+exec_kubeconfig() {
+  local server ca
+  server=$(kubectl config view --minify --flatten -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$(kubectl config view --minify --flatten -o jsonpath='{.clusters[0].cluster.certificate-authority-data}')
+  cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "$server", certificate-authority-data: "$ca"}
+users:
+- name: plugin-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: $2
+      args: [--audience, allot]
+      env: [{name: EXEC_TEST_DIR, value: "$EXEC_DIR"}]
+      interactiveMode: Never
+      provideClusterInfo: true
+      installHint: "$EXEC_HINT"
+contexts:
+- {name: c, context: {cluster: c, user: plugin-user}}
+current-context: c
+EOF
+}
+
+# exec_plugin NAME < BODY: an executable shell script EXEC_DIR/NAME.
+exec_plugin() {
+  { echo '#!/bin/sh'; cat; } >"$EXEC_DIR/$1" && chmod +x "$EXEC_DIR/$1"
+}
+
+exec_setup() {
+  mkdir -p "$EXEC_DIR" || return 1
+  # A ServiceAccount that may read what `pools` reads: the pools and the NADs.
+  kubectl create serviceaccount "$EXEC_SA" -n "$POOLNS" >/dev/null || return 1
+  on_exit "kubectl delete clusterrole,clusterrolebinding $EXEC_SA --ignore-not-found >/dev/null 2>&1"
+  kubectl create clusterrole "$EXEC_SA" --verb=get,list \
+    --resource=ippools.whereabouts.cni.cncf.io,nodeslicepools.whereabouts.cni.cncf.io,network-attachment-definitions.k8s.cni.cncf.io >/dev/null || return 1
+  kubectl create clusterrolebinding "$EXEC_SA" --clusterrole="$EXEC_SA" \
+    --serviceaccount="$POOLNS:$EXEC_SA" >/dev/null || return 1
+  kubectl create token "$EXEC_SA" -n "$POOLNS" --duration=1h >"$EXEC_DIR/token" || return 1
+  # Each run appends its args to `runs` and keeps KUBERNETES_EXEC_INFO, then prints the
+  # ExecCredential, as aws eks get-token or gke-gcloud-auth-plugin do.
+  exec_plugin token.sh <<'EOF' || return 1
+echo "$*" >>"$EXEC_TEST_DIR/runs"
+printf %s "$KUBERNETES_EXEC_INFO" >"$EXEC_TEST_DIR/info"
+jq -n --rawfile t "$EXEC_TEST_DIR/token" --arg e "$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)" \
+  '{apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential",
+    status: {token: ($t | rtrimstr("\n")), expirationTimestamp: $e}}'
+EOF
+  # The admin's client certificate and key, as a plugin of a cluster with certificates does.
+  exec_plugin cert.sh <<EOF || return 1
+jq -n --rawfile c "$KUBE_CERT" --rawfile k "$KUBE_KEY" \
+  '{apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential",
+    status: {clientCertificateData: \$c, clientKeyData: \$k}}'
+EOF
+  exec_plugin fail.sh <<'EOF'
+echo "allot-login: no session; run allot-login auth first" >&2
+exit 1
+EOF
+}
+
+t_exec_token() {
+  local kc=$EXEC_DIR/token.kubeconfig mark server
+  exec_kubeconfig "$kc" "$EXEC_DIR/token.sh"
+  mark=$(audit_mark)
+  expect_eq "pools rc" "$(rc_of "$CLI" --kubeconfig "$kc" --pool-namespace "$POOLNS" pools -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "pools" "[.pools[] | select(.name == \"$POOL\")] | length == 1" || return 1
+  # One run for all the command's requests, with the kubeconfig's args and the cluster asked for.
+  expect_eq "runs" "$(cat "$EXEC_DIR/runs")" "--audience allot" || return 1
+  server=$(kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  jq -e --arg s "$server" '.apiVersion == "client.authentication.k8s.io/v1" and .spec.interactive == false
+    and .spec.cluster.server == $s and (.spec.cluster["certificate-authority-data"] | length > 0)' \
+    "$EXEC_DIR/info" >/dev/null || { echo "KUBERNETES_EXEC_INFO:"; cat "$EXEC_DIR/info"; return 1; }
+  # The API server saw the ServiceAccount, not the admin.
+  audit_settle
+  (( $(audit_since "$mark" ".user.username == \"system:serviceaccount:$POOLNS:$EXEC_SA\" and .objectRef.resource == \"ippools\"") > 0 )) ||
+    { echo "no IPPool request as the ServiceAccount"; return 1; }
+  # Through kubectl itself, as an operator runs it.
+  PATH=$WORK/bin:$PATH KUBECONFIG=$kc kubectl allot --pool-namespace "$POOLNS" pools >"$WORK/out" 2>"$WORK/err" || { cat "$WORK/err"; return 1; }
+  grep -q "^$POOL " "$WORK/out" || { cat "$WORK/out"; return 1; }
+}
+
+t_exec_cert() {
+  local kc=$EXEC_DIR/cert.kubeconfig
+  exec_kubeconfig "$kc" "$EXEC_DIR/cert.sh"
+  expect_eq "pools rc" "$(rc_of "$CLI" --kubeconfig "$kc" --pool-namespace "$POOLNS" pools -o json)" 0 || { cat "$WORK/err"; return 1; }
+  expect_json "pools" "[.pools[] | select(.name == \"$POOL\")] | length == 1" || return 1
+}
+
+t_exec_fails() {
+  local kc=$EXEC_DIR/fail.kubeconfig
+  exec_kubeconfig "$kc" "$EXEC_DIR/fail.sh"
+  expect_eq "failing plugin rc" "$(rc_of "$CLI" --kubeconfig "$kc" --pool-namespace "$POOLNS" pools)" 3 || return 1
+  grep -qF "exec plugin \"$EXEC_DIR/fail.sh\" exited with status 1" "$WORK/err" || { cat "$WORK/err"; return 1; }
+  grep -qF "its stderr ended: allot-login: no session; run allot-login auth first" "$WORK/err" || { cat "$WORK/err"; return 1; }
+  grep -qF "install hint: $EXEC_HINT" "$WORK/err" || { cat "$WORK/err"; return 1; }
+  [[ ! -s "$WORK/out" ]] || { echo "stdout on error:"; cat "$WORK/out"; return 1; }
+  exec_kubeconfig "$kc" allot-login-not-installed
+  expect_eq "missing plugin rc" "$(rc_of "$CLI" --kubeconfig "$kc" --pool-namespace "$POOLNS" pools)" 3 || return 1
+  grep -qF "exec plugin \"allot-login-not-installed\" is not on PATH; install hint: $EXEC_HINT" "$WORK/err" || { cat "$WORK/err"; return 1; }
+}
+
+exec_setup || suite_die "exec credential plugins and their ServiceAccount"
+check "exec credential plugin: pools as the ServiceAccount whose token the plugin hands out" t_exec_token
+check "exec credential plugin: pools with the client certificate the plugin hands out" t_exec_cert
+check "exec credential plugin that fails or is missing: exit 3 naming it, its stderr and installHint" t_exec_fails
+
 # ---------------------------------------------------------------- check --
 
 # BIG pods in BIGNS, one IPPool (a /19) with an entry for each, each entry with its reservation:
