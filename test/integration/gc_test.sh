@@ -643,6 +643,50 @@ t_bad_release_log() {
   expect_eq "annotation kept" "$(kubectl get ippool -n "$POOLNS" "$pool" -o jsonpath='{.metadata.annotations.allot\.cni\.cncf\.io/released}')" "not json"
 }
 
+# leader_only_samples NAME: the samples of NAME's leader-only families (their HELP says
+# "(leader only)", as the metrics table of docs/operations.md does).
+leader_only_samples() {
+  gc_metrics "$1" | awk '$1 == "#" && $2 == "HELP" && /\(leader only\)/ { lo[$3] = 1; next }
+    $1 != "#" { n = $1; sub(/\{.*/, "", n); if (n in lo) print }'
+}
+no_leader_only_samples() { [[ -z "$(leader_only_samples "$1")" ]]; }
+# has_leader_series NAME: NAME exports the leader's gauges of every kind a pass sets.
+has_leader_series() {
+  local s f
+  s=$(leader_only_samples "$1")
+  for f in allot_pool_size allot_pool_used allot_pool_free allot_leak_candidates allot_held_addresses \
+           allot_held_address_oldest_seconds allot_anomalies; do
+    grep -Eq "^${f}[{ ]" <<<"$s" || return 1
+  done
+}
+
+# Leadership moved while the leader lives on (frozen past its Lease, as a long GC pause or a
+# partition would): once it knows it lost the Lease, the former leader exports no leader-only
+# series, not even from the pass it was in, and the new leader exports them.
+t_lost_lead() {
+  [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
+  local other pid
+  other=$([[ "$LEADER" == r1 ]] && echo r2 || echo r1)
+  wait_for 20 has_leader_series "$LEADER" ||
+    { echo "the leader lacks leader-only series:"; leader_only_samples "$LEADER" | cut -d' ' -f1 | sed 's/{.*//' | sort -u | xargs; return 1; }
+  no_leader_only_samples "$other" || { echo "the follower exports:"; leader_only_samples "$other" | head; return 1; }
+  pid=$(gc_pid "$LEADER")
+  kill -STOP "$pid"
+  wait_for 10 is_leader "$other" || { kill -CONT "$pid"; echo "no takeover from a frozen leader"; return 1; }
+  kill -CONT "$pid"
+  wait_for 10 not is_leader "$LEADER" || { echo "$LEADER still says it leads"; return 1; }
+  # A pass the freeze interrupted ends now; it must not publish.
+  local p0
+  p0=$(passes "$other")
+  wait_for 20 passes_reach "$other" $(( p0 + 2 )) || { echo "the new leader's passes stalled"; return 1; }
+  local left
+  left=$(leader_only_samples "$LEADER")
+  [[ -z "$left" ]] || { echo "the former leader $LEADER still exports:"; head -n 20 <<<"$left"; return 1; }
+  wait_for 20 has_leader_series "$other" || { echo "the new leader $other lacks leader-only series"; return 1; }
+  note "former leader $LEADER: no leader-only series; new leader $other: $(leader_only_samples "$other" | wc -l)"
+  LEADER=$other
+}
+
 t_failover() {
   [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
   local other t0 ms
@@ -1043,6 +1087,7 @@ check "a Running pod on a Node NotReady for an hour keeps its address through 10
 check "pool anomalies (duplicate IP, out-of-range offset, orphan or missing reservation) give Events and metrics; reservations repaired" t_anomalies
 check "a pool namespace named only by a NAD's IPAM namespace key: its leak released, its anomaly reported" t_repair_pool_ns
 check "an IPPool's unreadable release log: the plugin says why, the leader logs it once, the annotation is kept" t_bad_release_log
+check "leadership moved from a live leader: the former leader exports no leader-only series, the new one does" t_lost_lead
 check "the leader killed with SIGKILL: the other takes over within the Lease duration (3 s)" t_failover
 check "SIGTERM: the leader releases the Lease and exits 0 at once; the other takes over" t_sigterm
 
