@@ -1,7 +1,7 @@
-#include <charconv>
 #include <map>
 
 #include "cli/cli.h"
+#include "core/duration.h"
 
 namespace allot::cli {
 
@@ -157,22 +157,6 @@ one that does not sweep); "unknown" is an allot-gc older than the version in its
     return help;
 }
 
-Result<std::chrono::milliseconds> parseDuration(const std::string& flag, const std::string& v) {
-    // 30, 30s, 5m, 2h, 500ms
-    size_t end = 0;
-    while (end < v.size() && v[end] >= '0' && v[end] <= '9') ++end;
-    long long n = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + end, n);
-    const std::string unit = v.substr(end);
-    const std::map<std::string, long long> scale = {
-        {"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"h", 3600000}};
-    auto u = scale.find(unit);
-    if (end == 0 || ec != std::errc() || u == scale.end() || n > 100000000)
-        return makeError(Errc::InvalidConfig,
-                         flag + " \"" + v + "\" is not a duration (30s, 5m, 1h)");
-    return std::chrono::milliseconds(n * u->second);
-}
-
 Result<Format> parseFormat(const std::string& v) {
     static const std::map<std::string, Format> formats = {{"table", Format::Table},
                                                           {"wide", Format::Wide},
@@ -205,7 +189,7 @@ Result<void> setFlag(Options& o, const std::string& flag, const std::string& v) 
         if (!f) return f.error();
         o.output = *f;
     } else if (flag == "--leak-grace" || flag == "--request-timeout") {
-        auto d = parseDuration(flag, v);
+        auto d = core::parseDuration(v, flag);
         if (!d) return d.error();
         (flag == "--leak-grace" ? o.leakGrace : o.timeout) = *d;
     } else {

@@ -24,7 +24,8 @@ Result<std::vector<Holding>> findEntries(
                 if (o == core::Owner{} || off > cidr->hostMask()) continue;
                 const core::IpAddress ip = cidr->at(off);
                 if (!want(ip, o)) continue;
-                out.push_back({p.name, p.range, ip, off, o, cluster::networkNamesFor(p, o)});
+                out.push_back(
+                    {p.name, p.range, ip, off, o, core::networkNamesOf(p.name, p.range, o.node)});
             }
             return true;
         },
@@ -42,7 +43,7 @@ Result<std::string> podState(cluster::Cluster& c, const core::Owner& owner,
     if (podOut) *podOut = *pod;
     if (!*pod) return std::string("gone");
     const auto& p = **pod;
-    const core::PodState state{p.uid, p.mirrorOf, p.terminal()};
+    const core::PodState state = cluster::podState(p);
     if (core::classifyLeak(owner, &state) == core::LeakReason::OtherUid)
         return std::string("replaced");
     if (p.terminal()) return std::string("terminal");

@@ -7,6 +7,7 @@
 #include "cli/lookup.h"
 #include "cli/output.h"
 #include "core/anomaly.h"
+#include "core/naming.h"
 #include "k8s/kubeconfig.h"
 
 namespace allot::cli {
@@ -245,7 +246,7 @@ Result<std::string> stillLeaked(Env& env, const ReportedLeak& l, Holding& h, std
         return "now held by container " + e->second.containerId + ", not the report's " +
                l.containerId;
     h = {p->name,  p->range,  cidr->at(l.offset),
-         l.offset, e->second, cluster::networkNamesFor(*p, e->second)};
+         l.offset, e->second, core::networkNamesOf(p->name, p->range, e->second.node)};
     auto s = podState(env.cluster, h.owner);
     if (!s) return s.error();
     state = *s;

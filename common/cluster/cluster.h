@@ -27,11 +27,14 @@ struct PodInfo {
     // A mirror pod's kubernetes.io/config.mirror annotation: its static pod's own UID.
     std::string mirrorOf;
     std::string nodeName;  // spec.nodeName; empty while unscheduled
-    // Set by the repair pass (core::NodeIndex): its Node is gone; NotReady past the grace.
-    bool nodeGone = false, nodeNotReady = false;
     // A pod in a terminal phase never runs again: its addresses are no longer in use.
     bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
 };
+
+// The pod as core's rules see it (core::PodState): the one place a pod becomes one. With
+// `nodes` (a repair pass's), also whether its Node is gone or NotReady past the grace; without
+// (a node agent, the CLI), neither is known and both are false.
+core::PodState podState(const PodInfo& pod, const core::NodeIndex* nodes = nullptr);
 
 // A NetworkAttachmentDefinition as allot reads it.
 struct NadInfo {

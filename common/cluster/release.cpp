@@ -12,33 +12,6 @@ namespace allot::cluster {
 using core::Errc;
 using core::makeError;
 
-std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Owner& owner) {
-    std::vector<std::string> out;
-    auto cidr = core::Cidr::parse(pool.range);
-    if (!cidr) return {""};
-    const std::string suffix = core::normalizeRange(cidr->str());
-    // A slice's part k (node_slice_parts) is named after part 0, its reservations the same.
-    const std::string name = core::slicePartOf(pool.name).first;
-    if (name == suffix) return {""};
-    if (name.size() > suffix.size() + 1 &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-        name[name.size() - suffix.size() - 1] == '-') {
-        std::string prefix = name.substr(0, name.size() - suffix.size() - 1);
-        // Node-slice pools are [network_name-]node-range; the reservation carries only
-        // network_name.
-        if (!owner.node.empty()) {
-            if (prefix == owner.node) out.push_back("");
-            const std::string tail = "-" + owner.node;
-            if (prefix.size() > tail.size() &&
-                prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0)
-                out.push_back(prefix.substr(0, prefix.size() - tail.size()));
-        }
-        out.push_back(prefix);
-        return out;
-    }
-    return {""};
-}
-
 // Through the engine: `select` plans on each read, and each entry it picks is released only
 // while the owner it saw still holds it (core::Intent::ReleaseIfHeld).
 Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
@@ -65,7 +38,7 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
     for (const auto& o : res->outcomes)
         if (o.pick)
             out.push_back(Released{ns, poolName, o.pick->ip, o.pick->offset, o.released,
-                                   networkNamesFor(*seen, o.released)});
+                                   core::networkNamesOf(seen->name, seen->range, o.released.node)});
     return out;
 }
 

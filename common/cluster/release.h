@@ -32,11 +32,6 @@ Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,
                                               const std::string& pool, const Selector& select,
                                               int maxAttempts = 10, bool claimsGone = false);
 
-// The network_name prefixes a reservation of an address in `pool` may carry, derived from the
-// pool's name, which is [network_name-][node-]range (Whereabouts' naming), or that name with
-// -part-<k> (node_slice_parts: every part's reservations are named as part 0's).
-std::vector<std::string> networkNamesFor(const store::Pool& pool, const core::Owner& owner);
-
 // Deletes the OverlappingRangeIPReservation of a released address when it still belongs to
 // the released owner (never another's), guarded by the resourceVersion read. Absent: success.
 Result<void> dropReservation(Cluster& c, const Released& r);

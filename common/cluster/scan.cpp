@@ -1,6 +1,7 @@
 #include "cluster/scan.h"
 
 #include "cluster/release.h"
+#include "core/naming.h"
 #include "store/pool_codec.h"
 
 namespace allot::cluster {
@@ -51,11 +52,7 @@ Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
             ++s.podsListed;
             std::string ref = ns2 + "/" + name;
             if (s.analysis->wantsPod(ref))
-                s.pods.insert_or_assign(
-                    std::move(ref),
-                    core::PodState{std::move(p.uid), std::move(p.mirrorOf), p.terminal(),
-                                   s.nodes.gone(p.nodeName), s.nodes.notReady(p.nodeName),
-                                   std::move(p.nodeName)});
+                s.pods.insert_or_assign(std::move(ref), podState(p, &s.nodes));
             return !stopped(o);
         });
         if (!pr) return context("list pods of " + pns, pr.error());
@@ -88,7 +85,7 @@ core::ReservationEntry reservationEntry(store::Reservation& r) {
 
 core::PoolEntries poolEntries(const store::Pool& p) {
     core::PoolEntries out{p.name, p.range, &p.allocations, {}, [&p](const core::Owner& o) {
-                              return networkNamesFor(p, o);
+                              return core::networkNamesOf(p.name, p.range, o.node);
                           }};
     for (const auto& [key, u] : p.undecoded)
         out.undecoded.push_back(
@@ -121,6 +118,15 @@ Result<void> scan(Cluster& c, const ScanOptions& opts, Scan& out) {
     if (auto r = scanPools(c, opts, out); !r) return r;
     if (stopped(opts)) return core::makeError(Errc::Transient, "pass: stopped");
     return scanPods(c, opts, out);
+}
+
+core::PodState podState(const PodInfo& pod, const core::NodeIndex* nodes) {
+    return {pod.uid,
+            pod.mirrorOf,
+            pod.terminal(),
+            nodes && nodes->gone(pod.nodeName),
+            nodes && nodes->notReady(pod.nodeName),
+            pod.nodeName};
 }
 
 }  // namespace allot::cluster

@@ -71,4 +71,26 @@ Result<IpRange> slicePartRange(const Cidr& slice, int parts, int part) {
         "node slice " + slice.str() + " part " + std::to_string(part));
 }
 
+std::vector<std::string> networkNamesOf(const std::string& pool, const std::string& range,
+                                        const std::string& node) {
+    auto cidr = Cidr::parse(range);
+    if (!cidr) return {""};
+    const std::string suffix = normalizeRange(cidr->str());
+    const std::string name = slicePartOf(pool).first;  // part k is named after part 0
+    const auto endsWith = [](const std::string& s, const std::string& tail) {
+        return s.size() > tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (!endsWith(name, "-" + suffix)) return {""};
+    const std::string prefix = name.substr(0, name.size() - suffix.size() - 1);
+    std::vector<std::string> out;
+    // Node-slice pools are [network_name-]node-range; the reservation carries only network_name.
+    if (!node.empty()) {
+        if (prefix == node) out.push_back("");
+        if (endsWith(prefix, "-" + node))
+            out.push_back(prefix.substr(0, prefix.size() - node.size() - 1));
+    }
+    out.push_back(prefix);
+    return out;
+}
+
 }  // namespace allot::core

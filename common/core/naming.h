@@ -4,6 +4,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/ip.h"
 #include "core/ip_range.h"
@@ -27,6 +28,14 @@ std::string slicePartPoolName(const std::string& slicePool, int part);
 // Every part stands for its slice's pool wherever a pool name is read back: the network name
 // in its reservations' names, the node whose slice it holds.
 std::pair<std::string, int> slicePartOf(const std::string& pool);
+// The other way from poolName: the network_name values a pool's name can stand for, so that
+// the reservations of its addresses can be found by name. `pool` is [network_name-][node-]
+// normalized range (or part k of that, slicePartOf); `range` its spec.range; `node` the node an
+// entry names (a node-slice pool's name holds it). Every reading the name allows is listed,
+// most specific first: "blue-worker-1-10.0.3.0-24" of worker-1 is {"blue", "blue-worker-1"}. A
+// name that is not a pool name of this range, or a range that does not parse, stands for "".
+std::vector<std::string> networkNamesOf(const std::string& pool, const std::string& range,
+                                        const std::string& node);
 // The addresses of part `part` (0-based) of `slice` cut in `parts` (a power of two, at most the
 // slice's address count).
 Result<IpRange> slicePartRange(const Cidr& slice, int parts, int part);

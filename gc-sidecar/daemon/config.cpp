@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <limits>
+#include <type_traits>
+
+#include "core/duration.h"
 
 namespace allot::gc {
 
+using core::durationIn;
 using core::Errc;
 using core::makeError;
 using core::Result;
@@ -29,18 +32,6 @@ Result<int64_t> parseInt(std::string_view text, std::string_view what, int64_t l
         return bad(what, text,
                    "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
     return v;
-}
-
-Result<Millis> durationIn(std::string_view text, std::string_view what, Millis lo, Millis hi) {
-    auto d = parseDuration(text, what);
-    if (!d) return d;
-    auto show = [](Millis m) {
-        if (m.count() % 1000 == 0) return std::to_string(m.count() / 1000) + "s";
-        return std::to_string(m.count()) + "ms";
-    };
-    if (*d < lo || *d > hi)
-        return bad(what, text, "must be between " + show(lo) + " and " + show(hi));
-    return d;
 }
 
 Result<bool> parseBool(std::string_view text, std::string_view what) {
@@ -70,36 +61,76 @@ bool validFileName(std::string_view s) {
 
 using Setter =
     std::function<Result<void>(Config&, const std::string& value, const std::string& what)>;
+// A flag's value in a Config, as --help shows its default; empty: the flag's `unset` words.
+using Show = std::function<std::string(const Config&)>;
+
+// How a flag reads into a Config and shows from one: the default in --help is always
+// show(Config{}), so config.h's initialisers are the only place a default is written.
+struct Binding {
+    Setter set;
+    Show show;
+};
 
 struct Flag {
     const char* name;  // without "--"
     const char* env;   // fallback variable
     const char* arg;   // placeholder in --help
     const char* help;
-    Setter set;
+    Binding bind;
     bool boolean = false;
+    const char* unset = "none";  // the default's words when show(Config{}) is empty
 };
 
-Setter durationSetter(Millis Config::*field, Millis lo, Millis hi) {
-    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+// 60s, 150s, 5m, 2h: seconds up to five minutes, then the largest whole unit.
+std::string showDuration(Millis d) {
+    const auto ms = d.count();
+    if (ms % 3'600'000 == 0 && ms >= 3'600'000) return std::to_string(ms / 3'600'000) + "h";
+    if (ms % 60'000 == 0 && ms >= 300'000) return std::to_string(ms / 60'000) + "m";
+    if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
+    return std::to_string(ms) + "ms";
+}
+
+template <typename T>
+Show showField(T Config::*field) {
+    return [field](const Config& c) {
+        if constexpr (std::is_same_v<T, std::string>)
+            return c.*field;
+        else if constexpr (std::is_same_v<T, bool>)
+            return std::string(c.*field ? "true" : "false");
+        else if constexpr (std::is_same_v<T, Millis>)
+            return showDuration(c.*field);
+        else if constexpr (std::is_same_v<T, int>)
+            return std::to_string(c.*field);
+        else {
+            std::string out;
+            for (const auto& e : c.*field) out += (out.empty() ? "" : ",") + e;
+            return out;
+        }
+    };
+}
+
+Binding durationSetter(Millis Config::*field, Millis lo, Millis hi) {
+    Setter set = [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         auto d = durationIn(v, what, lo, hi);
         if (!d) return d.error();
         c.*field = *d;
         return {};
     };
+    return {set, showField(field)};
 }
 
-Setter intSetter(int Config::*field, int lo, int hi) {
-    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+Binding intSetter(int Config::*field, int lo, int hi) {
+    Setter set = [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         auto n = parseInt(v, what, lo, hi);
         if (!n) return n.error();
         c.*field = static_cast<int>(*n);
         return {};
     };
+    return {set, showField(field)};
 }
 
-Setter stringSetter(std::string Config::*field, bool mustBeName, bool mayBeEmpty) {
-    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+Binding stringSetter(std::string Config::*field, bool mustBeName, bool mayBeEmpty) {
+    Setter set = [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         if (v.empty() && !mayBeEmpty) return bad(what, v, "must not be empty");
         if (mustBeName && !validName(v))
             return bad(what, v,
@@ -107,21 +138,23 @@ Setter stringSetter(std::string Config::*field, bool mustBeName, bool mayBeEmpty
         c.*field = v;
         return {};
     };
+    return {set, showField(field)};
 }
 
-Setter boolSetter(bool Config::*field) {
-    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+Binding boolSetter(bool Config::*field) {
+    Setter set = [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         auto b = parseBool(v, what);
         if (!b) return b.error();
         c.*field = *b;
         return {};
     };
+    return {set, showField(field)};
 }
 
 // A comma-separated LIST flag into `field`, each entry trimmed; with `fileNames`, an empty
 // value is the empty list and each entry must be a plain file name other than "allot".
-Setter listSetter(std::vector<std::string> Config::*field, bool fileNames) {
-    return [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+Binding listSetter(std::vector<std::string> Config::*field, bool fileNames) {
+    Setter set = [=](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         std::vector<std::string> out;
         for (size_t p = 0; p <= v.size() && !(fileNames && v.empty());) {
             size_t e = v.find(',', p);
@@ -138,6 +171,7 @@ Setter listSetter(std::vector<std::string> Config::*field, bool fileNames) {
         c.*field = std::move(out);
         return {};
     };
+    return {set, showField(field)};
 }
 
 Result<void> setListen(Config& c, const std::string& v, const std::string& what) {
@@ -149,8 +183,8 @@ Result<void> setListen(Config& c, const std::string& v, const std::string& what)
 }
 
 // A NAMESPACE/NAME flag into `field`.
-Setter nsNameSetter(std::string Config::*field) {
-    return [field](Config& c, const std::string& v, const std::string& what) -> Result<void> {
+Binding nsNameSetter(std::string Config::*field) {
+    Setter set = [field](Config& c, const std::string& v, const std::string& what) -> Result<void> {
         auto slash = v.find('/');
         if (slash == std::string::npos || slash == 0 || slash + 1 == v.size() ||
             !validName(v.substr(0, slash)) || !validName(v.substr(slash + 1)))
@@ -158,6 +192,7 @@ Setter nsNameSetter(std::string Config::*field) {
         c.*field = v;
         return {};
     };
+    return {set, showField(field)};
 }
 
 // A pod's UID (metadata.uid, a UUID): letters, digits and '-'; compared with install-cni.sh's
@@ -188,46 +223,45 @@ Result<void> setLogFormat(Config& c, const std::string& v, const std::string& wh
 std::vector<Flag> whoseFlags() {
     return {
         {"node-name", "NODE_NAME", "NAME", "this node's name (required): whose pods are watched",
-         stringSetter(&Config::nodeName, true, false)},
+         stringSetter(&Config::nodeName, true, false), false, "none (required)"},
         {"identity", "POD_NAME", "ID",
-         "Lease holder identity, unique per process (the DaemonSet passes the pod's name; "
-         "default: the node name, a process ID and a random suffix)",
-         stringSetter(&Config::identity, false, false)},
-        {"namespace", "ALLOT_GC_NAMESPACE", "NS",
-         "namespace of the IPPools and reservations (default kube-system)",
+         "Lease holder identity, unique per process (the DaemonSet passes the pod's name)",
+         stringSetter(&Config::identity, false, false), false,
+         "the node name, a process ID and a random suffix"},
+        {"namespace", "ALLOT_GC_NAMESPACE", "NS", "namespace of the IPPools and reservations",
          stringSetter(&Config::poolNamespace, true, false)},
-        {"kubeconfig", "KUBECONFIG", "PATH",
-         "kubeconfig to use (default: in-cluster ServiceAccount)",
-         stringSetter(&Config::kubeconfig, false, true)},
+        {"kubeconfig", "KUBECONFIG", "PATH", "kubeconfig to use",
+         stringSetter(&Config::kubeconfig, false, true), false,
+         "none: the in-cluster ServiceAccount"},
         {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
-         "comma-separated IPAM types whose addresses this sidecar reclaims (default "
-         "allot,whereabouts)",
+         "comma-separated IPAM types whose addresses this sidecar reclaims",
          listSetter(&Config::ipamTypes, false)},
         {"cri-socket", "ALLOT_GC_CRI_SOCKET", "PATH",
          "the container runtime's CRI socket: before freeing a deleted pod's address, ask the "
          "runtime (PodSandboxStatus) whether its sandbox is gone; ready or unreachable keeps it "
-         "(default: the first of /run/containerd/containerd.sock and /var/run/crio/crio.sock "
-         "that exists; none: the namespace probe alone decides)",
-         stringSetter(&Config::criSocket, false, false)},
+         "(none: the namespace probe alone decides)",
+         stringSetter(&Config::criSocket, false, false), false,
+         "the first of /run/containerd/containerd.sock and /var/run/crio/crio.sock that "
+         "exists"},
         {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
          "before freeing the address of a deleted pod whose sandbox the runtime does not "
          "say is gone (or with no runtime asked), read the node's network namespaces (needs "
          "CAP_SYS_ADMIN and the host PID namespace) and free it only when none holds it "
-         "(default true; false: such addresses stay held until the kubelet's DEL, the Node's "
-         "deletion or out-of-service taint, or kubectl allot release --force)",
+         "(false: such addresses stay held until the kubelet's DEL, the Node's deletion or "
+         "out-of-service taint, or kubectl allot release --force)",
          boolSetter(&Config::sandboxProbe)},
         {"add-in-flight-bound", "ALLOT_GC_ADD_IN_FLIGHT_BOUND", "DURATION",
          "the longest a runtime's ADD may run after the plugin answers: an address whose ADD "
          "started less than this ago (the plugin's mark in /run/allot/adds) is never freed, and "
-         "an entry another IPAM wrote is kept this long after its pod is known gone (default "
-         "150s: kubelet's 2-minute runtime request timeout and a margin)",
+         "an entry another IPAM wrote is kept this long after its pod is known gone (the "
+         "default is the kubelet's 2-minute runtime request timeout and a margin)",
          durationSetter(&Config::addInFlightBound, std::chrono::milliseconds(100),
                         std::chrono::hours(1))},
         {"node-sweep-interval", "ALLOT_GC_NODE_SWEEP_INTERVAL", "DURATION",
          "time between sweeps of this node's own entries: an entry whose pod is gone is freed "
          "once the namespace probe shows no namespace here holds its address; each sweep also "
          "reports the probe's findings to the leader (a Lease allot-node-<node> in the Lease "
-         "namespace). 0 turns both off (default 60s)",
+         "namespace). 0 turns both off",
          durationSetter(&Config::nodeSweepInterval, std::chrono::milliseconds(0),
                         std::chrono::hours(24))},
     };
@@ -240,26 +274,24 @@ std::vector<Flag> repairFlags() {
     using std::chrono::seconds;
     return {
         {"repair", "ALLOT_GC_REPAIR", "BOOL",
-         "take part in the cluster-wide repair loop's leader election (default true)",
-         boolSetter(&Config::repair), true},
-        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION",
-         "time between repair passes (default 60s)",
+         "take part in the cluster-wide repair loop's leader election", boolSetter(&Config::repair),
+         true},
+        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION", "time between repair passes",
          durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
         {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
-         "a leaked allocation is released only when first seen at least this long ago (default 5m)",
+         "a leaked allocation is released only when first seen at least this long ago",
          durationSetter(&Config::leakGrace, milliseconds(0), hours(24 * 7))},
         {"leak-passes", "ALLOT_GC_LEAK_PASSES", "N",
-         "consecutive passes an allocation must be seen leaked before release (default 3)",
+         "consecutive passes an allocation must be seen leaked before release",
          intSetter(&Config::leakPasses, 1, 100)},
-        {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N",
-         "releases per repair pass at most (default 500)",
+        {"repair-batch", "ALLOT_GC_REPAIR_BATCH", "N", "releases per repair pass at most",
          intSetter(&Config::repairBatch, 1, 100000)},
         {"node-slices", "ALLOT_GC_NODE_SLICES", "BOOL",
          "the leader also runs the node-slice controller: a NodeSlicePool per network whose "
-         "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node (default true)",
+         "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node",
          boolSetter(&Config::nodeSlices)},
         {"slice-interval", "ALLOT_GC_SLICE_INTERVAL", "DURATION",
-         "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again; default 5s)",
+         "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again)",
          durationSetter(&Config::sliceInterval, milliseconds(100), hours(1))},
     };
 }
@@ -270,54 +302,56 @@ std::vector<Flag> serviceFlags() {
     using std::chrono::milliseconds;
     using std::chrono::seconds;
     return {
-        {"listen", "ALLOT_GC_LISTEN", "HOST:PORT",
-         "address of /metrics, /healthz and /readyz (default 127.0.0.1:9847; port 0: off)",
-         setListen},
+        {"listen",
+         "ALLOT_GC_LISTEN",
+         "HOST:PORT",
+         "address of /metrics, /healthz and /readyz (port 0: off)",
+         {setListen,
+          [](const Config& c) { return c.listenHost + ":" + std::to_string(c.listenPort); }}},
         {"journal-dir", "ALLOT_GC_JOURNAL_DIR", "DIR",
-         "the plugin's DEL journal to replay (default /var/lib/allot/journal; empty: off)",
+         "the plugin's DEL journal to replay (empty: off)",
          stringSetter(&Config::journalDir, false, true)},
         {"relay-socket", "ALLOT_GC_RELAY_SOCKET", "PATH",
          "Unix socket where the plugin's pool requests are relayed to the API server over this "
          "process's connection; the plugin looks at /run/allot/api.sock unless its relay_socket "
-         "says otherwise (default: off)",
-         stringSetter(&Config::relaySocket, false, true)},
+         "says otherwise",
+         stringSetter(&Config::relaySocket, false, true), false, "none (off)"},
         {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
-         "time between journal replays (default 30s)",
+         "time between journal replays",
          durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
         {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
-         "kubeconfig written for the plugin from the ServiceAccount token and CA (default: none)",
-         stringSetter(&Config::nodeKubeconfig, false, true)},
+         "kubeconfig written for the plugin from the ServiceAccount token and CA",
+         stringSetter(&Config::nodeKubeconfig, false, true), false, "none (not written)"},
         {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
          "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
-         "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own "
-         "(default: none, allot-gc's token)",
-         nsNameSetter(&Config::pluginServiceAccount)},
+         "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own",
+         nsNameSetter(&Config::pluginServiceAccount), false, "none: allot-gc's own token"},
         {"uninstall-with", "ALLOT_GC_UNINSTALL_WITH", "NAMESPACE/NAME",
          "the DaemonSet that installed allot on this node: when allot-gc stops and it is gone or "
          "being deleted (or allot-gc's identity was deleted with it), allot-gc removes the "
          "plugin from --cni-bin-dir, and allot.conf, nodename and the node kubeconfig; the "
-         "journal, IPPools and reservations stay (default: none, never)",
-         nsNameSetter(&Config::uninstallWith)},
-        {"pod-uid", "POD_UID", "UID",
+         "journal, IPPools and reservations stay",
+         nsNameSetter(&Config::uninstallWith), false, "none (never)"},
+        {"pod-uid",
+         "POD_UID",
+         "UID",
          "this pod's UID (the DaemonSet passes metadata.uid): --uninstall-with removes the "
          "node's files only while install-cni.sh's stamp (installed-by, beside allot.conf) names "
-         "this pod, never a replacement pod's install (default: none, nothing is removed)",
-         setPodUid},
+         "this pod, never a replacement pod's install (without it nothing is removed)",
+         {setPodUid, showField(&Config::podUid)}},
         {"cni-bin-dir", "ALLOT_GC_CNI_BIN_DIR", "DIR",
          "the node's CNI plugin directory as this container sees it, where --uninstall-with "
-         "removes the plugin (default /host/opt/cni/bin)",
+         "removes the plugin",
          stringSetter(&Config::cniBinDir, false, false)},
         {"plugin-aliases", "ALLOT_GC_PLUGIN_ALIASES", "LIST",
          "further names install-cni.sh gave the plugin in --cni-bin-dir (PLUGIN_ALIASES, such as "
-         "whereabouts): --uninstall-with removes each one that is still a copy of the plugin "
-         "(default: none)",
+         "whereabouts): --uninstall-with removes each one that is still a copy of the plugin",
          listSetter(&Config::pluginAliases, true)},
         {"service-account-dir", "ALLOT_GC_SERVICE_ACCOUNT_DIR", "DIR",
-         "where the ServiceAccount token and ca.crt are mounted "
-         "(default /var/run/secrets/kubernetes.io/serviceaccount)",
+         "where the ServiceAccount token and ca.crt are mounted",
          stringSetter(&Config::serviceAccountDir, false, false)},
         {"token-check-interval", "ALLOT_GC_TOKEN_CHECK_INTERVAL", "DURATION",
-         "how often the token is checked for rotation (default 30s)",
+         "how often the token is checked for rotation",
          durationSetter(&Config::tokenCheckInterval, milliseconds(100), hours(1))},
     };
 }
@@ -329,41 +363,43 @@ std::vector<Flag> tuningFlags() {
     using std::chrono::minutes;
     using std::chrono::seconds;
     return {
-        {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME",
-         "Lease electing the repair leader (default allot-gc)",
+        {"lease-name", "ALLOT_GC_LEASE_NAME", "NAME", "Lease electing the repair leader",
          stringSetter(&Config::leaseName, true, false)},
         {"lease-namespace", "ALLOT_GC_LEASE_NAMESPACE", "NS",
-         "namespace of the Lease and of the node reports (default kube-system)",
+         "namespace of the Lease and of the node reports",
          stringSetter(&Config::leaseNamespace, true, false)},
         {"lease-duration", "ALLOT_GC_LEASE_DURATION", "DURATION",
-         "how long a leader's claim lasts without renewal (default 15s)",
+         "how long a leader's claim lasts without renewal",
          durationSetter(&Config::leaseDuration, seconds(1), minutes(10))},
         {"lease-renew-interval", "ALLOT_GC_LEASE_RENEW_INTERVAL", "DURATION",
-         "how often the leader renews and a follower retries (default 5s; below half the duration)",
+         "how often the leader renews and a follower retries (at most half the duration)",
          durationSetter(&Config::leaseRenewInterval, milliseconds(100), minutes(5))},
         {"watch-timeout", "ALLOT_GC_WATCH_TIMEOUT", "DURATION",
-         "the API server ends each pod watch after this long; it is resumed (default 5m)",
+         "the API server ends each pod watch after this long; it is resumed",
          durationSetter(&Config::watchTimeout, seconds(1), hours(1))},
         {"health-threshold", "ALLOT_GC_HEALTH_THRESHOLD", "DURATION",
-         "/healthz fails when the watch or the repair loop made no progress for this long (default "
-         "5m)",
+         "/healthz fails when the watch or the repair loop made no progress for this long",
          durationSetter(&Config::healthThreshold, seconds(1), hours(24))},
         {"api-parallelism", "ALLOT_GC_API_PARALLELISM", "N",
-         "concurrent API requests when releasing a batch (default 4)",
+         "concurrent API requests when releasing a batch",
          intSetter(&Config::apiParallelism, 1, 32)},
-        {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION",
-         "timeout of one API request (default 10s)",
+        {"request-timeout", "ALLOT_GC_REQUEST_TIMEOUT", "DURATION", "timeout of one API request",
          durationSetter(&Config::requestTimeout, milliseconds(100), minutes(5))},
         {"release-retries", "ALLOT_GC_RELEASE_RETRIES", "N",
-         "attempts at a failing release before a ReleaseFailed Event (default 8)",
+         "attempts at a failing release before a ReleaseFailed Event",
          intSetter(&Config::releaseRetries, 1, 100)},
-        {"log-level", "ALLOT_GC_LOG_LEVEL", "LEVEL", "debug, info, warn or error (default info)",
-         setLogLevel},
-        {"log-format", "ALLOT_GC_LOG_FORMAT", "FORMAT",
-         "text (default): one line \"<time> <level> <message> key=value...\"; json: one object "
+        {"log-level",
+         "ALLOT_GC_LOG_LEVEL",
+         "LEVEL",
+         "debug, info, warn or error",
+         {setLogLevel, showField(&Config::logLevel)}},
+        {"log-format",
+         "ALLOT_GC_LOG_FORMAT",
+         "FORMAT",
+         "text: one line \"<time> <level> <message> key=value...\"; json: one object "
          "per line with time, level, msg, and pool, network, pod, container, ip when the line "
          "concerns them (absent otherwise)",
-         setLogFormat},
+         {setLogFormat, showField(&Config::logFormat)}},
     };
 }
 
@@ -379,44 +415,6 @@ const std::vector<Flag>& flags() {
 }
 
 }  // namespace
-
-Result<Millis> parseDuration(std::string_view text, std::string_view what) {
-    if (text == "0") return Millis(0);
-    if (text.empty()) return bad(what, text, "is not a duration (use e.g. 100ms, 30s, 5m, 1h)");
-    const int64_t cap = std::numeric_limits<int64_t>::max() / 4;
-    int64_t totalMs = 0;
-    size_t i = 0;
-    while (i < text.size()) {
-        size_t start = i;
-        int64_t n = 0;
-        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-            if (i - start >= 12) return bad(what, text, "is too large");
-            n = n * 10 + (text[i] - '0');
-            ++i;
-        }
-        if (i == start) return bad(what, text, "is not a duration (use e.g. 100ms, 30s, 5m, 1h)");
-        size_t ustart = i;
-        while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-        std::string_view unit = text.substr(ustart, i - ustart);
-        int64_t scale = 0;
-        if (unit == "ms")
-            scale = 1;
-        else if (unit == "s")
-            scale = 1000;
-        else if (unit == "m")
-            scale = 60'000;
-        else if (unit == "h")
-            scale = 3'600'000;
-        else if (unit.empty())
-            return bad(what, text, "needs a unit (ms, s, m or h)");
-        else
-            return bad(what, text,
-                       "has an unknown unit \"" + std::string(unit) + "\" (use ms, s, m or h)");
-        if (n > cap / scale || totalMs > cap - n * scale) return bad(what, text, "is too large");
-        totalMs += n * scale;
-    }
-    return Millis(totalMs);
-}
 
 Result<std::pair<std::string, int>> parseListen(std::string_view text, std::string_view what) {
     std::string host;
@@ -471,7 +469,7 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
                 value = args[++i];
             }
         }
-        if (auto r = it->set(c, value, "--" + name); !r) return r.error();
+        if (auto r = it->bind.set(c, value, "--" + name); !r) return r.error();
         seen[static_cast<size_t>(it - table.begin())] = true;
     }
     for (size_t i = 0; i < table.size(); ++i) {
@@ -482,7 +480,7 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
         if (v->empty() && std::string_view(table[i].name) != "journal-dir" &&
             std::string_view(table[i].name) != "relay-socket")
             continue;
-        if (auto r = table[i].set(c, *v, std::string(table[i].env)); !r) return r.error();
+        if (auto r = table[i].bind.set(c, *v, std::string(table[i].env)); !r) return r.error();
     }
     if (c.nodeName.empty())
         return makeError(Errc::InvalidConfig,
@@ -510,11 +508,14 @@ std::string usage() {
         "Usage: allot-gc [--flag=value | --flag value]...\n"
         "Each flag falls back to the environment variable shown; a flag wins.\n"
         "Durations: 100ms, 30s, 5m, 1h, 1m30s. Exit status 2 on a bad flag.\n\n";
+    const Config defaults;
     for (const auto& f : flags()) {
         std::string left = std::string("  --") + f.name + "=" + f.arg;
         s += left;
         s += std::string(left.size() < 36 ? 36 - left.size() : 1, ' ');
-        s += "[$" + std::string(f.env) + "]\n      " + f.help + "\n";
+        const std::string shown = f.bind.show(defaults);
+        s += "[$" + std::string(f.env) + "] (default " + (shown.empty() ? f.unset : shown) +
+             ")\n      " + f.help + "\n";
     }
     s += "  --version                         the version and the git revision it was built from\n";
     s += "  --help                            this text\n";

@@ -82,9 +82,6 @@ core::Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const G
 // The --help text: every flag, its variable and default.
 std::string usage();
 
-// "100ms", "30s", "5m", "1h", "1m30s"; "0" alone is zero. Errors name `what`.
-core::Result<Millis> parseDuration(std::string_view text, std::string_view what);
-
 // "host:port", "[v6]:port" or ":port" (all interfaces).
 core::Result<std::pair<std::string, int>> parseListen(std::string_view text, std::string_view what);
 

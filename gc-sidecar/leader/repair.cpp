@@ -362,15 +362,7 @@ Result<std::vector<core::u128>> RepairLoop::stillLeaked(
         auto podNow = cl.getPod(ref.substr(0, ref.find('/')), ref.substr(ref.find('/') + 1));
         if (!podNow) return podNow.error();
         std::optional<core::PodState> state;
-        if (*podNow) {
-            const PodInfo& pi = **podNow;
-            state = core::PodState{pi.uid,
-                                   pi.mirrorOf,
-                                   pi.terminal(),
-                                   nodes.gone(pi.nodeName),
-                                   nodes.notReady(pi.nodeName),
-                                   pi.nodeName};
-        }
+        if (*podNow) state = cluster::podState(**podNow, &nodes);
         core::LeakCandidate fresh = cand;
         fresh.reason = core::classifyLeak(cand.owner, state ? &*state : nullptr);
         if (fresh.reason == LeakReason::None) continue;

@@ -32,8 +32,7 @@ const char* leakReasonName(LeakReason r) {
 
 LeakReason classifyLeak(const core::Owner& e, const PodInfo* pod) {
     if (!pod) return core::classifyLeak(e, nullptr);
-    const core::PodState state{pod->uid,      pod->mirrorOf,     pod->terminal(),
-                               pod->nodeGone, pod->nodeNotReady, pod->nodeName};
+    const core::PodState state = cluster::podState(*pod);
     return core::classifyLeak(e, &state);
 }
 

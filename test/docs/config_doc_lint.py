@@ -8,7 +8,8 @@ allot-gc's flags, its second) lists keys. Each table is compared with what the c
   outside      the string literals common/cni/net_config.cpp reads (each part of a dotted key)
   flat-paths   defaultFlatFiles() in common/cni/net_config.cpp
   flat-admin   the keys plugin/node_paths.cpp reads from the admin's flat file
-  gc-flags     `allot-gc --help`: every --flag and its [$VARIABLE]
+  gc-flags     `allot-gc --help`: every --flag, its [$VARIABLE] and its (default X), which the
+               Default column says verbatim (code spans unwrapped)
   gc-env       the variables gc-sidecar/ reads with getenv
   ds-env       the env entries of deploy/daemonset.yaml
   install-env  the ${VARIABLE} settings of deploy/install-cni.sh
@@ -114,10 +115,20 @@ def gc_flags(binary):
         out = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=30)
     except OSError as e:
         sys.exit(f"config-doc: cannot run {binary}: {e}")
-    pairs = re.findall(r"^\s+--([a-z0-9-]+)=\S+\s+\[\$([A-Z0-9_]+)\]", out.stdout, re.M)
-    if not pairs:
+    found = re.findall(r"^\s+--([a-z0-9-]+)=\S+\s+\[\$([A-Z0-9_]+)\] \(default (.*)\)$",
+                       out.stdout, re.M)
+    if not found:
         sys.exit(f"config-doc: no flags in `{binary} --help`:\n{out.stdout}{out.stderr}")
-    return {"--" + f: e for f, e in pairs}
+    return {"--" + f: e for f, e, _ in found}, {"--" + f: d for f, _, d in found}
+
+
+def check_defaults(lint, help_defaults, rows):
+    """The table's Default column says what `allot-gc --help` says (code spans unwrapped)."""
+    for r in rows:
+        flag = column([r], 0)[0]
+        if flag in help_defaults and len(r) > 3 and r[3].replace("`", "") != help_defaults[flag]:
+            lint.failures.append(f"{DOC}: {flag}'s default is \"{help_defaults[flag]}\" "
+                                 f"(allot-gc --help), the document says \"{r[3]}\"")
 
 
 def getenv_names(paths):
@@ -207,9 +218,10 @@ def main():
               column(t["flat-paths"], 0))
     lint.same("flat-file key", "flat-admin", flat_admin_keys(root), "plugin/node_paths.cpp",
               column(t["flat-admin"], 0))
-    flags = gc_flags(a.allot_gc)
+    flags, defaults = gc_flags(a.allot_gc)
     doc_flags = dict(zip(column(t["gc-flags"], 0), column(t["gc-flags"], 1)))
     lint.same("allot-gc flag", "gc-flags", flags, "`allot-gc --help`", doc_flags)
+    check_defaults(lint, defaults, t["gc-flags"])
     for f in sorted(set(flags) & set(doc_flags)):
         if flags[f] != doc_flags[f]:
             lint.failures.append(f"{DOC}: {f} reads ${flags[f]} (allot-gc --help), the "

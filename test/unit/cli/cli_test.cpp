@@ -136,6 +136,10 @@ TEST_CASE("kubectl-allot reads global flags before and after the command and ref
     auto g = cli::parseArgs({"check", "--leak-grace", "2m"});
     REQUIRE(g.ok());
     CHECK(g->leakGrace == std::chrono::minutes(2));
+    // allot-gc's grammar (core/duration.h): compounds, and a unit is required.
+    CHECK(cli::parseArgs({"check", "--leak-grace", "1m30s"})->leakGrace ==
+          std::chrono::seconds(90));
+    CHECK(!cli::parseArgs({"check", "--leak-grace", "30"}).ok());
     auto h = cli::parseArgs({"release", "--help"});
     REQUIRE(h.ok());
     CHECK(h->help);

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 using namespace allot::core;
 
 static Cidr cidr(const char* s) {
@@ -65,4 +69,41 @@ TEST_CASE("a part's pool name reads back as its slice's own pool and its part nu
     for (const char* name : {"blue-node-a-10.5.1.0-24", "blue-node-a-10.5.1.0-24-part-0",
                              "x-part-16", "x-part-03", "x-part-", "x-part-1a", "-part-1"})
         CHECK(slicePartOf(name) == std::pair<std::string, int>{name, 0});
+}
+
+TEST_CASE("a pool name gives back its network names: network_name and node-slice prefixes") {
+    CHECK(networkNamesOf("10.0.0.0-24", "10.0.0.0/24", "worker-1") == std::vector<std::string>{""});
+    CHECK(networkNamesOf("blue-10.0.0.0-24", "10.0.0.0/24", "worker-1") ==
+          std::vector<std::string>{"blue"});
+    CHECK(networkNamesOf("blue-worker-1-10.0.3.0-24", "10.0.3.0/24", "worker-1") ==
+          std::vector<std::string>{"blue", "blue-worker-1"});
+    CHECK(networkNamesOf("worker-1-10.0.3.0-24", "10.0.3.0/24", "worker-1") ==
+          std::vector<std::string>{"", "worker-1"});
+    CHECK(networkNamesOf("odd", "10.0.0.0/24", "worker-1") == std::vector<std::string>{""});
+    CHECK(networkNamesOf("blue-10.0.0.0-24", "not a range", "") == std::vector<std::string>{""});
+}
+
+TEST_CASE("a slice part's network names are part 0's") {
+    for (int k = 0; k < 16; ++k) {
+        const std::string part = slicePartPoolName("blue-worker-1-10.0.3.0-24", k);
+        CHECK(networkNamesOf(part, "10.0.3.0/24", "worker-1") ==
+              std::vector<std::string>{"blue", "blue-worker-1"});
+    }
+    CHECK(networkNamesOf("worker-1-10.0.3.0-24-part-2", "10.0.3.0/24", "worker-1") ==
+          std::vector<std::string>{"", "worker-1"});
+}
+
+TEST_CASE("poolName and networkNamesOf round-trip: the network name is always among the readings") {
+    for (const char* range : {"10.0.0.0/24", "fd00:10::/64", "10.64.3.0/24"})
+        for (const char* net : {"", "blue", "blue-net", "worker-1"})
+            for (const char* node : {"", "worker-1", "node-a.example"}) {
+                auto cidr = Cidr::parse(range);
+                REQUIRE(cidr.ok());
+                const std::string pool = poolName(*cidr, net, node);
+                const auto names = networkNamesOf(pool, range, node);
+                CHECK_MESSAGE(std::find(names.begin(), names.end(), net) != names.end(),
+                              pool << " of node '" << node << "' lost network '" << net << "'");
+                for (int k = 1; k < 4; ++k)
+                    CHECK(networkNamesOf(slicePartPoolName(pool, k), range, node) == names);
+            }
 }

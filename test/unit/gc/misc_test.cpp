@@ -105,32 +105,6 @@ TEST_CASE("Events name the object, the reason and the message, as core/v1 Events
     CHECK(v.find("firstTimestamp")->asString() == "1970-01-01T01:00:00Z");
 }
 
-TEST_CASE(
-    "reservation names are derived from the pool name: network_name and node-slice prefixes") {
-    core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};
-    CHECK(cluster::networkNamesFor({"10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
-          std::vector<std::string>{""});
-    CHECK(cluster::networkNamesFor({"blue-10.0.0.0-24", "10.0.0.0/24", {}, {}, {}}, o) ==
-          std::vector<std::string>{"blue"});
-    CHECK(cluster::networkNamesFor({"blue-worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
-          std::vector<std::string>{"blue", "blue-worker-1"});
-    CHECK(cluster::networkNamesFor({"worker-1-10.0.3.0-24", "10.0.3.0/24", {}, {}, {}}, o) ==
-          std::vector<std::string>{"", "worker-1"});
-    CHECK(cluster::networkNamesFor({"odd", "10.0.0.0/24", {}, {}, {}}, o) ==
-          std::vector<std::string>{""});
-}
-
-TEST_CASE("a slice part's reservations are named as part 0's: the same network name") {
-    core::Owner o{"c", "ns/p", "net1", "worker-1", "u", ""};
-    for (int k = 0; k < 16; ++k) {
-        const std::string part = core::slicePartPoolName("blue-worker-1-10.0.3.0-24", k);
-        CHECK(cluster::networkNamesFor({part, "10.0.3.0/24", {}, {}, {}}, o) ==
-              std::vector<std::string>{"blue", "blue-worker-1"});
-    }
-    CHECK(cluster::networkNamesFor({"worker-1-10.0.3.0-24-part-2", "10.0.3.0/24", {}, {}, {}}, o) ==
-          std::vector<std::string>{"", "worker-1"});
-}
-
 TEST_CASE("a release in a slice part drops the address's reservation, named as part 0's") {
     test::FakeCluster c;
     const core::Owner o{"c5", "ns/p", "net1", "worker-1", "u", "blue"};

@@ -29,22 +29,6 @@ bool has(const std::string& s, const std::string& sub) {
 
 }  // namespace
 
-TEST_CASE(
-    "durations take ms, s, m, h and combinations; anything else is an error naming the flag") {
-    CHECK(*gc::parseDuration("100ms", "x") == Millis(100));
-    CHECK(*gc::parseDuration("30s", "x") == Millis(30'000));
-    CHECK(*gc::parseDuration("5m", "x") == Millis(300'000));
-    CHECK(*gc::parseDuration("1h", "x") == Millis(3'600'000));
-    CHECK(*gc::parseDuration("1m30s", "x") == Millis(90'000));
-    CHECK(*gc::parseDuration("0", "x") == Millis(0));
-    for (const char* bad : {"", "5", "5x", "-1s", "1.5s", "s", "ms5", " 5s", "99999999999999h"}) {
-        auto d = gc::parseDuration(bad, "--leak-grace");
-        REQUIRE_FALSE(d.ok());
-        CHECK(d.code() == core::Errc::InvalidConfig);
-        CHECK(has(d.error().message, "--leak-grace"));
-    }
-}
-
 TEST_CASE("defaults apply when only the node name is given") {
     auto p = parse({"--node-name=n1"});
     REQUIRE(p.ok());
@@ -186,6 +170,37 @@ TEST_CASE("--help wins and the usage documents every flag with its variable") {
                           "--lease-namespace", "--watch-timeout", "--health-threshold"})
         CHECK_MESSAGE(has(u, f), f);
     (void)p;
+}
+
+TEST_CASE("--help's defaults are the Config's own: each flag shows what Config{} holds") {
+    const std::string u = gc::usage();
+    // One line per flag: "  --NAME=ARG  [$ENV] (default X)".
+    auto defaultOf = [&](const std::string& flag) {
+        auto at = u.find("  --" + flag + "=");
+        REQUIRE_MESSAGE(at != std::string::npos, flag);
+        auto open = u.find("(default ", at);
+        auto close = u.find(")\n", open);
+        return u.substr(open + 9, close - open - 9);
+    };
+    const gc::Config c;
+    CHECK(defaultOf("leak-grace") == "5m");
+    CHECK(defaultOf("repair-interval") == "60s");
+    CHECK(defaultOf("add-in-flight-bound") == "150s");
+    CHECK(defaultOf("lease-renew-interval") == "5s");
+    CHECK(defaultOf("leak-passes") == std::to_string(c.leakPasses));
+    CHECK(defaultOf("namespace") == c.poolNamespace);
+    CHECK(defaultOf("ipam-types") == "allot,whereabouts");
+    CHECK(defaultOf("listen") == c.listenHost + ":" + std::to_string(c.listenPort));
+    CHECK(defaultOf("sandbox-probe") == "true");
+    CHECK(defaultOf("journal-dir") == c.journalDir);
+    CHECK(defaultOf("relay-socket") == "none (off)");
+    CHECK(defaultOf("node-name") == "none (required)");
+    // No help text repeats a default by hand.
+    size_t n = 0;
+    for (size_t p = u.find("(default"); p != std::string::npos; p = u.find("(default", p + 1)) ++n;
+    size_t flags = 0;
+    for (size_t p = u.find("[$"); p != std::string::npos; p = u.find("[$", p + 1)) ++flags;
+    CHECK(n == flags);
 }
 
 TEST_CASE("--version asks for the version alone: no node name needed, nothing else parsed") {
