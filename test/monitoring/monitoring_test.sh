@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# The monitoring suite: allot-gc's metrics and the alerts in deploy/monitoring/, checked with
-# Prometheus' own promtool (built from its pinned Go module by e2e/build-promtool) and a real
-# kube-apiserver + etcd (e2e/cluster):
+# The monitoring suite: allot-gc's metrics, and the chart's PodMonitor, PrometheusRule and
+# Grafana dashboard (deploy/helm/allot; rendered into deploy/monitoring/), checked with
+# Prometheus' own promtool (built from its pinned Go module by e2e/build-promtool), helm
+# (e2e/build-helm) and a real kube-apiserver + etcd (e2e/cluster):
+#   - with kube-prometheus-stack's selector labels set through the values, `helm template`'s
+#     PodMonitor and PrometheusRule carry them, the PodMonitor keeps allot's labels
+#     (honorLabels), and deploy/monitoring/ is the chart's rendering;
 #   - the PrometheusRule's rules parse (promtool check rules), and every alert fires on its
-#     signal and stays quiet without it (promtool test rules test/monitoring/alerts_test.yaml);
+#     signal and stays quiet without it (promtool test rules test/monitoring/alerts_test.yaml),
+#     the availability alerts included (allot-gc not scraped, down, DaemonSet unavailable);
 #   - a live allot-gc's /metrics, after ADDs through its relay and a repair pass, passes
 #     `promtool check metrics`, and every metric family it serves is documented in
 #     docs/operations.md;
 #   - with a pool filled to 95 % by the real plugin, the alert rules evaluated over that live
-#     scrape fire AllotPoolNearlyFull for that pool.
+#     scrape fire AllotPoolNearlyFull for that pool;
+#   - every PromQL query of the dashboard parses (promtool check rules, each as a recording
+#     rule), and it and the alerts name only metrics the live allot-gc exports (the alerts also
+#     `up` and kube-state-metrics' DaemonSet series).
 # Prints `ok - NAME` / `not ok - NAME` per check, then `monitoring: N passed, N failed`.
 set -uo pipefail
 
@@ -20,19 +28,61 @@ SUITE_NAME=monitoring
 source "$root/test/integration/gc_lib.sh"
 
 PROMTOOL=$("$root/e2e/build-promtool") || suite_die "promtool builds (e2e/build-promtool)"
+HELM=$("$root/e2e/build-helm") || suite_die "helm builds (e2e/build-helm)"
+python3 -c 'import yaml' 2>/dev/null || suite_die "python3 with PyYAML (python3-yaml; scripts/deps)"
 cluster_start || suite_die "cluster starts"
 gc_init || suite_die "binaries and namespaces"
 CHECK_DIR=$WORK
 CHECK_ONLY=${MONITORING_ONLY:-}
 CHECK_TIME=s
 
-# The PrometheusRule's spec is a plain rule file, two spaces in.
+CHART=$root/deploy/helm/allot
+# The chart's kubeVersion refuses helm's default (1.20): the version the suites run.
+KUBE_VERSION=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$root/e2e/k8s/go.mod")
+MCHECK=$root/test/monitoring/monitoring_check.py
+# helm_monitoring OUT [HELM ARGS...]: the chart's monitoring objects, every one enabled.
+helm_monitoring() {
+  local out=$1; shift
+  "$HELM" template allot "$CHART" --namespace kube-system --kube-version "$KUBE_VERSION" --set metrics.podMonitor.enabled=true \
+    --set metrics.prometheusRule.enabled=true --set metrics.dashboard.enabled=true \
+    --show-only templates/podmonitor.yaml --show-only templates/prometheusrule.yaml \
+    --show-only templates/dashboard.yaml "$@" >"$out"
+}
+# The rule file: the chart's PrometheusRule's spec, as helm renders it.
 rules_file() {
-  awk 'f { sub(/^  /, ""); print } /^spec:/ { f = 1 }' "$root/deploy/monitoring/prometheusrule.yaml" >"$1"
+  helm_monitoring "$WORK/helm-monitoring.yaml" || return 1
+  python3 "$MCHECK" rules "$WORK/helm-monitoring.yaml" "$1"
+}
+
+# kube-prometheus-stack selects monitors and rules by its release label; the chart's values put
+# it (and any other) on both, and the PodMonitor keeps allot's namespace label. Off by default;
+# deploy/monitoring/ is the default rendering.
+t_chart() {
+  local out=$WORK/kps.yaml
+  helm_monitoring "$out" --set metrics.podMonitor.labels.release=kube-prometheus-stack \
+    --set metrics.prometheusRule.labels.release=kube-prometheus-stack \
+    --set-string metrics.podMonitor.labels.team=net --set-string metrics.prometheusRule.labels.team=net || return 1
+  local said
+  said=$(python3 "$MCHECK" chart "$out" release=kube-prometheus-stack team=net) || { echo "$said"; return 1; }
+  note "$said"
+  # Nothing monitoring-related without the values (the Operator's CRDs may be absent).
+  "$HELM" template allot "$CHART" --namespace kube-system --kube-version "$KUBE_VERSION" >"$WORK/default.yaml" || return 1
+  ! grep -Eq '^kind: (PodMonitor|PrometheusRule)$|name: allot-dashboard$' "$WORK/default.yaml" ||
+    { echo "monitoring objects rendered with default values"; return 1; }
+  "$HELM" template allot "$CHART" --namespace kube-system --kube-version "$KUBE_VERSION" --set metrics.podMonitor.enabled=true \
+    --set metrics.podMonitor.honorLabels=false --show-only templates/podmonitor.yaml >"$WORK/nohonor.yaml" || return 1
+  grep -q 'honorLabels: false' "$WORK/nohonor.yaml" || { echo "metrics.podMonitor.honorLabels=false not rendered"; return 1; }
+  helm_monitoring "$WORK/default-mon.yaml" || return 1
+  local pair
+  for pair in podmonitor.yaml:PodMonitor prometheusrule.yaml:PrometheusRule dashboard.yaml:ConfigMap; do
+    python3 "$MCHECK" same "$root/deploy/monitoring/${pair%%:*}" "$WORK/default-mon.yaml" "${pair#*:}" || return 1
+  done
+  cmp -s "$CHART/files/dashboard.json" "$root/deploy/monitoring/allot-dashboard.json" ||
+    { echo "deploy/monitoring/allot-dashboard.json is not the chart's: run scripts/render-deploy"; return 1; }
 }
 
 t_rules() {
-  rules_file "$WORK/rules.yaml"
+  rules_file "$WORK/rules.yaml" || return 1
   cp "$root/test/monitoring/alerts_test.yaml" "$WORK/alerts_test.yaml"
   "$PROMTOOL" check rules "$WORK/rules.yaml" || return 1
   "$PROMTOOL" test rules "$WORK/alerts_test.yaml" || return 1
@@ -94,7 +144,7 @@ t_live() {
 # pool filled above, with the summary Prometheus would render.
 t_live_alert() {
   [[ -s "$WORK/metrics.txt" ]] || { echo "no live scrape (the check before failed)"; return 1; }
-  rules_file "$WORK/rules.yaml"
+  rules_file "$WORK/rules.yaml" || return 1
   python3 - "$WORK/metrics.txt" "$POOLNS" "$POOL" >"$WORK/live_test.yaml" <<'EOF' || return 1
 import re, sys
 scrape, ns, pool = sys.argv[1:]
@@ -130,9 +180,25 @@ EOF
   note "AllotPoolNearlyFull fires for $POOLNS/$POOL over the live scrape"
 }
 
+# Every query of the dashboard parses as PromQL, and names only what allot-gc exports (the live
+# scrape of t_live); the alerts too, beside up and kube-state-metrics' DaemonSet series.
+t_dashboard() {
+  [[ -s "$WORK/metrics.txt" ]] || { echo "no live scrape (the check before failed)"; return 1; }
+  local n used
+  n=$(python3 "$MCHECK" queries "$CHART/files/dashboard.json" "$WORK/dashboard_rules.yaml") || { echo "$n"; return 1; }
+  "$PROMTOOL" check rules "$WORK/dashboard_rules.yaml" || return 1
+  used=$(python3 "$MCHECK" names "$WORK/metrics.txt" "$CHART/files/dashboard.json") || { echo "$used"; return 1; }
+  rules_file "$WORK/rules.yaml" || return 1
+  python3 "$MCHECK" names "$WORK/metrics.txt" "$WORK/rules.yaml" up kube_daemonset_status_desired_number_scheduled \
+    kube_daemonset_status_number_ready kube_daemonset_status_number_unavailable >/dev/null || return 1
+  note "$n dashboard queries parse; they name $(wc -w <<<"$used") of allot's metrics: $used"
+}
+
+check "with kube-prometheus-stack's selector labels in the values, the PodMonitor and PrometheusRule carry them; deploy/monitoring/ is the chart's rendering" t_chart
 check "the alert rules parse, and each fires on its signal and stays quiet without it" t_rules
 check "a live allot-gc's /metrics passes promtool check metrics; ADDs counted per network; every family documented" t_live
 check "a pool filled to 95 % by the real plugin fires AllotPoolNearlyFull over the live metrics" t_live_alert
+check "every dashboard query parses, and it and the alerts name only metrics allot-gc exports" t_dashboard
 
 suite_summary
 (( failed == 0 ))
