@@ -24,10 +24,19 @@ struct Target {
     std::string partsRefused = {};
 };
 
+// What a node without a slice (yet) means to the caller: an ADD waits for one (Errc::
+// SliceAwaited, retried), a release skips that range (nothing was allocated from a slice the
+// node never had).
+enum class MissingSlice { Await, Skip };
+
 // One per range, in order; in node-slice mode with node_slice_parts, one per part of each
-// range's slice (part 0 first). In node-slice mode the node's slice comes from the node
-// relay's watched copy unless `fresh` (then from a read of the NodeSlicePool). Transient when
-// the node has no slice yet.
+// range's slice (part 0 first). In node-slice mode the node's slice comes from `store`: the
+// node relay's watched copy unless `fresh` (then a read of the NodeSlicePool in `poolNamespace`).
+// The one resolution for every caller (the engine's verbs, allot-gc's releases).
+core::Result<std::vector<Target>> resolveTargets(
+    store::PoolStore& store, const core::ValidatedConfig& cfg, const std::string& netName,
+    const std::string& node, const std::string& poolNamespace, bool fresh, MissingSlice missing);
+// The engine's: its context's store, node and namespace; a missing slice is awaited.
 core::Result<std::vector<Target>> resolveTargets(Context& ctx, const core::ValidatedConfig& cfg,
                                                  const std::string& netName, bool fresh = false);
 

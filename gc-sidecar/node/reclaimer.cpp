@@ -10,6 +10,7 @@
 #include "cluster/nad.h"
 #include "core/pool_targets.h"
 #include "engine/retry_policy.h"
+#include "engine/targets.h"
 #include "gc-sidecar/node/network_status.h"
 #include "log/log.h"
 #include "version/version.h"
@@ -269,17 +270,13 @@ Result<std::vector<PoolKey>> Reclaimer::targetsOfNad(Cluster& c, const std::stri
         const std::string ns2 =
             cfg.raw.poolNamespace.empty() ? opts_.poolNamespace : cfg.raw.poolNamespace;
         poolNamespaces_->learn(ns2);
-        auto sources = core::sliceSources(cfg, n.networkName);
-        if (!sources) continue;  // no ADD ever allocated with it
-        std::vector<std::optional<std::string>> slices(cfg.ranges.size());
-        for (const auto& [i, sliceName] : *sources) {
-            auto slice = c.pools(ns2).nodeSlice(sliceName, opts_.node, true);
-            if (slice)
-                slices[i] = slice->slice;
-            else if (slice.code() != Errc::NotFound)  // no slice here: nothing was allocated
-                return slice.error();
-        }
-        auto targets = core::poolTargets(cfg, n.networkName, opts_.node, slices);
+        if (!core::sliceSources(cfg, n.networkName)) continue;  // no ADD ever allocated with it
+        // A range whose slice this node never had: nothing was allocated from it (Skip).
+        auto targets = engine::resolveTargets(c.pools(ns2), cfg, n.networkName, opts_.node, ns2,
+                                              true, engine::MissingSlice::Skip);
+        const bool unreadable =
+            !targets && (targets.code() == Errc::InvalidConfig || targets.code() == Errc::Invalid);
+        if (!targets && !unreadable) return targets.error();  // the API: try again later
         if (!targets) {
             // Cannot say which pools it uses: the caller scans instead.
             missing = true;
