@@ -14,35 +14,6 @@ namespace allot::gc {
 using core::Errc;
 using core::makeError;
 
-std::string base64Encode(const std::string& in) {
-    static constexpr char kAlphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    out.reserve((in.size() + 2) / 3 * 4);
-    size_t i = 0;
-    for (; i + 2 < in.size(); i += 3) {
-        const uint32_t v = (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) |
-                           uint8_t(in[i + 2]);
-        out += kAlphabet[v >> 18];
-        out += kAlphabet[(v >> 12) & 63];
-        out += kAlphabet[(v >> 6) & 63];
-        out += kAlphabet[v & 63];
-    }
-    if (i + 1 == in.size()) {
-        const uint32_t v = uint32_t(uint8_t(in[i])) << 16;
-        out += kAlphabet[v >> 18];
-        out += kAlphabet[(v >> 12) & 63];
-        out += "==";
-    } else if (i + 2 == in.size()) {
-        const uint32_t v = (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8);
-        out += kAlphabet[v >> 18];
-        out += kAlphabet[(v >> 12) & 63];
-        out += kAlphabet[(v >> 6) & 63];
-        out += '=';
-    }
-    return out;
-}
-
 namespace {
 
 std::string trimmed(std::string s) {
@@ -70,7 +41,7 @@ std::string renderNodeKubeconfig(const std::string& server, const std::string& c
                                  const std::string& token, const std::string& ns) {
     json::Value cluster = json::Value::object();
     cluster.set("server", json::Value::string(server));
-    cluster.set("certificate-authority-data", json::Value::string(base64Encode(caPem)));
+    cluster.set("certificate-authority-data", json::Value::string(k8s::base64Encode(caPem)));
     json::Value user = json::Value::object();
     user.set("token", json::Value::string(token));
     json::Value context = json::Value::object();

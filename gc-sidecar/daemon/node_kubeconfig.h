@@ -20,8 +20,6 @@ namespace allot::gc {
 std::string renderNodeKubeconfig(const std::string& server, const std::string& caPem,
                                  const std::string& token, const std::string& ns);
 
-std::string base64Encode(const std::string& data);
-
 // The `exp` claim (Unix seconds) of a JWT such as a ServiceAccount token; nullopt when the
 // token is not a JWT or has none. Read, not verified: only to say when the plugin's fails.
 std::optional<int64_t> jwtExpiry(const std::string& token);

@@ -35,10 +35,10 @@ TEST_CASE("Kubernetes timestamps round-trip, with and without microseconds") {
 
 TEST_CASE(
     "the node kubeconfig is JSON that the plugin loads: server, CA, token and the pool namespace") {
-    CHECK(gc::base64Encode("") == "");
-    CHECK(gc::base64Encode("f") == "Zg==");
-    CHECK(gc::base64Encode("fo") == "Zm8=");
-    CHECK(gc::base64Encode("foo") == "Zm9v");
+    CHECK(k8s::base64Encode("") == "");
+    CHECK(k8s::base64Encode("f") == "Zg==");
+    CHECK(k8s::base64Encode("fo") == "Zm8=");
+    CHECK(k8s::base64Encode("foo") == "Zm9v");
     const std::string k =
         gc::renderNodeKubeconfig("https://10.96.0.1:443", "PEM", "tok\"en", "kube-system");
     // JSON, read back by the plugin's own loader.
@@ -227,15 +227,15 @@ TEST_CASE("API errors by kind, 429s, relay refusals, journal backlog and token e
 
 TEST_CASE("a token's expiry is its JWT exp claim; anything else has none") {
     // {"alg":"none"} . {"exp":1800000000,"sub":"x"} . (no signature)
-    const std::string payload = gc::base64Encode(R"({"exp":1800000000,"sub":"x"})");
+    const std::string payload = k8s::base64Encode(R"({"exp":1800000000,"sub":"x"})");
     std::string url;
     for (char c : payload)
         if (c != '=') url += c == '+' ? '-' : c == '/' ? '_' : c;
     CHECK(gc::jwtExpiry("eyJhbGciOiJub25lIn0." + url + ".") == 1800000000);
     CHECK_FALSE(gc::jwtExpiry("not-a-jwt"));
-    CHECK_FALSE(gc::jwtExpiry("a." + gc::base64Encode(R"({"sub":"x"})") + ".b"));
+    CHECK_FALSE(gc::jwtExpiry("a." + k8s::base64Encode(R"({"sub":"x"})") + ".b"));
     CHECK_FALSE(gc::jwtExpiry("a.!!!.b"));
-    CHECK_FALSE(gc::jwtExpiry("a." + gc::base64Encode(R"({"exp":"soon"})") + ".b"));
+    CHECK_FALSE(gc::jwtExpiry("a." + k8s::base64Encode(R"({"exp":"soon"})") + ".b"));
 }
 
 TEST_CASE("the IPPool schema probe names each optional entry field the answer dropped") {
