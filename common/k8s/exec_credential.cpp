@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -194,6 +195,21 @@ struct SpawnSetup {
 // Starts the plugin with stdout and stderr on the pipes' write ends and stdin the terminal's
 // (interactive) or /dev/null. Signals as a fresh process has them (allot-gc blocks some). An
 // errno when it cannot start, else 0 and `pid` set.
+// COMMAND exists: a path as it is, a bare name in one of PATH's directories.
+bool runnable(const std::string& command) {
+    if (command.find('/') != std::string::npos) return ::access(command.c_str(), X_OK) == 0;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    for (size_t p = 0; p <= dirs.size();) {
+        size_t e = dirs.find(':', p);
+        if (e == std::string::npos) e = dirs.size();
+        const std::string dir = e == p ? "." : dirs.substr(p, e - p);
+        if (::access((dir + "/" + command).c_str(), X_OK) == 0) return true;
+        p = e + 1;
+    }
+    return false;
+}
+
 int spawnPlugin(const ExecConfig& cfg, bool interactive, int stdinFd, int outFd, int errFd,
                 pid_t& pid) {
     SpawnSetup s;
@@ -213,6 +229,9 @@ int spawnPlugin(const ExecConfig& cfg, bool interactive, int stdinFd, int outFd,
     argStrings.insert(argStrings.end(), cfg.args.begin(), cfg.args.end());
     std::vector<std::string> envStrings = pluginEnv(cfg, interactive);
     std::vector<char*> argv = cStrings(argStrings), envp = cStrings(envStrings);
+    // Looked up first, as kubectl does: under an emulator (qemu-user) a spawn of a missing
+    // program succeeds and its child exits 127, so the spawn's own ENOENT is not enough.
+    if (!runnable(cfg.command)) return ENOENT;
     // posix_spawnp searches this process's PATH, as kubectl does; a path is run as it is.
     return cfg.command.find('/') == std::string::npos
                ? posix_spawnp(&pid, cfg.command.c_str(), &s.actions, &s.attr, argv.data(),
