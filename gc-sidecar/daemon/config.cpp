@@ -77,7 +77,6 @@ struct Flag {
     const char* arg;   // placeholder in --help
     const char* help;
     Binding bind;
-    bool boolean = false;
     const char* unset = "none";  // the default's words when show(Config{}) is empty
 };
 
@@ -206,6 +205,12 @@ Result<void> setPodUid(Config& c, const std::string& v, const std::string& what)
     return {};
 }
 
+Result<void> setRole(Config& c, const std::string& v, const std::string& what) {
+    if (v != "agent" && v != "controller") return bad(what, v, "must be agent or controller");
+    c.role = v == "agent" ? Role::Agent : Role::Controller;
+    return {};
+}
+
 Result<void> setLogLevel(Config& c, const std::string& v, const std::string& what) {
     if (v != "debug" && v != "info" && v != "warn" && v != "error")
         return bad(what, v, "must be debug, info, warn or error");
@@ -222,17 +227,29 @@ Result<void> setLogFormat(Config& c, const std::string& v, const std::string& wh
 // Whose addresses this process reclaims, and how it reaches the API server.
 std::vector<Flag> whoseFlags() {
     return {
-        {"node-name", "NODE_NAME", "NAME", "this node's name (required): whose pods are watched",
-         stringSetter(&Config::nodeName, true, false), false, "none (required)"},
+        {"role",
+         "ALLOT_GC_ROLE",
+         "ROLE",
+         "agent: this node's work (the pod watch, releases, the sweep and report, the relay, the "
+         "journal, the plugin's token and files), one per node; controller: the cluster-wide "
+         "work (the repair loop, the node-slice controller, deleted IPAMClaims, the pool "
+         "gauges), a few replicas of which one leads through the Lease",
+         {setRole,
+          [](const Config& c) {
+              return std::string(c.role == Role::Agent ? "agent" : "controller");
+          }}},
+        {"node-name", "NODE_NAME", "NAME",
+         "this node's name (required): an agent's pods are this node's; a controller names "
+         "its Events' source with it",
+         stringSetter(&Config::nodeName, true, false), "none (required)"},
         {"identity", "POD_NAME", "ID",
          "Lease holder identity, unique per process (the DaemonSet passes the pod's name)",
-         stringSetter(&Config::identity, false, false), false,
+         stringSetter(&Config::identity, false, false),
          "the node name, a process ID and a random suffix"},
         {"namespace", "ALLOT_GC_NAMESPACE", "NS", "namespace of the IPPools and reservations",
          stringSetter(&Config::poolNamespace, true, false)},
         {"kubeconfig", "KUBECONFIG", "PATH", "kubeconfig to use",
-         stringSetter(&Config::kubeconfig, false, true), false,
-         "none: the in-cluster ServiceAccount"},
+         stringSetter(&Config::kubeconfig, false, true), "none: the in-cluster ServiceAccount"},
         {"ipam-types", "ALLOT_GC_IPAM_TYPES", "LIST",
          "comma-separated IPAM types whose addresses this sidecar reclaims",
          listSetter(&Config::ipamTypes, false)},
@@ -240,7 +257,7 @@ std::vector<Flag> whoseFlags() {
          "the container runtime's CRI socket: before freeing a deleted pod's address, ask the "
          "runtime (PodSandboxStatus) whether its sandbox is gone; ready or unreachable keeps it "
          "(none: the namespace probe alone decides)",
-         stringSetter(&Config::criSocket, false, false), false,
+         stringSetter(&Config::criSocket, false, false),
          "the first of /run/containerd/containerd.sock and /var/run/crio/crio.sock that "
          "exists"},
         {"sandbox-probe", "ALLOT_GC_SANDBOX_PROBE", "BOOL",
@@ -273,9 +290,6 @@ std::vector<Flag> repairFlags() {
     using std::chrono::milliseconds;
     using std::chrono::seconds;
     return {
-        {"repair", "ALLOT_GC_REPAIR", "BOOL",
-         "take part in the cluster-wide repair loop's leader election", boolSetter(&Config::repair),
-         true},
         {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION", "time between repair passes",
          durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
         {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
@@ -315,23 +329,23 @@ std::vector<Flag> serviceFlags() {
          "Unix socket where the plugin's pool requests are relayed to the API server over this "
          "process's connection; the plugin looks at /run/allot/api.sock unless its relay_socket "
          "says otherwise",
-         stringSetter(&Config::relaySocket, false, true), false, "none (off)"},
+         stringSetter(&Config::relaySocket, false, true), "none (off)"},
         {"journal-interval", "ALLOT_GC_JOURNAL_INTERVAL", "DURATION",
          "time between journal replays",
          durationSetter(&Config::journalInterval, milliseconds(100), hours(24))},
         {"node-kubeconfig", "ALLOT_GC_NODE_KUBECONFIG", "PATH",
          "kubeconfig written for the plugin from the ServiceAccount token and CA",
-         stringSetter(&Config::nodeKubeconfig, false, true), false, "none (not written)"},
+         stringSetter(&Config::nodeKubeconfig, false, true), "none (not written)"},
         {"plugin-service-account", "ALLOT_GC_PLUGIN_SERVICE_ACCOUNT", "NAMESPACE/NAME",
          "the plugin's own ServiceAccount: the node kubeconfig then carries a token requested "
          "for it (TokenRequest, 1 h, renewed at half-life) instead of allot-gc's own",
-         nsNameSetter(&Config::pluginServiceAccount), false, "none: allot-gc's own token"},
+         nsNameSetter(&Config::pluginServiceAccount), "none: allot-gc's own token"},
         {"uninstall-with", "ALLOT_GC_UNINSTALL_WITH", "NAMESPACE/NAME",
          "the DaemonSet that installed allot on this node: when allot-gc stops and it is gone or "
          "being deleted (or allot-gc's identity was deleted with it), allot-gc removes the "
          "plugin from --cni-bin-dir, and allot.conf, nodename and the node kubeconfig; the "
          "journal, IPPools and reservations stay",
-         nsNameSetter(&Config::uninstallWith), false, "none (never)"},
+         nsNameSetter(&Config::uninstallWith), "none (never)"},
         {"pod-uid",
          "POD_UID",
          "UID",
@@ -462,12 +476,8 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
             std::find_if(table.begin(), table.end(), [&](const Flag& f) { return name == f.name; });
         if (it == table.end()) return bad("flag", "--" + name, "is unknown (see --help)");
         if (!hasValue) {
-            if (it->boolean) {
-                value = "true";
-            } else {
-                if (i + 1 >= args.size()) return bad("--" + name, "", "needs a value");
-                value = args[++i];
-            }
+            if (i + 1 >= args.size()) return bad("--" + name, "", "needs a value");
+            value = args[++i];
         }
         if (auto r = it->bind.set(c, value, "--" + name); !r) return r.error();
         seen[static_cast<size_t>(it - table.begin())] = true;
@@ -499,11 +509,13 @@ Result<ParsedArgs> parseArgs(const std::vector<std::string>& args, const GetEnv&
 
 std::string usage() {
     std::string s =
-        "allot-gc: per-node reclamation sidecar of the allot IPAM plugin.\n"
+        "allot-gc: the node agent and the controller of the allot IPAM plugin.\n"
         "\n"
-        "Releases the addresses of this node's deleted pods, replays the plugin's DEL journal,\n"
-        "keeps the plugin's node kubeconfig fresh, and (one leader per cluster) repairs leaked\n"
-        "allocations and reports pool anomalies. Serves /metrics, /healthz and /readyz.\n"
+        "As --role=agent (one per node): releases the addresses of this node's deleted pods,\n"
+        "replays the plugin's DEL journal and keeps the plugin's node kubeconfig fresh.\n"
+        "As --role=controller (a few replicas, one leading): repairs leaked allocations, runs\n"
+        "the node-slice controller and reports pool anomalies. Both serve /metrics, /healthz\n"
+        "and /readyz.\n"
         "\n"
         "Usage: allot-gc [--flag=value | --flag value]...\n"
         "Each flag falls back to the environment variable shown; a flag wins.\n"

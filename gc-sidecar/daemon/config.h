@@ -16,7 +16,15 @@ namespace allot::gc {
 
 using Millis = std::chrono::milliseconds;
 
+// What one allot-gc process does. The node agent (the DaemonSet): its node's pod watch,
+// releases, sweep and report, the relay, the journal, the plugin's token and files. The
+// controller (a Deployment of a few replicas, one leading): the cluster-wide repair loop, the
+// slice controller, the claim collector and the pool gauges. Only controllers are candidates
+// for the Lease; an agent never reads it.
+enum class Role { Agent, Controller };
+
 struct Config {
+    Role role = Role::Agent;
     std::string nodeName;  // required
     std::string identity;  // Lease holder identity; default the node name (+ a unique suffix)
     bool identityDefaulted = false;
@@ -30,7 +38,6 @@ struct Config {
     std::string poolNamespace = "kube-system";
     std::string kubeconfig;  // empty: in-cluster ServiceAccount
     std::vector<std::string> ipamTypes{"allot", "whereabouts"};
-    bool repair = true;
     Millis repairInterval{std::chrono::seconds(60)};
     Millis leakGrace{std::chrono::minutes(5)};
     int leakPasses = 3;

@@ -158,6 +158,8 @@ class Daemon {
 
     bool loadClusterConfig();
     void blockSignals();
+    bool startRole();
+    bool startShared();
     bool startReclaimer();
     bool startRepair();
     bool startSlices();
@@ -251,16 +253,32 @@ std::optional<std::vector<Cluster*>> Daemon::clusters(int n) {
     return out;
 }
 
-// The Event recorder, the release worker and the pod watch that feeds it.
-bool Daemon::startReclaimer() {
+// One code path per role: the agent's node work, or the controller's cluster work.
+bool Daemon::startRole() {
+    if (!startShared()) return false;
+    if (cfg_.role == Role::Controller) return startRepair();
+    return startReclaimer() && bindRelay() && writeNodeKubeconfig();
+}
+
+// What both roles release through: the Event recorder, the IPPool schema's report (once,
+// before any release) and where pools live.
+bool Daemon::startShared() {
     auto eventClient = newClient();
-    auto watchClient = newClient();
-    auto reclaimClusters = clusters(cfg_.apiParallelism);
-    if (!eventClient || !watchClient || !reclaimClusters) return false;
+    auto schemaClient = newClient();
+    if (!eventClient || !schemaClient) return false;
     recorder_ = std::make_unique<EventRecorder>(std::move(*eventClient), cfg_.nodeName,
                                                 cfg_.identity, metrics_, stop_);
-    // Once, before any release: whether the IPPool schema keeps allot's entry fields.
-    reportIPPoolSchema(*watchClient, cfg_.poolNamespace, cfg_.nodeName, metrics_, *recorder_);
+    reportIPPoolSchema(*schemaClient, cfg_.poolNamespace, cfg_.nodeName, metrics_, *recorder_);
+    poolNamespaces_ = std::make_shared<PoolNamespaces>(
+        cfg_.poolNamespace, cfg_.ipamTypes, cni::flatFiles(std::getenv("ALLOT_FLAT_FILES")));
+    return true;
+}
+
+// The agent's release worker and the pod watch that feeds it.
+bool Daemon::startReclaimer() {
+    auto watchClient = newClient();
+    auto reclaimClusters = clusters(cfg_.apiParallelism);
+    if (!watchClient || !reclaimClusters) return false;
     ReclaimerOptions ropts;
     ropts.node = cfg_.nodeName;
     ropts.poolNamespace = cfg_.poolNamespace;
@@ -270,8 +288,6 @@ bool Daemon::startReclaimer() {
     ropts.journalDir = cfg_.journalDir;
     ropts.journalInterval = cfg_.journalInterval;
     ropts.scanLock = &scanLock_;
-    poolNamespaces_ =
-        std::make_shared<PoolNamespaces>(cfg_.poolNamespace, cfg_.ipamTypes, ropts.flatFiles);
     ropts.poolNamespaces = poolNamespaces_;
     if (cfg_.sandboxProbe)
         ropts.probe = []() -> Result<std::set<core::IpAddress>> {
@@ -336,9 +352,8 @@ std::shared_ptr<SandboxRuntime> Daemon::openRuntime() {
     return runtime;
 }
 
-// The repair loop and the Lease that decides whether it runs (only with --repair).
+// The controller's repair loop, and the Lease that decides which replica runs it.
 bool Daemon::startRepair() {
-    if (!cfg_.repair) return true;
     auto repairClusters = clusters(std::min(cfg_.apiParallelism, 2));
     auto leaseClient = newClient();
     if (!repairClusters || !leaseClient) return false;
@@ -365,6 +380,11 @@ bool Daemon::startRepair() {
             if (slices_) slices_->setLeading(leading);
         },
         [this](const core::Error& e) { metrics_.addApiError(core::errcName(e.code)); }, stop_);
+    // A controller is live while it reads the Lease, and ready from its first answer.
+    elector_->onContact([this] {
+        metrics_.watchProgress("Lease reads");
+        metrics_.setReady();
+    });
     return true;
 }
 
@@ -488,12 +508,15 @@ bool Daemon::writeNodeKubeconfig() {
 }
 
 void Daemon::spawnThreads() {
-    logging::logInfo("allot-gc starting on node " + cfg_.nodeName + " (pool namespace " +
-                     cfg_.poolNamespace + ", identity " + cfg_.identity +
-                     (cfg_.repair ? ", repair candidate" : "") + ")");
-    std::thread([this] { watch_->run(); }).detach();
+    logging::logInfo(std::string("allot-gc starting as ") +
+                     (cfg_.role == Role::Agent ? "the node agent" : "a controller") + " on node " +
+                     cfg_.nodeName + " (pool namespace " + cfg_.poolNamespace + ", identity " +
+                     cfg_.identity + ")");
     joiner_.spawn([this] { recorder_->run(); });
-    joiner_.spawn([this] { reclaimer_->run(); });
+    if (reclaimer_) {
+        std::thread([this] { watch_->run(); }).detach();
+        joiner_.spawn([this] { reclaimer_->run(); });
+    }
     if (repair_) {
         joiner_.spawn([this] { repair_->run(); });
         if (slices_) joiner_.spawn([this] { slices_->run(); });
@@ -608,9 +631,7 @@ int runDaemon(const Config& given) {
     tuneMalloc();
     if (!d.loadClusterConfig()) return 2;
     d.blockSignals();
-    if (!d.startReclaimer() || !d.startRepair() || !d.bindHttp() || !d.bindRelay() ||
-        !d.writeNodeKubeconfig())
-        return 2;
+    if (!d.startRole() || !d.bindHttp()) return 2;
     d.spawnThreads();
     d.waitForSignal();
     d.shutdown();

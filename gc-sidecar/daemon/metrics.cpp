@@ -229,9 +229,10 @@ void Metrics::setNodeSlices(std::vector<SliceGauge> slices) {
     std::lock_guard l(m_);
     if (leader_) lead_.slices = std::move(slices);
 }
-void Metrics::watchProgress() {
+void Metrics::watchProgress(const char* source) {
     std::lock_guard l(m_);
     lastWatch_ = Clock::now();
+    progressSource_ = source;
 }
 void Metrics::setReady() {
     ready_ = true;
@@ -246,7 +247,7 @@ std::string Metrics::unhealthyReason(std::chrono::milliseconds threshold,
                "ms";
     };
     if (now - lastWatch_ > threshold)
-        return "pod watch made no progress for " + ms(now - lastWatch_);
+        return std::string(progressSource_) + " made no progress for " + ms(now - lastWatch_);
     if (leader_) {
         // A new leader gets one interval for its first pass.
         const auto since = std::max(lastPass_, leaderSince_);

@@ -95,7 +95,8 @@ class Metrics {
     void addEventDropped();
     void addJournalFailure();
     void setLeader(bool leader);
-    void watchProgress();
+    // The API made progress for SOURCE (the agent's pod watch, the controller's Lease reads).
+    void watchProgress(const char* source = "pod watch");
     void setReady();
 
     bool ready() const { return ready_.load(); }
@@ -140,6 +141,7 @@ class Metrics {
     Clock::time_point lastPass_{};
     Clock::time_point leaderSince_{};
     Clock::time_point lastWatch_{};
+    const char* progressSource_ = "pod watch";
     std::atomic<uint64_t> watchRestarts_{0}, releaseFailures_{0}, eventsDropped_{0},
         journalFailures_{0}, apiThrottled_{0};
     std::atomic<bool> leader_{false}, ready_{false};

@@ -64,6 +64,7 @@ bool LeaderElector::tryAcquireOrRenew() {
     const auto renewDeadline = opts_.duration - opts_.renewInterval;
     client_.setDeadline(leading_ ? lastRenew_ + renewDeadline : now + opts_.renewInterval);
     auto got = client_.get(path);
+    if ((got || got.code() == Errc::NotFound) && onContact_) onContact_();
     if (!got) {
         if (got.code() != Errc::NotFound) {
             if (onApiError_) onApiError_(got.error());

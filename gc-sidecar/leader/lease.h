@@ -65,6 +65,9 @@ class LeaderElector {
     // Campaigns and renews until stopped; then releases the Lease if held.
     void run();
     bool leading() const { return leading_.load(); }
+    // Called after each read of the Lease that the API server answered (found or not): the
+    // controller's health and readiness.
+    void onContact(std::function<void()> f) { onContact_ = std::move(f); }
 
   private:
     bool tryAcquireOrRenew();
@@ -75,6 +78,7 @@ class LeaderElector {
     k8s::Client client_;
     std::function<void(bool)> onChange_;
     std::function<void(const core::Error&)> onApiError_;
+    std::function<void()> onContact_;
     StopSignal& stop_;
     std::atomic<bool> leading_{false};
     std::optional<LeaseRecord> observed_;

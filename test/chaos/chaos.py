@@ -218,6 +218,9 @@ class Chaos:
                              "relay_socket": relay,
                              "deadline_ms": a.deadline_ms, "range": net.range}}).encode()
         self.gcs = {}
+        # One node agent per node, and two controller replicas (one leads), as deployed.
+        self.controllers = ["controller-0", "controller-1"]
+        self.gc_names = list(self.nodes) + self.controllers
         self.gc_lock = threading.Lock()
         self.pool_state = {}         # pool -> {offset: container id}, as last seen
         self.pool_hist = collections.defaultdict(list)  # cid -> [(t, add|del, pool, offset, relist)]
@@ -499,19 +502,25 @@ class Chaos:
             finally:
                 s.close()
 
-    def gc_start(self, node):
+    def gc_start(self, name):
+        """Starts allot-gc NAME: a node's agent (NAME is the node) or a controller replica."""
         a = self.a
         port = self.free_port()
-        logf = open(os.path.join(a.work, "gc-%s.log" % node), "ab")
-        args = [a.gc, "--node-name=" + node, "--kubeconfig=" + os.environ["ALLOT_KUBECONFIG"],
-                "--namespace=" + a.poolns, "--listen=127.0.0.1:%d" % port,
-                "--lease-name=%s-lease" % a.run, "--lease-namespace=kube-system",
-                "--journal-dir=" + os.path.join(a.work, "nodes", node, "journal"),
-                "--relay-socket=" + os.path.join(a.work, "nodes", node, "api.sock"),
-                "--journal-interval=500ms", "--repair-interval=1s", "--node-sweep-interval=2s",
-                "--leak-passes=3",
-                "--leak-grace=%ds" % a.leak_grace_s, "--lease-duration=3s",
-                "--lease-renew-interval=1s", "--request-timeout=5s", "--log-level=info"]
+        logf = open(os.path.join(a.work, "gc-%s.log" % name), "ab")
+        kc = os.environ["ALLOT_CONTROLLER_KUBECONFIG" if name in self.controllers else "ALLOT_KUBECONFIG"]
+        common = [a.gc, "--kubeconfig=" + kc, "--namespace=" + a.poolns, "--listen=127.0.0.1:%d" % port,
+                  "--lease-namespace=kube-system", "--request-timeout=5s", "--log-level=info"]
+        if name in self.controllers:
+            node = self.nodes[self.controllers.index(name) % len(self.nodes)]
+            args = common + ["--role=controller", "--node-name=" + node,
+                             "--lease-name=%s-lease" % a.run, "--repair-interval=1s",
+                             "--leak-passes=3", "--leak-grace=%ds" % a.leak_grace_s,
+                             "--lease-duration=3s", "--lease-renew-interval=1s"]
+        else:
+            args = common + ["--role=agent", "--node-name=" + name,
+                             "--journal-dir=" + os.path.join(a.work, "nodes", name, "journal"),
+                             "--relay-socket=" + os.path.join(a.work, "nodes", name, "api.sock"),
+                             "--journal-interval=500ms", "--node-sweep-interval=2s"]
         logf.write(("=== %s start: %s\n" % (ts(now()), " ".join(args[1:]))).encode())
         logf.flush()
         p = subprocess.Popen(args, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -519,7 +528,7 @@ class Chaos:
         with open(os.path.join(a.work, "gc.pids"), "a") as f:
             f.write("%d\n" % p.pid)
         with self.gc_lock:
-            self.gcs[node] = {"proc": p, "port": port, "expected": False}
+            self.gcs[name] = {"proc": p, "port": port, "expected": False}
         return p
 
     def gc_stop(self, node, sig):
@@ -565,7 +574,7 @@ class Chaos:
 
     def gc_metrics_sum(self):
         tot = collections.Counter()
-        for node in self.nodes:
+        for node in self.gc_names:
             st, body = self.gc_http(node, "/metrics")
             if st != 200:
                 continue
@@ -639,11 +648,11 @@ class Chaos:
                 self.event("etcd: SIGCONT after %.1fs" % (now() - t0))
             elif what == "kill-gc-leader":
                 leader = None
-                for n in self.nodes:
+                for n in self.controllers:
                     st, body = self.gc_http(n, "/metrics")
                     if st == 200 and "\nallot_is_leader 1" in "\n" + body:
                         leader = n
-                node = leader or self.nodes[0]
+                node = leader or self.controllers[0]
                 self.event("allot-gc of %s (%s): SIGKILL" % (node, "repair leader" if leader else "leader unknown"))
                 self.gc_stop(node, signal.SIGKILL)
                 self.fault_counts["gc_kills"] += 1
@@ -656,11 +665,11 @@ class Chaos:
                     self.fault_counts["gc_kills"] += 1
                 restarts.append(self.restart_gc_later(nodes, 5.0))
             elif what == "kill-all-gc":
-                self.event("allot-gc of every node: SIGKILL")
-                for n in self.nodes:
+                self.event("allot-gc of every node and every controller: SIGKILL")
+                for n in self.gc_names:
                     self.gc_stop(n, signal.SIGKILL)
                     self.fault_counts["gc_kills"] += 1
-                restarts.append(self.restart_gc_later(self.nodes, 4.0))
+                restarts.append(self.restart_gc_later(self.gc_names, 4.0))
         for t in restarts:
             t.join()
         self.chaos_done.set()
@@ -862,11 +871,12 @@ class Chaos:
     # ------------------------------------------------------------------- run --
 
     def start_sidecars(self):
-        """One allot-gc per node (waited for, up to 30 s), their monitor and the pool watch."""
-        for n in self.nodes:
+        """An agent per node and the controllers (waited for, up to 30 s), their monitor and the
+        pool watch."""
+        for n in self.gc_names:
             self.gc_start(n)
         deadline = now() + 30
-        while now() < deadline and not all(self.gc_http(n, "/readyz")[0] == 200 for n in self.nodes):
+        while now() < deadline and not all(self.gc_http(n, "/readyz")[0] == 200 for n in self.gc_names):
             time.sleep(0.2)
         monitor = threading.Thread(target=self.gc_monitor, daemon=True)
         monitor.start()
@@ -955,7 +965,7 @@ class Chaos:
         """Stops the pool watch and allot-gc, writes pool-history.jsonl; returns history_checks()."""
         time.sleep(1.0)  # the last changes reach the pool watch
         self.stop_all.set()
-        for n in self.nodes:
+        for n in self.gc_names:
             self.gc_stop(n, signal.SIGTERM)
         hist_violations, leftovers = self.history_checks()
         with open(os.path.join(self.a.work, "pool-history.jsonl"), "w") as f:
@@ -966,9 +976,9 @@ class Chaos:
         return hist_violations, leftovers
 
     def gc_log_anomalies(self):
-        """Counter of the anomaly kinds allot-gc's repair loop logged, over every node's log."""
+        """Counter of the anomaly kinds the controllers' repair loop logged."""
         anomalies = collections.Counter()
-        for n in self.nodes:
+        for n in self.controllers:
             try:
                 with open(os.path.join(self.a.work, "gc-%s.log" % n), errors="replace") as f:
                     for line in f:

@@ -196,15 +196,19 @@ t_claim_add_and_migrate() {
 }
 
 # start_claim_gc NAME FLAGS...: allot-gc for node-a as the allot identity, pools in RUN_NS; sets
-# GC_PORT and GC_LOG; waits for its first sync (/readyz).
+# GC_PORT and GC_LOG (the last one started's) and adds it to GC_PIDS; waits for its first
+# sync (/readyz).
 start_claim_gc() {
   local name=$1; shift
   GC_PORT=$(free_port); GC_LOG=$WORK/gc-$name.log
-  "$GC_BIN" --node-name=node-a --kubeconfig="$ALLOT_KUBECONFIG" --namespace="$RUN_NS" \
+  local kc=$ALLOT_KUBECONFIG
+  [[ " $* " == *" --role=controller "* ]] && kc=$ALLOT_CONTROLLER_KUBECONFIG
+  "$GC_BIN" --node-name=node-a --kubeconfig="$kc" --namespace="$RUN_NS" \
     --listen="127.0.0.1:$GC_PORT" --lease-name="$RUN-lease" --lease-namespace=kube-system \
     --journal-dir= --lease-duration=3s --lease-renew-interval=1s --node-slices=false \
     --log-level=debug "$@" >>"$GC_LOG" 2>&1 &
   GC_PID=$!
+  GC_PIDS+=("$GC_PID")
   on_exit "kill -9 $GC_PID 2>/dev/null; kubectl delete lease -n kube-system '$RUN-lease' >/dev/null 2>&1"
   gc_ready() { [[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$GC_PORT/readyz")" == 200 ]]; }
   wait_for 60 gc_ready || { echo "allot-gc $name not ready"; tail -n 20 "$GC_LOG"; return 1; }
@@ -219,7 +223,7 @@ t_claim_via_relay() {
   n=$(net relay); sock=$(node_dir node-a)/relay.sock
   mkdir -p "$(node_dir node-a)"
   mk_claim vm-r "$n" && mk_pod launcher-r "$(sel "$n" vm-r)" && mk_pod launcher-r2 "$(sel "$n" vm-r)" || return 1
-  start_claim_gc relay --repair=false --relay-socket="$sock" || return 1
+  start_claim_gc relay --role=agent --relay-socket="$sock" || return 1
   copied() { grep -q "listed [0-9]* IPAMClaims" "$GC_LOG"; }
   wait_for 30 copied || { echo "allot-gc never listed the IPAMClaims"; tail -n 20 "$GC_LOG"; return 1; }
   ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"relay_socket\":\"$sock\"}"
@@ -255,7 +259,7 @@ t_claim_deleted_frees() {
   mk_claim vm-g "$n" && mk_pod launcher-g "$(sel "$n" vm-g)" || return 1
   ccni ADD g1 "$n" "$ipam" launcher-g; cni_ok "ADD" || return 1
   kubectl delete pod -n "$RUN_NS" launcher-g --grace-period=0 --force >/dev/null 2>&1
-  start_claim_gc repair --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc repair --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   port=$GC_PORT; log=$GC_LOG
   passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_pass_duration_seconds_count" { print $2 }'; }
   passes_reach() { local p; p=$(passes); (( ${p:-0} >= $1 )); }
@@ -282,7 +286,7 @@ t_claim_deleted_target_runs() {
   ccni ADD t1 "$n" "$ipam" launcher-t; cni_ok "ADD target" || return 1
   kubectl delete pod -n "$RUN_NS" launcher-s --grace-period=0 --force >/dev/null 2>&1
   kubectl delete ipamclaim -n "$RUN_NS" vm-m >/dev/null || return 1
-  start_claim_gc mig --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc mig --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   repair_passes 3 || return 1
   expect_eq "kept while the migration target runs" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-m" || return 1
   kubectl delete pod -n "$RUN_NS" launcher-t --grace-period=0 --force >/dev/null 2>&1
@@ -414,7 +418,9 @@ t_sticky_statefulset() {
   mkdir -p "$(node_dir node-a)"
   set=$(mk_sts web 2) || return 1
   u0=$(mk_member web-0 web "$set") && u1=$(mk_member web-1 web "$set") || return 1
-  start_claim_gc sts --repair-interval=1s --leak-passes=1 --leak-grace=0s --relay-socket="$sock" || return 1
+  # node-a's agent (its relay, its pod watch), then the controller (the passes; GC_PORT).
+  start_claim_gc sts-agent --role=agent --relay-socket="$sock" || return 1
+  start_claim_gc sts --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"sticky_statefulsets\":true,\"relay_socket\":\"$sock\"}"
   mark=$(audit_mark)
   a0=$(sadd s0 "$ipam" web-0 "$u0") || { echo "$a0"; return 1; }
@@ -466,7 +472,7 @@ t_sticky_recreated_and_default() {
   gone_pod db-0
   expect_eq "kept after its DEL" "$(pool_holder "$pool" 1)" d0 || return 1
   kubectl delete statefulset -n "$RUN_NS" db >/dev/null && mk_sts db 1 >/dev/null || return 1
-  start_claim_gc sts2 --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc sts2 --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   freed() { [[ -z "$(pool_holder "$pool" 1)" ]]; }
   wait_for 30 freed || { echo "not freed after the set was re-created"; tail -n 20 "$GC_LOG"; return 1; }
   grep -q "StatefulSet $RUN_NS/db was re-created" "$GC_LOG" || { echo "no release logged"; return 1; }
@@ -498,11 +504,13 @@ GC_BIN=$WORK/allot-gc
 cp "$root/build/gc-sidecar/allot-gc" "$GC_BIN" || suite_die "allot-gc binary present"
 check "IPAMClaim: an address for the claim, in its status; shared by a migration target; kept after both pods" t_claim_add_and_migrate
 # Each allot-gc stops with its check: the later checks' pods and pools are not its business.
+GC_PIDS=()
 with_gc() {
   "$@"
   local rc=$?
-  [[ -n "${GC_PID:-}" ]] && { kill -9 "$GC_PID"; wait "$GC_PID"; } 2>/dev/null
-  GC_PID=
+  local pid
+  for pid in "${GC_PIDS[@]}"; do { kill -9 "$pid"; wait "$pid"; } 2>/dev/null; done
+  GC_PIDS=()
   return $rc
 }
 check "IPAMClaim: allot-gc keeps it without pods over repair passes, frees it when the claim is deleted" with_gc t_claim_deleted_frees

@@ -30,7 +30,8 @@ else
   bad "the README's install changed existing CRDs: $crds_before -> $(crd_versions)"
 fi
 
-for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/optional/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml "$ROOT"/deploy/example-nad.yaml; do
+for f in "$ROOT"/deploy/crds/*.yaml "$ROOT"/deploy/optional/*.yaml "$ROOT"/deploy/rbac.yaml "$ROOT"/deploy/daemonset.yaml \
+         "$ROOT"/deploy/controller.yaml "$ROOT"/deploy/admission.yaml "$ROOT"/deploy/example-nad.yaml; do
   if out=$(kubectl apply --server-side --force-conflicts --field-manager=allot-test -f "$f" 2>&1); then
     ok "server-side apply $(basename "$f")"
   else
@@ -63,7 +64,8 @@ check_ds "both containers' POD_UID comes from the downward API (the install stam
   '([.spec.template.spec.initContainers[0], (.spec.template.spec.containers[] | select(.name == "allot-gc"))] | map(any(.env[]; .name == "POD_UID" and .valueFrom.fieldRef.fieldPath == "metadata.uid")) | all) and (.spec.template.spec.containers[] | select(.name == "allot-gc") | .args | index("--pod-uid=$(POD_UID)") != null)'
 check_ds "allot-gc asks the node's container runtime: the CRI socket's directory mounted read-only" \
   '(.spec.template.spec.containers[] | select(.name == "allot-gc") | any(.env[]; .name == "ALLOT_GC_CRI_SOCKET" and .value == "/run/allot-cri/containerd.sock") and any(.volumeMounts[]; .name == "cri" and .readOnly == true)) and any(.spec.template.spec.volumes[]; .name == "cri" and .hostPath.path == "/run/containerd")'
-check_ds "allot-gc's POD_NAME comes from the downward API (the Lease identity)" \
+check_ds "allot-gc runs as the node agent" '.spec.template.spec.containers[] | select(.name == "allot-gc") | .args | index("--role=agent") != null'
+check_ds "allot-gc's POD_NAME comes from the downward API (its identity)" \
   '.spec.template.spec.containers[] | select(.name == "allot-gc") | .env[] | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath == "metadata.name"'
 check_ds "allot-gc adds only SYS_ADMIN and SYS_PTRACE (the namespace probe) to no capabilities" \
   '.spec.template.spec.containers[] | select(.name == "allot-gc") | .securityContext.capabilities | (.drop == ["ALL"]) and ((.add | sort) == ["SYS_ADMIN", "SYS_PTRACE"])'
@@ -83,18 +85,14 @@ allowed=(
   "create overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "delete overlappingrangeipreservations.whereabouts.cni.cncf.io"
   "list overlappingrangeipreservations.whereabouts.cni.cncf.io"
-  "get nodeslicepools.whereabouts.cni.cncf.io"
-  "create nodeslicepools.whereabouts.cni.cncf.io" "update nodeslicepools.whereabouts.cni.cncf.io"
-  "delete nodeslicepools.whereabouts.cni.cncf.io" "list nodeslicepools.whereabouts.cni.cncf.io"
+  "get nodeslicepools.whereabouts.cni.cncf.io" "list nodeslicepools.whereabouts.cni.cncf.io"
   "watch nodeslicepools.whereabouts.cni.cncf.io"
-  "list pods" "watch pods" "get pods" "list nodes" "get nodes"
+  "list pods" "watch pods" "get pods" "get nodes"
   "get network-attachment-definitions.k8s.cni.cncf.io" "list network-attachment-definitions.k8s.cni.cncf.io"
   "create events"
-  "get leases.coordination.k8s.io" "create leases.coordination.k8s.io" "update leases.coordination.k8s.io"
-  # Each node's report (a Lease allot-node-<node>, an apply patch) and the leader's list of them.
-  "patch leases.coordination.k8s.io" "list leases.coordination.k8s.io"
+  # Its node's report (a Lease allot-node-<node>, an apply patch; admission.yaml checks the name).
+  "create leases.coordination.k8s.io" "patch leases.coordination.k8s.io"
   "get ipamclaims.k8s.cni.cncf.io" "list ipamclaims.k8s.cni.cncf.io" "watch ipamclaims.k8s.cni.cncf.io"
-  "get statefulsets.apps"
 )
 for a in "${allowed[@]}"; do
   # shellcheck disable=SC2086
@@ -105,7 +103,12 @@ denied=(
   "create pods" "delete network-attachment-definitions.k8s.cni.cncf.io"
   "create serviceaccounts/token" "update clusterroles.rbac.authorization.k8s.io"
   "delete leases.coordination.k8s.io"
-  # Verbs the code never calls (issue 22.10).
+  # The controller's: the leader's Lease, the reports' list, Nodes, slices, StatefulSets.
+  "get leases.coordination.k8s.io" "update leases.coordination.k8s.io" "list leases.coordination.k8s.io"
+  "list nodes" "create nodeslicepools.whereabouts.cni.cncf.io"
+  "update nodeslicepools.whereabouts.cni.cncf.io" "delete nodeslicepools.whereabouts.cni.cncf.io"
+  "get statefulsets.apps"
+  # Verbs the code never calls.
   "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io"
   "watch ippools.whereabouts.cni.cncf.io"
   "update overlappingrangeipreservations.whereabouts.cni.cncf.io"
@@ -115,7 +118,6 @@ denied=(
   # IPAMClaims: read, and only their status written (issue 18).
   "create ipamclaims.k8s.cni.cncf.io" "update ipamclaims.k8s.cni.cncf.io"
   "patch ipamclaims.k8s.cni.cncf.io" "delete ipamclaims.k8s.cni.cncf.io"
-  # StatefulSets: read one (sticky_statefulsets), nothing else.
   "list statefulsets.apps" "watch statefulsets.apps" "update statefulsets.apps"
   "delete statefulsets.apps"
 )
@@ -123,7 +125,7 @@ for d in "${denied[@]}"; do
   # shellcheck disable=SC2086
   if can $d; then bad "allot may $d (must be denied)"; else ok "denied: $d"; fi
 done
-if can update leases.coordination.k8s.io default; then bad "allot may update leases outside kube-system"; else ok "denied: leases outside kube-system"; fi
+if can patch leases.coordination.k8s.io default; then bad "allot may patch leases outside kube-system"; else ok "denied: leases outside kube-system"; fi
 # The status subresource of an IPAMClaim: update only (the relay carries the plugin's write).
 for who in "$SA" system:serviceaccount:kube-system:allot-plugin; do
   if kubectl auth can-i update ipamclaims.k8s.cni.cncf.io --subresource=status --as="$who" -n vms >/dev/null 2>&1; then
@@ -192,6 +194,107 @@ if [[ "$secrets_out" == *Forbidden* ]]; then
 else
   bad "secrets were readable as allot"
 fi
+
+# The controller Deployment: its own identity, the controller role, nothing of the node's.
+dep=$(kubectl -n kube-system get deployment allot-controller -o json)
+check_dep() {  # check_dep DESCRIPTION JQ-FILTER
+  if jq -e "$2" <<<"$dep" >/dev/null; then ok "$1"; else bad "$1"; fi
+}
+check_dep "the controller runs 2 replicas as allot-controller" \
+  '.spec.replicas == 2 and .spec.template.spec.serviceAccountName == "allot-controller"'
+check_dep "the controller runs allot-gc --role=controller, its Lease identity the pod's name" \
+  '.spec.template.spec.containers[0] | (.args | index("--role=controller") != null) and
+   ([.env[] | select(.name == "POD_NAME") | .valueFrom.fieldRef.fieldPath] == ["metadata.name"])'
+check_dep "the controller is not root, adds no capability and mounts nothing of the host" \
+  '.spec.template.spec.securityContext.runAsNonRoot == true and
+   (.spec.template.spec.containers[0].securityContext.capabilities.drop == ["ALL"]) and
+   (.spec.template.spec.containers[0].securityContext.capabilities.add // [] | length == 0) and
+   ((.spec.template.spec.volumes // []) | length == 0)'
+check_dep "the controller's port is not the node agent's (both on the host network)" \
+  '.spec.template.spec.containers[0].ports[0].containerPort != 9847'
+
+CSA=system:serviceaccount:kube-system:allot-controller
+ccan() { kubectl auth can-i "$1" "$2" --as="$CSA" -n "${3:-kube-system}" >/dev/null 2>&1; }
+for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
+         "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io" \
+         "list overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "create overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "delete overlappingrangeipreservations.whereabouts.cni.cncf.io" \
+         "list nodeslicepools.whereabouts.cni.cncf.io" "create nodeslicepools.whereabouts.cni.cncf.io" \
+         "update nodeslicepools.whereabouts.cni.cncf.io" "delete nodeslicepools.whereabouts.cni.cncf.io" \
+         "list network-attachment-definitions.k8s.cni.cncf.io" "list pods" "get pods" "list nodes" \
+         "get nodes" "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
+         "get leases.coordination.k8s.io/allot-gc" "update leases.coordination.k8s.io/allot-gc" \
+         "create leases.coordination.k8s.io" "list leases.coordination.k8s.io"; do
+  # shellcheck disable=SC2086
+  if ccan $a; then ok "controller allowed: $a"; else bad "the controller cannot $a"; fi
+done
+for d in "update leases.coordination.k8s.io/kube-controller-manager" \
+         "patch leases.coordination.k8s.io/kube-controller-manager" "patch leases.coordination.k8s.io" \
+         "update leases.coordination.k8s.io/allot-node-worker-1" "delete leases.coordination.k8s.io" \
+         "get secrets" "delete pods" "update pods" "patch ippools.whereabouts.cni.cncf.io" \
+         "delete ippools.whereabouts.cni.cncf.io" "create serviceaccounts/token" \
+         "get daemonsets.apps/allot" "update ipamclaims.k8s.cni.cncf.io" "watch pods"; do
+  # shellcheck disable=SC2086
+  if ccan $d; then bad "the controller may $d (must be denied)"; else ok "controller denied: $d"; fi
+done
+
+# Real requests with a node agent's token bound to its pod, as the DaemonSet's pods get them
+# (the token carries the pod's node): it writes its own node's report and nothing else.
+kubectl create -f - >/dev/null 2>&1 <<'EOF2'
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "deploy-node-a"}},
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "deploy-node-b"}},
+ {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+  "metadata": {"name": "kube-controller-manager", "namespace": "kube-system"},
+  "spec": {"holderIdentity": "the-real-one"}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "deploy-agent-a", "namespace": "kube-system"},
+  "spec": {"nodeName": "deploy-node-a", "serviceAccountName": "allot", "automountServiceAccountToken": false,
+           "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}]}
+EOF2
+puid=$(kubectl get pod -n kube-system deploy-agent-a -o jsonpath='{.metadata.uid}')
+atoken=$(kubectl create token allot -n kube-system --bound-object-kind=Pod \
+  --bound-object-name=deploy-agent-a --bound-object-uid="$puid" 2>&1)
+# lease_as TOKEN NAME: an apply patch of Lease NAME in kube-system; prints the HTTP status, then
+# the message.
+lease_as() {
+  curl -s --cacert "$ALLOT_CLUSTER_DIR/pki/ca.crt" -H "Authorization: Bearer $1" -X PATCH \
+    -H 'Content-Type: application/apply-patch+yaml' -w '\n%{http_code}' \
+    --data "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"$2\",\"namespace\":\"kube-system\"},\"spec\":{\"holderIdentity\":\"deploy-test\"}}" \
+    "$ALLOT_APISERVER/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/$2?fieldManager=allot-gc&force=true" |
+    jq -Rrs 'split("\n") | "\(.[-1]) \(.[:-1] | join("\n") | fromjson? | .message // "")"'
+}
+# The policy reaches admission through an informer: wait for its first denial.
+own=$(lease_as "$atoken" allot-node-deploy-node-a)
+other() { lease_as "$atoken" allot-node-deploy-node-b; }
+other_denied() { [[ "$(other)" == 403* ]]; }
+wait_for 30 other_denied
+if [[ "$own" == 20[01]* ]]; then ok "node A's agent writes node A's report"; else bad "node A's agent cannot write its own report: $own"; fi
+out=$(other)
+if [[ "$out" == 403*"only its own report"* ]]; then
+  ok "node A's agent cannot write node B's report (admission: ${out#403 })"
+else
+  bad "node A's agent wrote node B's report: $out"
+fi
+out=$(lease_as "$atoken" kube-controller-manager)
+if [[ "$out" == 403* && "$(kubectl get lease -n kube-system kube-controller-manager -o jsonpath='{.spec.holderIdentity}')" == the-real-one ]]; then
+  ok "the node agent's token cannot patch kube-system/kube-controller-manager"
+else
+  bad "the node agent's token patched kube-controller-manager's Lease: $out"
+fi
+# A token not bound to a pod names no node: it writes no report.
+out=$(lease_as "$(kubectl create token allot -n kube-system)" allot-node-deploy-node-a)
+if [[ "$out" == 403*"bound to their pod"* ]]; then ok "an agent token bound to no pod writes no report"; else bad "an unbound agent token wrote a report: $out"; fi
+# The controller writes its own Lease, and not kube-controller-manager's.
+ctoken=$(kubectl create token allot-controller -n kube-system)
+out=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$ALLOT_CLUSTER_DIR/pki/ca.crt" -H "Authorization: Bearer $ctoken" \
+  -X PUT -H 'Content-Type: application/json' \
+  --data "$(kubectl get lease -n kube-system kube-controller-manager -o json | jq -c '.spec.holderIdentity = "allot"')" \
+  "$ALLOT_APISERVER/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager")
+if [[ "$out" == 403 ]]; then ok "the controller's token cannot update kube-system/kube-controller-manager (403)"; else bad "the controller's token updated kube-controller-manager's Lease: $out"; fi
+kubectl delete pod -n kube-system deploy-agent-a --wait=false >/dev/null 2>&1
+kubectl delete lease -n kube-system kube-controller-manager allot-node-deploy-node-a >/dev/null 2>&1
+kubectl delete node deploy-node-a deploy-node-b >/dev/null 2>&1
 
 suite_summary
 ((failed == 0))

@@ -241,14 +241,17 @@ mk_node() {
        lastTransitionTime: $t, lastHeartbeatTime: $t}]}}')" >/dev/null
 }
 
-# start_gc NAME NODE [FLAGS...]: runs allot-gc in the background as the allot ServiceAccount;
+# start_gc NAME NODE [FLAGS...]: runs allot-gc in the background as the allot ServiceAccount
+# (allot-controller with --role=controller);
 # sets GC_PORT_<NAME> and GC_PID_<NAME>; waits until /readyz answers 200.
 gc_pids=()
 start_gc() {
   local name=$1 node=$2; shift 2
-  local port
+  local port kc=$ALLOT_KUBECONFIG
+  # A controller runs as the controller's identity, as its Deployment does.
+  [[ " $* " == *" --role=controller "* ]] && kc=$ALLOT_CONTROLLER_KUBECONFIG
   port=$(free_port)
-  "$GC" --node-name="$node" --kubeconfig="$ALLOT_KUBECONFIG" --namespace="$POOLNS" \
+  "$GC" --node-name="$node" --kubeconfig="$kc" --namespace="$POOLNS" \
     --listen="127.0.0.1:$port" --lease-name="$RUN-lease" --lease-namespace=kube-system \
     --journal-dir="$WORK/nodes/$node/journal" --journal-interval=500ms "$@" \
     >>"$WORK/gc-$name.log" 2>&1 &

@@ -29,7 +29,7 @@ CHECK_TAIL=40
 # The node sidecar for the watch checks: no repair loop, so that every release below is
 # the watch's doing.
 t_start() {
-  start_gc a node-a --repair=false --log-level=debug --node-sweep-interval=2s || return 1
+  start_gc a node-a --role=agent --log-level=debug --node-sweep-interval=2s || return 1
   expect_eq readyz "$(gc_http a /readyz)" 200 || return 1
   expect_eq healthz "$(gc_http a /healthz)" 200 || return 1
   expect_eq "unknown path" "$(gc_http a /nope)" 404 || return 1
@@ -40,7 +40,7 @@ t_start() {
            allot_api_errors_total allot_watch_restarts_total allot_is_leader; do
     grep -q "^# TYPE $s " <<<"$m" || { echo "metric $s missing"; return 1; }
   done
-  expect_eq "is_leader without --repair" "$(gc_metric a allot_is_leader)" 0 || return 1
+  expect_eq "is_leader of a node agent" "$(gc_metric a allot_is_leader)" 0 || return 1
   expect_eq "allot_ready" "$(gc_metric a allot_ready)" 1 || return 1
   # It probed the IPPool schema at start, and says when it drops allot's entry fields.
   local f want=0
@@ -98,7 +98,7 @@ healthy() { [[ "$(gc_http "$1" /healthz)" == 200 ]]; }
 RANGE_JSON=10.69.0.0/24
 t_json_log() {
   local uid ip pool conf rc out log="$WORK/gc-js.log"
-  start_gc js node-js --repair=false --log-level=debug --log-format=json || return 1
+  start_gc js node-js --role=agent --log-level=debug --log-format=json || return 1
   mk_nad netjs "{\"range\":\"$RANGE_JSON\"}" || return 1
   read -r _ uid < <(make_pods node-js pjs)
   conf=$(netconf netjs "{\"range\":\"$RANGE_JSON\"}" node-js)
@@ -194,7 +194,7 @@ t_catchup() {
   del_pods c1 >/dev/null
   sleep 1
   pool_has_uid "$pool" "$uid1" || { echo "c1 released with no sidecar running?"; return 1; }
-  start_gc a node-a --repair=false --log-level=debug --node-sweep-interval=2s || return 1
+  start_gc a node-a --role=agent --log-level=debug --node-sweep-interval=2s || return 1
   if entry_fields_pruned; then
     # No entry names its node: the catch-up cannot tell c1's from another node's (the leader
     # frees it once every node reports it absent).
@@ -390,7 +390,7 @@ t_hostnet() {
 
 # ---------------------------------------------------------- leader + repair --
 
-REPAIR_FLAGS=(--repair-interval=1s --leak-passes=3 --leak-grace=2s --lease-duration=3s --lease-renew-interval=1s
+REPAIR_FLAGS=(--role=controller --repair-interval=1s --leak-passes=3 --leak-grace=2s --lease-duration=3s --lease-renew-interval=1s
               --watch-timeout=5s)
 is_leader() { [[ "$(gc_metric "$1" allot_is_leader)" == 1 ]]; }
 leaders() { local n; for n in "$@"; do [[ "$(gc_metric "$n" allot_is_leader)" == 1 ]] && echo "$n"; done; }
@@ -513,7 +513,7 @@ t_notready() {
   set_phase nr-a Running || return 1
   conf=$(netconf net9 "{\"range\":\"$RANGE9\"}" "$node")
   ip=$(add "$node" ctr-nr-a nr-a "$u" "$conf") || return 1
-  start_gc nr node-nr-leader --lease-name="$RUN-nr-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
+  start_gc nr node-nr-leader --role=controller --lease-name="$RUN-nr-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
     --lease-duration=3s --lease-renew-interval=1s || return 1
   wait_for 10 is_leader nr || { echo "not leader"; return 1; }
   p0=$(passes nr)
@@ -746,13 +746,13 @@ t_apiserver() {
   local range=10.66.0.0/24 pool u=() i name uid r0
   pool=$(pool_name "$range")
   mk_nad net6 "{\"range\":\"$range\"}" || return 1
-  start_gc h node-h --repair=false --watch-timeout=1s --health-threshold=3s || return 1
+  start_gc h node-h --role=agent --watch-timeout=1s --health-threshold=3s || return 1
   for i in 1 2 3 4 5; do alloc net6 "$range" "k$i" || return 1; u+=("$A_UID"); done
   r0=$(gc_metric a allot_watch_restarts_total)
   del_pods k1 >/dev/null
   "$ALLOT_E2E_DIR/cluster" stop-apiserver >/dev/null 2>&1 || { echo "stop-apiserver failed"; return 1; }
   # A sidecar starting while the API server is away: alive, not ready.
-  GC_NOWAIT=1 start_gc u node-u --repair=false || return 1
+  GC_NOWAIT=1 start_gc u node-u --role=agent || return 1
   sleep 4
   local hz rz
   hz=$(gc_http h /healthz)
@@ -783,7 +783,7 @@ t_apiserver() {
 t_relist_catchup() {
   local range=10.69.0.0/24 pool conf uid pid
   pool=$(pool_name "$range")
-  start_gc g node-g --repair=false --watch-timeout=30s || return 1
+  start_gc g node-g --role=agent --watch-timeout=30s || return 1
   pid=$(gc_pid g)
   kill -STOP "$pid"
   read -r _ uid < <(make_pods node-g gap) || { kill -CONT "$pid"; return 1; }
@@ -815,7 +815,7 @@ t_nodekube() {
   printf '%s' "$tok1" >"$sa/token"
   port=${ALLOT_APISERVER##*:}
   KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port \
-    start_gc n node-n --repair=false --node-kubeconfig="$kc" --service-account-dir="$sa" --token-check-interval=200ms || return 1
+    start_gc n node-n --role=agent --node-kubeconfig="$kc" --service-account-dir="$sa" --token-check-interval=200ms || return 1
   wait_for 5 test -f "$kc" || { echo "no node kubeconfig"; return 1; }
   expect_eq mode "$(stat -c %a "$kc")" 600 || return 1
   grep -q "$tok1" "$kc" || { echo "token not in the kubeconfig"; return 1; }
@@ -856,7 +856,7 @@ t_uninstall() {
     flock "$d/conf/.install.lock" sh -c 'printf "%s\n" "$1" >"$2"' sh "$1" "$d/conf/installed-by"
   }
   run_u() {
-    KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port       start_gc u node-u --repair=false --node-kubeconfig="$d/conf/allot.kubeconfig" --service-account-dir="$sa"       --relay-socket="$d/run/api.sock" --uninstall-with=kube-system/allot --cni-bin-dir="$d/bin" --pod-uid="$uid" || return 1
+    KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port       start_gc u node-u --role=agent --node-kubeconfig="$d/conf/allot.kubeconfig" --service-account-dir="$sa"       --relay-socket="$d/run/api.sock" --uninstall-with=kube-system/allot --cni-bin-dir="$d/bin" --pod-uid="$uid" || return 1
     stop_gc u
   }
   plant "$uid"
@@ -895,7 +895,7 @@ t_plugin_identity() {
   kubectl create token allot -n kube-system --duration=1h >"$sa/token" || return 1
   port=${ALLOT_APISERVER##*:}
   KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=$port \
-    start_gc pi node-pi --repair=false --node-kubeconfig="$kc" --service-account-dir="$sa" \
+    start_gc pi node-pi --role=agent --node-kubeconfig="$kc" --service-account-dir="$sa" \
     --plugin-service-account=kube-system/allot-plugin || return 1
   wait_for 5 test -f "$kc" || { echo "no node kubeconfig"; gc_log pi | tail -3; return 1; }
   who=$(kubectl --kubeconfig="$kc" auth whoami -o jsonpath='{.status.userInfo.username}') || return 1
@@ -926,8 +926,10 @@ t_every_node() {
   mk_node node-en True && mk_node node-quiet True || return 1
   ip netns add "$sbx" || return 1
   { ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ip/32" dev lo; } || { ip netns del "$sbx"; return 1; }
-  start_gc en node-en --lease-name="$RUN-en-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
-    --node-sweep-interval=1s --lease-duration=3s --lease-renew-interval=1s || { ip netns del "$sbx"; return 1; }
+  # node-en's agent reports what its namespace probe sees; the controller decides.
+  start_gc ena node-en --role=agent --node-sweep-interval=1s || { ip netns del "$sbx"; return 1; }
+  start_gc en node-en --role=controller --lease-name="$RUN-en-lease" --repair-interval=1s --leak-passes=1 \
+    --leak-grace=0s --lease-duration=3s --lease-renew-interval=1s || { ip netns del "$sbx"; return 1; }
   if ! wait_for 10 is_leader en; then
     echo "not leader"; rc=1
   else
@@ -945,7 +947,7 @@ t_every_node() {
     { echo "$ip not freed once no namespace holds it"; gc_log en | grep -iE "held|released|report" | tail -5; kubectl delete node node-en >/dev/null; return 1; }
   note "an entry naming no node: kept over 5 passes while a namespace held $ip and while a Node never reported, freed $(( SECONDS - t0 )) s after both went"
   kubectl delete node node-en >/dev/null
-  stop_gc en
+  stop_gc en; stop_gc ena
 }
 
 # ------------------------------------------------------------------ memory --
@@ -991,9 +993,8 @@ def res(i):
 pmap(res, range(n), 32)
 ' "$BIGNS" "$n" || return 1
   note "created $n pods, $n allocations, $n reservations in $(( SECONDS - t0 )) s"
-  # Alone on its own Lease, so that it leads; its node holds all those pods, so its watch
-  # cache is at its largest too.
-  start_gc big node-big --lease-name="$RUN-big-lease" --repair-interval=2s --lease-duration=3s \
+  # A controller alone on its own Lease, so that it leads.
+  start_gc big node-big --role=controller --lease-name="$RUN-big-lease" --repair-interval=2s --lease-duration=3s \
     --lease-renew-interval=1s || return 1
   wait_for 20 is_leader big || { echo "not leader"; return 1; }
   wait_for 60 passes_reach big 3 || { echo "passes did not complete"; gc_log big | tail -5; return 1; }
@@ -1042,8 +1043,7 @@ t_mirror() {
   conf=$(netconf net8 "{\"range\":\"$RANGE7\"}" node-m)
   add node-m ctr-static static-web-node-m "$hash" "$conf" >/dev/null || return 1
   add node-m ctr-ghost7 ghost7 ghost7-uid "$conf" >/dev/null || return 1  # control: a real leak
-  start_gc m node-m --lease-name="$RUN-mirror-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
-    --node-sweep-interval=1s \
+  start_gc m node-m --role=controller --lease-name="$RUN-mirror-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
     --lease-duration=3s --lease-renew-interval=1s || return 1
   wait_for 10 is_leader m || { echo "not leader"; return 1; }
   p0=$(passes m)

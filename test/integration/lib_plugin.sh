@@ -187,7 +187,7 @@ relay_start() {
   mkdir -p "$(dirname "$sock")" "$WORK/gc-$name"
   # Started from a subshell, so that a later `wait` (for plugin runs) does not wait for it.
   ( "$ALLOT_PLUGIN_ROOT/build/gc-sidecar/allot-gc" --node-name="$name" --kubeconfig="$ALLOT_KUBECONFIG" \
-      --namespace="$POOL_NS" --listen=127.0.0.1:0 --repair=false --journal-dir= \
+      --namespace="$POOL_NS" --listen=127.0.0.1:0 --role=agent --journal-dir= \
       --relay-socket="$sock" "$@" >"$WORK/gc-$name/gc.log" 2>&1 &
     echo $! >"$WORK/gc-$name/gc.pid" )
   RELAY_PID=$(<"$WORK/gc-$name/gc.pid")

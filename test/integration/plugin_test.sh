@@ -614,7 +614,7 @@ t_relay() {
   mkdir -p "$WORK/relay"
   # Started from a subshell, so that the `wait`s below (for the plugin runs) do not wait for it.
   ( "$ALLOT_PLUGIN_ROOT/build/gc-sidecar/allot-gc" --node-name=node-relay --kubeconfig="$ALLOT_KUBECONFIG" \
-      --namespace="$POOL_NS" --listen=127.0.0.1:0 --repair=false --journal-dir= \
+      --namespace="$POOL_NS" --listen=127.0.0.1:0 --role=agent --journal-dir= \
       --relay-socket="$sock" >"$WORK/relay/gc.log" 2>&1 &
     echo $! >"$WORK/relay/gc.pid" )
   gcpid=$(<"$WORK/relay/gc.pid")

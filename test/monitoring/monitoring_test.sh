@@ -119,18 +119,23 @@ gc_has_pool_size() { [[ -n "$(pool_gauge allot_pool_size)" ]]; }
 pool_used_is() { [[ "$(pool_gauge allot_pool_used)" == "$1" ]]; }
 
 t_live() {
-  start_gc m node-1 --repair-interval=1s --relay-socket="$WORK/nodes/node-1/relay.sock" || return 1
+  # node-1's agent (its relay counts the plugin's ADDs) and the controller (the pool gauges).
+  start_gc ma node-1 --role=agent --relay-socket="$WORK/nodes/node-1/relay.sock" || return 1
+  start_gc m node-1 --role=controller --repair-interval=1s || return 1
   fill_pool || return 1
   local used=$USED size=$SIZE
   wait_for 20 pool_used_is "$used" || { echo "allot_pool_used $(pool_gauge allot_pool_used), want $used"; return 1; }
   gc_metrics m >"$WORK/metrics.txt"
+  gc_metrics ma >"$WORK/metrics-agent.txt"
   # promtool prints nothing and exits 0 on clean metrics; any finding is a failure.
-  local lint
-  lint=$("$PROMTOOL" check metrics <"$WORK/metrics.txt" 2>&1) || { echo "$lint"; return 1; }
-  [[ -z "$lint" ]] || { echo "promtool check metrics: $lint"; return 1; }
+  local lint f
+  for f in metrics.txt metrics-agent.txt; do
+    lint=$("$PROMTOOL" check metrics <"$WORK/$f" 2>&1) || { echo "$lint"; return 1; }
+    [[ -z "$lint" ]] || { echo "promtool check metrics ($f): $lint"; return 1; }
+  done
   local adds
   adds=$(awk -v s="allot_cni_request_duration_seconds_count{command=\"ADD\",network=\"$NET\",outcome=\"ok\"}" \
-    '$1 == s { print $2 }' "$WORK/metrics.txt")
+    '$1 == s { print $2 }' "$WORK/metrics-agent.txt")
   expect_eq "ADDs the relay was told of" "$adds" "$used" || return 1
   local fam missing=()
   while read -r fam; do
@@ -196,7 +201,7 @@ t_dashboard() {
 
 check "with kube-prometheus-stack's selector labels in the values, the PodMonitor and PrometheusRule carry them; deploy/monitoring/ is the chart's rendering" t_chart
 check "the alert rules parse, and each fires on its signal and stays quiet without it" t_rules
-check "a live allot-gc's /metrics passes promtool check metrics; ADDs counted per network; every family documented" t_live
+check "a live node agent's and controller's /metrics pass promtool check metrics; ADDs counted per network; every family documented" t_live
 check "a pool filled to 95 % by the real plugin fires AllotPoolNearlyFull over the live metrics" t_live_alert
 check "every dashboard query parses, and it and the alerts name only metrics allot-gc exports" t_dashboard
 

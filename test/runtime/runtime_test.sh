@@ -315,7 +315,8 @@ else
     grep -q -- --journal-interval <<<"$SIDE_HELP" && args+=(--journal-interval=500ms)
     # Only the pod watch is under test here; the cluster-wide repair loop would also look at
     # the pools of other suites sharing this API server.
-    grep -q -- --repair= <<<"$SIDE_HELP" && args+=(--repair=false)
+    if grep -q -- --role= <<<"$SIDE_HELP"; then args+=(--role=agent)
+    elif grep -q -- --repair= <<<"$SIDE_HELP"; then args+=(--repair=false); fi  # a release before roles
     "$SIDECAR" "${args[@]}" >"$RT_WORK/allot-gc-$node.log" 2>&1 &
     SIDE_PIDS+=($!)
     echo "$port" >"$RT_WORK/port-$node"

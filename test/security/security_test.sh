@@ -135,13 +135,13 @@ t_secrets() {
   # Started after the ADD: its catch-up learns the pool holding this node's entry, where a
   # deletion without network-status is looked for.
   KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=${ALLOT_APISERVER##*:} \
-    start_gc s "$NODE" --repair=false --log-level=debug --kubeconfig="$KC/token.kubeconfig" \
+    start_gc s "$NODE" --role=agent --log-level=debug --kubeconfig="$KC/token.kubeconfig" \
       --node-kubeconfig="$WORK/node-conf/allot.kubeconfig" --service-account-dir="$sa" || return 1
   del_pods s1 >/dev/null
   wait_for 10 not pool_has_uid "$(pool_name "$range")" "$uid" || { echo "allot-gc did not release s1"; return 1; }
   stop_gc s
-  GC_NOWAIT=1 start_gc sbad "$NODE" --repair=false --log-level=debug --kubeconfig="$KC/badtoken.kubeconfig"
-  GC_NOWAIT=1 start_gc scert "$NODE" --repair=false --log-level=debug --kubeconfig="$KC/cert.kubeconfig"
+  GC_NOWAIT=1 start_gc sbad "$NODE" --role=agent --log-level=debug --kubeconfig="$KC/badtoken.kubeconfig"
+  GC_NOWAIT=1 start_gc scert "$NODE" --role=agent --log-level=debug --kubeconfig="$KC/cert.kubeconfig"
   sleep 2
   stop_gc sbad; stop_gc scert
   grep -q "Unauthorized" "$WORK/gc-sbad.log" || { echo "allot-gc with a bad token logged no 401"; return 1; }
@@ -196,7 +196,7 @@ t_modes() {
   printf '%s' "$TOKEN" >"$sa/token"
   umask 000
   KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=${ALLOT_APISERVER##*:} \
-    start_gc mk "$NODE" --repair=false --kubeconfig="$KC/token.kubeconfig" --node-kubeconfig="$kc" \
+    start_gc mk "$NODE" --role=agent --kubeconfig="$KC/token.kubeconfig" --node-kubeconfig="$kc" \
       --service-account-dir="$sa" --journal-dir=
   local rc=$?
   umask "$old"
@@ -258,10 +258,10 @@ t_tls() {
   pcall ADD ctr-t1 t1 "$uid" "$c"
   expect_fail 7 "insecure-skip-tls-verify cannot be combined" "ADD with insecure-skip-tls-verify and a CA" || return 1
   # allot-gc: the same rules.
-  start_gc tin "$NODE" --repair=false --kubeconfig="$KC/insecure.kubeconfig" --journal-dir= || return 1
+  start_gc tin "$NODE" --role=agent --kubeconfig="$KC/insecure.kubeconfig" --journal-dir= || return 1
   stop_gc tin
   grep -q "$TLS_WARNING" "$WORK/gc-tin.log" || { echo "allot-gc logged no warning with insecure-skip-tls-verify"; gc_log tin | head -5; return 1; }
-  GC_NOWAIT=1 start_gc tca "$NODE" --repair=false --kubeconfig="$KC/wrongca.kubeconfig" --journal-dir=
+  GC_NOWAIT=1 start_gc tca "$NODE" --role=agent --kubeconfig="$KC/wrongca.kubeconfig" --journal-dir=
   sleep 2
   local rz
   rz=$(gc_http tca /readyz)
@@ -298,7 +298,7 @@ t_hostile() {
       '{cniVersion: "1.1.0", name: "net-o", type: "macvlan", ipam: {type: "allot", namespace: $ns, range: $r}}')" \
     '{apiVersion: "k8s.cni.cncf.io/v1", kind: "NetworkAttachmentDefinition", metadata: {name: "net-o", namespace: $ns},
       spec: {config: $cfg}}' | kubectl apply -f - >/dev/null || return 1
-  start_gc h "$NODE" --repair=false --log-level=debug --journal-dir= || return 1
+  start_gc h "$NODE" --role=agent --log-level=debug --journal-dir= || return 1
   halloc victim || return 1; v_uid=$H_UID; v_ip=$H_IP
   set_network_status victim "$(status_json net-h net1 "$v_ip")"
 
@@ -397,7 +397,7 @@ t_gc_limits() {
   local range=10.97.0.0/24 pool uid ip st
   pool=$(pool_name "$range")
   [[ -n "$(gc_pid h 2>/dev/null)" ]] && kill -0 "$(gc_pid h)" 2>/dev/null ||
-    start_gc h "$NODE" --repair=false --log-level=debug --journal-dir= || return 1
+    start_gc h "$NODE" --role=agent --log-level=debug --journal-dir= || return 1
   st=$(kpy '
 ns, pns, r = os.environ["PODNS"], os.environ["POOLNS"], sys.argv[1]
 cfg = json.dumps({"cniVersion": "1.1.0", "name": "bignad", "type": "macvlan", "pad": "x" * 1100000,
@@ -448,7 +448,7 @@ PY
   on_exit "kill $pid 2>/dev/null"
   wait_for 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" || { echo "the stand-in server did not start: $(cat "$log")"; return 1; }
   sed -e "s#server: .*#server: http://127.0.0.1:$port#" -e '/certificate-authority-data/d' "$ALLOT_KUBECONFIG" >"$KC/fake.kubeconfig"
-  start_gc w "$NODE" --repair=false --kubeconfig="$KC/fake.kubeconfig" --journal-dir= --log-level=debug || { kill "$pid"; return 1; }
+  start_gc w "$NODE" --role=agent --kubeconfig="$KC/fake.kubeconfig" --journal-dir= --log-level=debug || { kill "$pid"; return 1; }
   watches() { (( $(grep -c 'watch=true' "$log") >= $1 )); }
   wait_for 15 watches 2 || { echo "allot-gc did not resume its watch: $(cat "$log")"; stop_gc w; kill "$pid"; return 1; }
   local rss

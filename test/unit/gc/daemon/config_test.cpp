@@ -38,7 +38,7 @@ TEST_CASE("defaults apply when only the node name is given") {
     CHECK(c.poolNamespace == "kube-system");
     CHECK(c.kubeconfig.empty());
     CHECK(c.ipamTypes == std::vector<std::string>{"allot", "whereabouts"});
-    CHECK(c.repair);
+    CHECK(c.role == gc::Role::Agent);
     CHECK(c.repairInterval == 60s);
     CHECK(c.leakGrace == 5min);
     CHECK(c.leakPasses == 3);
@@ -92,7 +92,9 @@ TEST_CASE("bad values are clear errors naming the flag or variable") {
         {{"--node-name=n", "--plugin-aliases=../macvlan"}, {}, "--plugin-aliases"},
         {{"--node-name=n", "--plugin-aliases=whereabouts,allot"}, {}, "--plugin-aliases"},
         {{"--node-name=n"}, {{"ALLOT_GC_PLUGIN_ALIASES", "a,,b"}}, "ALLOT_GC_PLUGIN_ALIASES"},
-        {{"--node-name=n", "--repair=maybe"}, {}, "--repair"},
+        {{"--node-name=n", "--role=leader"}, {}, "--role"},
+        {{"--node-name=n"}, {{"ALLOT_GC_ROLE", "both"}}, "ALLOT_GC_ROLE"},
+        {{"--node-name=n", "--role=agent"}, {}, "--repair"},
         {{"--node-name=n", "--log-level=loud"}, {}, "--log-level"},
         {{"--node-name=n", "--log-format=logfmt"}, {}, "--log-format"},
         {{"--node-name=n"}, {{"ALLOT_GC_LOG_FORMAT", "JSON"}}, "ALLOT_GC_LOG_FORMAT"},
@@ -128,14 +130,17 @@ TEST_CASE("listen addresses: host:port, [v6]:port, :port; port 0 turns the serve
     CHECK_FALSE(gc::parseListen("::1:80", "x").ok());
 }
 
-TEST_CASE("ipam types are a trimmed comma-separated list; --repair alone means true") {
-    auto p = parse({"--node-name=n", "--ipam-types= allot , mine", "--repair"});
+TEST_CASE("ipam types are a trimmed comma-separated list; the role is agent or controller") {
+    auto p = parse({"--node-name=n", "--ipam-types= allot , mine", "--role=controller"});
     REQUIRE(p.ok());
     CHECK(p->config.ipamTypes == std::vector<std::string>{"allot", "mine"});
-    CHECK(p->config.repair);
-    auto q = parse({"--node-name=n", "--repair=false"});
+    CHECK(p->config.role == gc::Role::Controller);
+    auto q = parse({"--node-name=n"}, {{"ALLOT_GC_ROLE", "controller"}});
     REQUIRE(q.ok());
-    CHECK_FALSE(q->config.repair);
+    CHECK(q->config.role == gc::Role::Controller);
+    auto r = parse({"--node-name=n", "--role", "agent"}, {{"ALLOT_GC_ROLE", "controller"}});
+    REQUIRE(r.ok());
+    CHECK(r->config.role == gc::Role::Agent);
 }
 
 TEST_CASE("plugin aliases: none by default, a trimmed list of file names from flag or variable") {
