@@ -514,7 +514,7 @@ class Bench:
         os.makedirs(os.path.dirname(sock), exist_ok=True)
         out = open(os.path.join(self.out, f"allot-gc-relay-{node}.log"), "w")
         argv = [self.allot_gc, f"--node-name={node}", f"--kubeconfig={self.allot_kubeconfig}",
-                f"--namespace={POOL_NS}", "--listen=127.0.0.1:0", "--repair=false", "--journal-dir=",
+                f"--namespace={POOL_NS}", "--listen=127.0.0.1:0", "--role=agent", "--journal-dir=",
                 f"--relay-socket={sock}"]
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env={"PATH": "/usr/bin:/bin"})
         t = time.monotonic()

@@ -243,7 +243,7 @@ std::vector<Flag> whoseFlags() {
          "its Events' source with it",
          stringSetter(&Config::nodeName, true, false), "none (required)"},
         {"identity", "POD_NAME", "ID",
-         "Lease holder identity, unique per process (the DaemonSet passes the pod's name)",
+         "identity in Events and the Lease, unique per process (the manifests pass the pod's name)",
          stringSetter(&Config::identity, false, false),
          "the node name, a process ID and a random suffix"},
         {"namespace", "ALLOT_GC_NAMESPACE", "NS", "namespace of the IPPools and reservations",
@@ -277,7 +277,7 @@ std::vector<Flag> whoseFlags() {
         {"node-sweep-interval", "ALLOT_GC_NODE_SWEEP_INTERVAL", "DURATION",
          "time between sweeps of this node's own entries: an entry whose pod is gone is freed "
          "once the namespace probe shows no namespace here holds its address; each sweep also "
-         "reports the probe's findings to the leader (a Lease allot-node-<node> in the Lease "
+         "reports the probe's findings to the controller (a Lease allot-node-<node> in the Lease "
          "namespace). 0 turns both off",
          durationSetter(&Config::nodeSweepInterval, std::chrono::milliseconds(0),
                         std::chrono::hours(24))},
@@ -392,7 +392,8 @@ std::vector<Flag> tuningFlags() {
          "the API server ends each pod watch after this long; it is resumed",
          durationSetter(&Config::watchTimeout, seconds(1), hours(1))},
         {"health-threshold", "ALLOT_GC_HEALTH_THRESHOLD", "DURATION",
-         "/healthz fails when the watch or the repair loop made no progress for this long",
+         "/healthz fails when the agent's pod watch, or the controller's Lease reads or its repair "
+         "loop, made no progress for this long",
          durationSetter(&Config::healthThreshold, seconds(1), hours(24))},
         {"api-parallelism", "ALLOT_GC_API_PARALLELISM", "N",
          "concurrent API requests when releasing a batch",

@@ -86,11 +86,14 @@ kubectl delete -f deploy/rbac.yaml --wait >/dev/null || suite_die "the cluster's
 check "extraEnv, pod labels and annotations, affinity and security contexts reach the DaemonSet" t_pod_values
 
 # allot_objects: every allot object in the cluster, as kind/namespace/name lines.
+# (allot-controller-test: e2e/cluster's identity for the suites' controllers, not installed.)
 allot_objects() {
-  kubectl get daemonsets,serviceaccounts,roles,rolebindings -A -o json |
-    jq -r '.items[] | select(.metadata.name | startswith("allot")) | "\(.kind)/\(.metadata.namespace)/\(.metadata.name)"'
-  kubectl get clusterroles,clusterrolebindings -o json |
-    jq -r '.items[] | select(.metadata.name | startswith("allot")) | "\(.kind)//\(.metadata.name)"'
+  kubectl get daemonsets,deployments,serviceaccounts,roles,rolebindings -A -o json |
+    jq -r '.items[] | select(.metadata.name | startswith("allot") and . != "allot-controller-test")
+      | "\(.kind)/\(.metadata.namespace)/\(.metadata.name)"'
+  kubectl get clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings -o json |
+    jq -r '.items[] | select(.metadata.name | startswith("allot") and . != "allot-controller-test")
+      | "\(.kind)//\(.metadata.name)"'
 }
 crd_versions() { kubectl get -f deploy/crds/ -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.resourceVersion} {end}'; }
 ds() { kubectl -n "$1" get daemonset allot -o json; }
@@ -110,10 +113,10 @@ t_base() {
   # shellcheck disable=SC2016 # $(POOL_NAMESPACE) is the kubelet's, not the shell's
   ds kube-system | jq -e '.spec.template.spec.nodeSelector["kubernetes.io/os"] == "linux"
     and (.spec.template.spec.containers[0].args | index("--plugin-service-account=$(POOL_NAMESPACE)/allot-plugin"))' || return 1
-  objects_are 11
+  objects_are 17
 }
 t_base_delete() { kubectl delete -k deploy/ --wait && objects_are 0; }
-check "kubectl apply -k deploy/ installs the 11 objects of the base" t_base
+check "kubectl apply -k deploy/ installs the 17 objects of the base" t_base
 check "kubectl delete -k deploy/ leaves no allot object" t_base_delete
 
 # docs/install.md's overlay, as written (a user's directory beside the release's deploy/:
@@ -135,6 +138,9 @@ t_overlay() {
     and ([.spec.template.spec.initContainers[0].image, .spec.template.spec.containers[0].image] | unique == ["registry.example.com/allot:0.1.0"])
     and .spec.template.spec.imagePullSecrets == [{name: "my-registry"}]
     and .spec.template.spec.nodeSelector == {"kubernetes.io/os": "linux"}' || return 1
+  kubectl -n allot-system get deployment allot-controller -o json |
+    jq -e '.spec.template.spec.containers[0].image == "registry.example.com/allot:0.1.0"
+      and .spec.template.spec.imagePullSecrets == [{name: "my-registry"}]' || return 1
   # Every binding names the ServiceAccount in the overlay's namespace.
   kubectl get clusterrolebindings,rolebindings -A -o json | jq -e '
     [.items[] | select(.metadata.name | startswith("allot")) | .subjects[].namespace] | unique == ["allot-system"]' || return 1
@@ -155,24 +161,26 @@ t_helm_install() {
   local kept
   kept=$(crd_versions | tr ' ' '\n' | grep -v nodeslicepools)
   [[ "$kept" == "$crds_kept" ]] || { echo "existing CRDs changed: $crds_kept -> $kept"; return 1; }
-  objects_are 11 || return 1
+  objects_are 17 || return 1
   ds kube-system | jq -e '.metadata.labels["app.kubernetes.io/managed-by"] == "Helm"
     and .spec.template.spec.containers[0].image == "allot:0.1.0"'
 }
 t_helm_upgrade() {
   helm upgrade allot deploy/helm/allot --namespace kube-system --set metrics.port=9850 \
-      --set-json 'extraArgs=["--node-slices=false"]' || return 1
+      --set-json 'controller.extraArgs=["--node-slices=false"]' --set controller.replicas=3 || return 1
   ds kube-system | jq -e '.spec.template.spec.containers[0]
-    | (.args | index("--listen=0.0.0.0:9850") and index("--node-slices=false"))
-      and .ports == [{name: "metrics", containerPort: 9850, protocol: "TCP"}]'
+    | (.args | index("--listen=0.0.0.0:9850"))
+      and .ports == [{name: "metrics", containerPort: 9850, protocol: "TCP"}]' || return 1
+  kubectl -n kube-system get deployment allot-controller -o json |
+    jq -e '.spec.replicas == 3 and (.spec.template.spec.containers[0].args | index("--node-slices=false"))'
 }
 t_helm_uninstall() {
   helm uninstall allot --namespace kube-system --wait || return 1
   objects_are 0 || return 1
   [[ $(kubectl get -f deploy/crds/ -o name | wc -l) -eq 4 ]] || { echo "a CRD went with the release"; return 1; }
 }
-check "helm install creates only the missing CRD and the 11 objects" t_helm_install
-check "helm upgrade changes the metrics port and passes extra flags" t_helm_upgrade
+check "helm install creates only the missing CRD and the 17 objects" t_helm_install
+check "helm upgrade changes the metrics port, the controller's replicas and its extra flags" t_helm_upgrade
 # docs/operations.md's CRD upgrade, as written: an older IPPool CRD (here: another
 # allocations description) gets the release's schema back; the NAD CRD is left alone.
 t_crd_upgrade() {

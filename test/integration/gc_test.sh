@@ -1043,6 +1043,8 @@ t_mirror() {
   conf=$(netconf net8 "{\"range\":\"$RANGE7\"}" node-m)
   add node-m ctr-static static-web-node-m "$hash" "$conf" >/dev/null || return 1
   add node-m ctr-ghost7 ghost7 ghost7-uid "$conf" >/dev/null || return 1  # control: a real leak
+  # node-m's agent frees the control (its sweep); the controller must keep the static pod's.
+  start_gc ma node-m --role=agent --node-sweep-interval=1s || return 1
   start_gc m node-m --role=controller --lease-name="$RUN-mirror-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
     --lease-duration=3s --lease-renew-interval=1s || return 1
   wait_for 10 is_leader m || { echo "not leader"; return 1; }
@@ -1055,7 +1057,7 @@ t_mirror() {
     pool_has_podref "$pool" ghost7 && { echo "the control leak was not released: the passes did nothing"; return 1; }
   fi
   note "static pod's entry (uid $hash, mirror pod with config.mirror) kept over $(( $(passes m) - p0 )) passes with --leak-grace=0s"
-  stop_gc m
+  stop_gc m; stop_gc ma
 }
 
 # ------------------------------------------------------------------- run --

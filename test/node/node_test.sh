@@ -217,7 +217,7 @@ wait_for() {
 }
 not() { ! "$@"; }
 
-# gc_mode fast|default [no-cri]: allot-gc's repair loop on the DaemonSet, rolled out when it
+# gc_mode fast|default [no-cri]: the controller's repair loop and the node agents, rolled out when it
 # changes: fast is a pass every 2 s, a leak released on its second pass with no grace, and a
 # node sweep every 2 s (the deletion scenarios' ownership rules show in seconds); default is
 # deploy/'s (60 s, 3 passes, 5 min; a sweep every 60 s). no-cri: no container runtime is asked
@@ -226,23 +226,29 @@ not() { ! "$@"; }
 # (--add-in-flight-bound): the harness's ADDs take seconds (the slowest, scenario 16's, 5 s), and
 # the deletion scenarios free a force-deleted pod's address within a minute of its ADD.
 gc_mode() {
-  local env=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- ALLOT_GC_NODE_SWEEP_INTERVAL-)
-  [[ "$1" == fast ]] && env=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s
-                              ALLOT_GC_NODE_SWEEP_INTERVAL=2s)
-  env+=("ALLOT_GC_IPAM_TYPES=allot,whereabouts,allot-slow-add,allot-slow-del" ALLOT_GC_ADD_IN_FLIGHT_BOUND=30s)
+  local types="ALLOT_GC_IPAM_TYPES=allot,whereabouts,allot-slow-add,allot-slow-del"
+  # The controller's passes, and the node agents' sweep and proofs.
+  local cenv=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- "$types")
+  local env=(ALLOT_GC_NODE_SWEEP_INTERVAL- "$types" ALLOT_GC_ADD_IN_FLIGHT_BOUND=30s)
+  if [[ "$1" == fast ]]; then
+    cenv=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s "$types")
+    env=(ALLOT_GC_NODE_SWEEP_INTERVAL=2s "$types" ALLOT_GC_ADD_IN_FLIGHT_BOUND=30s)
+  fi
   if [[ "${2:-}" == no-cri ]]; then env+=(ALLOT_GC_CRI_SOCKET=none)
   else env+=(ALLOT_GC_CRI_SOCKET=/run/allot-cri/containerd.sock); fi
   kubectl -n kube-system set env ds/allot -c allot-gc "${env[@]}" >/dev/null &&
-    kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null
+    kubectl -n kube-system set env deployment/allot-controller "${cenv[@]}" >/dev/null &&
+    kubectl -n kube-system rollout status ds/allot --timeout=180s >/dev/null &&
+    kubectl -n kube-system rollout status deployment/allot-controller --timeout=180s >/dev/null
 }
 
-# repair_passes: "repair pass:" lines in the allot-gc logs on every node (only the leader runs
+# repair_passes: "repair pass:" lines in the controllers' logs on every node (only the leader runs
 # passes), read from the container runtime's log files on the node: `kubectl logs` goes through
 # the node's kubelet, so it cannot read a leader whose node's kubelet is stopped (scenario 11).
 repair_passes() {
   local n=0 i c
   for ((i = 1; i <= nodes; i++)); do
-    c=$("$harness" exec "node-$i" sh -c 'cat /var/log/pods/kube-system_allot-*/allot-gc/*.log 2>/dev/null | grep -c "repair pass:"')
+    c=$("$harness" exec "node-$i" sh -c 'cat /var/log/pods/kube-system_allot-controller-*/allot-controller/*.log 2>/dev/null | grep -c "repair pass:"')
     n=$(( n + ${c:-0} ))
   done
   echo "$n"
@@ -415,13 +421,13 @@ s7() {
   wait_pool_count 0 90 || note "pool not empty after deleting scenario 6/7 pods"
 }
 
-# leader_node: the node of the allot-gc that holds the repair loop's Lease.
+# leader_node: the node of the controller replica that holds the repair loop's Lease.
 leader_node() {
   local holder
   holder=$(kubectl -n kube-system get lease allot-gc -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)
   [[ -n "$holder" ]] && kubectl -n kube-system get pod "$holder" -o jsonpath='{.spec.nodeName}' 2>/dev/null
 }
-# lead_on NODE: move the repair loop's leadership to NODE's allot-gc (delete the leader's pod
+# lead_on NODE: move the repair loop's leadership to a controller replica on NODE (delete the leader's pod
 # until the Lease lands there).
 lead_on() {
   local i now
