@@ -1,6 +1,7 @@
 #include "cluster/k8s_cluster.h"
 
 #include "cluster/nad.h"
+#include "cluster/watched.h"
 #include "core/ownership.h"
 #include "k8s/resources.h"
 #include "k8s/timestamp.h"
@@ -54,38 +55,51 @@ Result<void> K8sCluster::eachPod(
     return {};
 }
 
+NodeInfo nodeInfoOf(const json::Value& item) {
+    NodeInfo n;
+    const json::Value* st = item.find("status");
+    const json::Value* conds = st && st->isObject() ? st->find("conditions") : nullptr;
+    if (conds && conds->isArray()) {
+        for (const auto& c : conds->items()) {
+            if (!c.isObject() || stringAt(c, {"type"}) != "Ready") continue;
+            n.ready = stringAt(c, {"status"}) == "True";
+            if (auto t = parseTime(stringAt(c, {"lastTransitionTime"}))) n.notReadySince = *t;
+        }
+    }
+    const json::Value* spec = item.find("spec");
+    const json::Value* taints = spec && spec->isObject() ? spec->find("taints") : nullptr;
+    if (taints && taints->isArray())
+        for (const auto& t : taints->items())
+            if (t.isObject() && stringAt(t, {"key"}) == core::kOutOfServiceTaint)
+                n.outOfService = true;
+    const std::string os = stringAt(item, {"metadata", "labels", "kubernetes.io/os"});
+    n.linux = os.empty() || os == "linux";
+    return n;
+}
+
+NadInfo nadInfoOf(const json::Value& item) {
+    auto cfg = nadSpecConfig(item);
+    return NadInfo{stringAt(item, {"metadata", "namespace"}), stringAt(item, {"metadata", "name"}),
+                   stringAt(item, {"metadata", "uid"}), cfg ? std::move(*cfg) : std::string()};
+}
+
 Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) {
-    static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
+    if (watched_)
+        return watched_->nodes.each(
+            [&](const WatchedSet<NodeInfo>::Key& k, NodeInfo& n) { return fn(k.second, n); });
     k8s::ListOptions o;
     o.limit = pageSize_;
-    auto rv = seen_(client_.listEach(k8s::collectionPath(kNode, ""), o, [&](json::Value& item) {
-        NodeInfo n;
-        const json::Value* st = item.find("status");
-        const json::Value* conds = st && st->isObject() ? st->find("conditions") : nullptr;
-        if (conds && conds->isArray()) {
-            for (const auto& c : conds->items()) {
-                if (!c.isObject() || stringAt(c, {"type"}) != "Ready") continue;
-                n.ready = stringAt(c, {"status"}) == "True";
-                if (auto t = parseTime(stringAt(c, {"lastTransitionTime"}))) n.notReadySince = *t;
-            }
-        }
-        const json::Value* spec = item.find("spec");
-        const json::Value* taints = spec && spec->isObject() ? spec->find("taints") : nullptr;
-        if (taints && taints->isArray())
-            for (const auto& t : taints->items())
-                if (t.isObject() && stringAt(t, {"key"}) == core::kOutOfServiceTaint)
-                    n.outOfService = true;
-        const std::string os = stringAt(item, {"metadata", "labels", "kubernetes.io/os"});
-        n.linux = os.empty() || os == "linux";
-        return fn(stringAt(item, {"metadata", "name"}), n);
-    }));
+    auto rv =
+        seen_(client_.listEach(k8s::collectionPath(k8s::kNode, ""), o, [&](json::Value& item) {
+            NodeInfo n = nodeInfoOf(item);
+            return fn(stringAt(item, {"metadata", "name"}), n);
+        }));
     if (!rv) return rv.error();
     return {};
 }
 
 Result<std::optional<std::string>> K8sCluster::nodeUid(const std::string& name) {
-    static constexpr k8s::Resource kNode{"", "v1", "nodes", "Node"};
-    auto obj = seen_(client_.get(k8s::objectPath(kNode, "", name)));
+    auto obj = seen_(client_.get(k8s::objectPath(k8s::kNode, "", name)));
     if (!obj) {
         if (obj.code() == Errc::NotFound) return std::optional<std::string>();
         return obj.error();
@@ -100,16 +114,16 @@ Result<std::string> K8sCluster::getNadConfig(const std::string& ns, const std::s
 }
 
 Result<void> K8sCluster::eachNad(const std::function<bool(NadInfo&)>& fn) {
+    if (watched_)
+        return watched_->nads.each(
+            [&](const WatchedSet<NadInfo>::Key&, NadInfo& n) { return fn(n); });
     k8s::ListOptions o;
     o.limit = pageSize_;
-    auto rv = seen_(client_.listEach(
-        k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), o, [&](json::Value& item) {
-            auto cfg = nadSpecConfig(item);
-            NadInfo n{stringAt(item, {"metadata", "namespace"}),
-                      stringAt(item, {"metadata", "name"}), stringAt(item, {"metadata", "uid"}),
-                      cfg ? std::move(*cfg) : std::string()};
-            return fn(n);
-        }));
+    auto rv = seen_(client_.listEach(k8s::collectionPath(k8s::kNetworkAttachmentDefinition, ""), o,
+                                     [&](json::Value& item) {
+                                         NadInfo n = nadInfoOf(item);
+                                         return fn(n);
+                                     }));
     if (!rv) return rv.error();
     return {};
 }

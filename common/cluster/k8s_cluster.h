@@ -17,6 +17,8 @@ namespace allot::cluster {
 // are all that is held in memory (k8s::Client::listEach).
 inline constexpr int64_t kPodPageSize = 100;
 
+struct WatchedObjects;
+
 class K8sCluster : public Cluster {
   public:
     // `onError` sees the failed requests k8s::ErrorTap reports (for the API error metric).
@@ -51,6 +53,9 @@ class K8sCluster : public Cluster {
     // Pods and Nodes per list page (default kPodPageSize): allot-gc keeps pages small for its
     // memory, a one-shot CLI trades memory for fewer round trips.
     void setPageSize(int64_t n) { pageSize_ = n; }
+    // Nodes and NADs from watch-fed sets (the controller's) instead of a LIST per call; they
+    // must outlive this.
+    void readThrough(const WatchedObjects* watched) { watched_ = watched; }
 
   private:
     k8s::Client client_;
@@ -58,6 +63,7 @@ class K8sCluster : public Cluster {
     std::map<std::string, std::unique_ptr<store::K8sStore>> stores_;  // on client_, by namespace
     store::K8sNodeSliceStore slices_;                                 // on client_
     int64_t pageSize_;
+    const WatchedObjects* watched_ = nullptr;
 };
 
 }  // namespace allot::cluster

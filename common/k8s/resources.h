@@ -23,6 +23,7 @@ inline constexpr Resource kOverlappingRangeIPReservation{"whereabouts.cni.cncf.i
 inline constexpr Resource kNodeSlicePool{"whereabouts.cni.cncf.io", "v1alpha1", "nodeslicepools",
                                          "NodeSlicePool"};
 inline constexpr Resource kPod{"", "v1", "pods", "Pod"};
+inline constexpr Resource kNode{"", "v1", "nodes", "Node"};
 inline constexpr Resource kNetworkAttachmentDefinition{
     "k8s.cni.cncf.io", "v1", "network-attachment-definitions", "NetworkAttachmentDefinition"};
 inline constexpr Resource kEvent{"", "v1", "events", "Event"};

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cluster/k8s_cluster.h"
+#include "cluster/watched.h"
 #include "cni/net_config.h"
 #include "gc-sidecar/daemon/events.h"
 #include "gc-sidecar/daemon/http_server.h"
@@ -127,6 +128,32 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
     };
 }
 
+// A watch-fed set of one kind (cluster/watched.h), filled by an ObjectWatch: each object
+// decoded once, as it arrives, into what the controller's passes read of it.
+template <typename T>
+class SetCopy : public WatchedCopy {
+  public:
+    SetCopy(cluster::WatchedSet<T>& set, T (*decode)(const json::Value&))
+        : set_(set), decode_(decode) {}
+    void replace(const std::vector<json::Value>& objects) override {
+        std::map<typename cluster::WatchedSet<T>::Key, T> items;
+        for (const auto& o : objects) items[objectKey(o)] = decode_(o);
+        set_.replace(std::move(items));
+    }
+    void apply(const k8s::WatchEvent& ev) override {
+        using Type = k8s::WatchEvent::Type;
+        if (ev.type == Type::Added || ev.type == Type::Modified)
+            set_.set(objectKey(ev.object), decode_(ev.object));
+        else if (ev.type == Type::Deleted)
+            set_.erase(objectKey(ev.object));
+    }
+    void lost() override { set_.lost(); }
+
+  private:
+    cluster::WatchedSet<T>& set_;
+    T (*decode_)(const json::Value&);
+};
+
 // Two allot-gc on one node (a rolling update) must not share a Lease identity: each would
 // take the other's renewals for its own and both would lead.
 Config withIdentity(const Config& given) {
@@ -162,6 +189,7 @@ class Daemon {
     bool startShared();
     bool startReclaimer();
     bool startRepair();
+    bool watchClusterObjects();
     bool startSlices();
     bool startClaims(RepairOptions& popts);
     bool bindHttp();
@@ -199,6 +227,9 @@ class Daemon {
     std::unique_ptr<RelayServer> relay_;
     std::unique_ptr<NodeSliceCopy> sliceCopy_;
     std::unique_ptr<ClaimCopy> claimCopy_;
+    // The controller's Nodes and NADs, and the copies they and the relay's answers come from.
+    cluster::WatchedObjects watched_;
+    std::vector<std::unique_ptr<WatchedCopy>> watchedCopies_;
     std::vector<std::unique_ptr<ObjectWatch>> copyWatches_;  // the relay's copies'
     std::unique_ptr<NodeKubeconfig> nodeKubeconfig_;
     Joiner joiner_;
@@ -256,7 +287,7 @@ std::optional<std::vector<Cluster*>> Daemon::clusters(int n) {
 // One code path per role: the agent's node work, or the controller's cluster work.
 bool Daemon::startRole() {
     if (!startShared()) return false;
-    if (cfg_.role == Role::Controller) return startRepair();
+    if (cfg_.role == Role::Controller) return startRepair() && watchClusterObjects();
     return startReclaimer() && bindRelay() && writeNodeKubeconfig();
 }
 
@@ -385,6 +416,26 @@ bool Daemon::startRepair() {
         metrics_.watchProgress("Lease reads");
         metrics_.setReady();
     });
+    return true;
+}
+
+// The controller reads Nodes and NADs from sets its watches keep (one LIST, then WATCH),
+// never by a LIST per pass: every cluster it made reads through them.
+bool Daemon::watchClusterObjects() {
+    auto nodeClient = newClient();
+    auto nadClient = newClient();
+    if (!nodeClient || !nadClient) return false;
+    for (auto& c : owned_) c->readThrough(&watched_);
+    auto watch = [this](k8s::Client client, const k8s::Resource& r, const char* what,
+                        std::unique_ptr<WatchedCopy> copy) {
+        watchedCopies_.push_back(std::move(copy));
+        copyWatches_.push_back(std::make_unique<ObjectWatch>(
+            std::move(client), k8s::collectionPath(r, ""), what, *watchedCopies_.back(), stop_));
+    };
+    watch(std::move(*nodeClient), k8s::kNode, "Nodes",
+          std::make_unique<SetCopy<cluster::NodeInfo>>(watched_.nodes, cluster::nodeInfoOf));
+    watch(std::move(*nadClient), k8s::kNetworkAttachmentDefinition, "NetworkAttachmentDefinitions",
+          std::make_unique<SetCopy<cluster::NadInfo>>(watched_.nads, cluster::nadInfoOf));
     return true;
 }
 

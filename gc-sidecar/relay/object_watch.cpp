@@ -99,16 +99,16 @@ bool ObjectWatch::relist(std::string& rv) {
         // A resource the cluster does not serve (an optional CRD): said once, tried again.
         if (!notServed_)
             logging::logWarn("listing " + what_ + " failed: " + listed.error().message +
-                             " (the relay answers from this copy once it succeeds)");
+                             " (this copy is used once it succeeds)");
         else if (!std::exchange(saidNotServed_, true))
             logging::logInfo(what_ +
-                             " are not served by this cluster: the relay answers none "
+                             " are not served by this cluster: this copy holds none "
                              "(asked again every 5 minutes)");
         return false;
     }
     copy_.replace(items);
     logging::logInfo("listed " + std::to_string(items.size()) + " " + what_ +
-                     ": the relay answers from this copy");
+                     ": kept current by a watch from here on");
     rv = *listed;
     failures_ = 0;
     saidNotServed_ = false;

@@ -223,7 +223,8 @@ for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cnc
          "list nodeslicepools.whereabouts.cni.cncf.io" "create nodeslicepools.whereabouts.cni.cncf.io" \
          "update nodeslicepools.whereabouts.cni.cncf.io" "delete nodeslicepools.whereabouts.cni.cncf.io" \
          "list network-attachment-definitions.k8s.cni.cncf.io" "list pods" "get pods" "list nodes" \
-         "get nodes" "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
+         "get nodes" "watch nodes" "watch network-attachment-definitions.k8s.cni.cncf.io" \
+         "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
          "get leases.coordination.k8s.io/allot-gc" "update leases.coordination.k8s.io/allot-gc" \
          "create leases.coordination.k8s.io" "list leases.coordination.k8s.io"; do
   # shellcheck disable=SC2086

@@ -7,8 +7,10 @@ slices_init() {
   SLICE_NODES=()
   on_exit slices_cleanup
   kubectl apply -f "$GC_ROOT/deploy/rbac.yaml" >/dev/null || return 1
-  wait_for 30 kubectl_allot auth can-i create nodeslicepools.whereabouts.cni.cncf.io -n "$POOLNS" &&
-    wait_for 30 kubectl_allot auth can-i list network-attachment-definitions.k8s.cni.cncf.io --all-namespaces
+  # The slice controller runs as the suites' controller identity (e2e/cluster).
+  ctl_can() { kubectl --kubeconfig="$ALLOT_CONTROLLER_KUBECONFIG" auth can-i "$@" >/dev/null 2>&1; }
+  wait_for 30 ctl_can create nodeslicepools.whereabouts.cni.cncf.io -n "$POOLNS" &&
+    wait_for 30 ctl_can list network-attachment-definitions.k8s.cni.cncf.io --all-namespaces
 }
 
 slices_cleanup() {

@@ -94,7 +94,7 @@ TEST_CASE("bad values are clear errors naming the flag or variable") {
         {{"--node-name=n"}, {{"ALLOT_GC_PLUGIN_ALIASES", "a,,b"}}, "ALLOT_GC_PLUGIN_ALIASES"},
         {{"--node-name=n", "--role=leader"}, {}, "--role"},
         {{"--node-name=n"}, {{"ALLOT_GC_ROLE", "both"}}, "ALLOT_GC_ROLE"},
-        {{"--node-name=n", "--role=agent"}, {}, "--repair"},
+        {{"--node-name=n", "--repair=false"}, {}, "--repair"},  // gone: --role says it
         {{"--node-name=n", "--log-level=loud"}, {}, "--log-level"},
         {{"--node-name=n", "--log-format=logfmt"}, {}, "--log-format"},
         {{"--node-name=n"}, {{"ALLOT_GC_LOG_FORMAT", "JSON"}}, "ALLOT_GC_LOG_FORMAT"},
