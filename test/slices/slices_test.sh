@@ -344,6 +344,8 @@ t_repair() {
   wait_for 15 has_event PoolAnomaly "outside_node_slice: $away in IPPool $POOLNS/$pa (node $NA's slice pool) is held by pod $PODNS/away net1, which runs on node $NC" ||
     { echo "no outside_node_slice Event"; events PoolAnomaly; return 1; }
   wait_for 5 metric_is r 'allot_anomalies_total{kind="outside_node_slice"}' 1 || { gc_metrics r | grep anomal; return 1; }
+  # leak-a's Node exists: the controller holds it for that node's agent, which frees it.
+  start_gc ra "$NA" --role=agent --node-sweep-interval=1s || return 1
   wait_for 20 not pool_has_podref "$pa" leak-a || { echo "leak $leak in $pa not released"; return 1; }
   # shellcheck disable=SC2016 # evaluated by wait_for, at each try
   wait_for 20 eval '[[ "$(pool_count "$pe")" == 0 ]]' || { echo "$pe still holds $(pool_holders "$pe")"; return 1; }
