@@ -148,6 +148,8 @@ class SetCopy : public WatchedCopy {
             set_.erase(objectKey(ev.object));
     }
     void lost() override { set_.lost(); }
+    // A kind the cluster does not serve (no NAD CRD) has no objects: known, and empty.
+    void notServed() override { set_.replace({}); }
 
   private:
     cluster::WatchedSet<T>& set_;
@@ -571,7 +573,13 @@ void Daemon::spawnThreads() {
     if (repair_) {
         joiner_.spawn([this] { repair_->run(); });
         if (slices_) joiner_.spawn([this] { slices_->run(); });
-        joiner_.spawn([this] { elector_->run(); });
+        // A replica campaigns once its Nodes and NADs are listed: no leader works from a
+        // partial picture, and its first pass comes at once.
+        joiner_.spawn([this] {
+            while (!stop_.stopped() && !(watched_.nodes.synced() && watched_.nads.synced()))
+                stop_.waitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+            elector_->run();
+        });
     }
     if (cfg_.listenPort != 0) joiner_.spawn([this] { http_.serve(); });
     if (relay_) joiner_.spawn([this] { relay_->serve(); });

@@ -97,10 +97,13 @@ bool ObjectWatch::relist(std::string& rv) {
     notServed_ = !listed && listed.code() == core::Errc::NotFound;
     if (!listed) {
         // A resource the cluster does not serve (an optional CRD): said once, tried again.
-        if (!notServed_)
+        if (!notServed_) {
             logging::logWarn("listing " + what_ + " failed: " + listed.error().message +
                              " (this copy is used once it succeeds)");
-        else if (!std::exchange(saidNotServed_, true))
+            return false;
+        }
+        copy_.notServed();
+        if (!std::exchange(saidNotServed_, true))
             logging::logInfo(what_ +
                              " are not served by this cluster: this copy holds none "
                              "(asked again every 5 minutes)");

@@ -31,6 +31,8 @@ class WatchedCopy {
     virtual void apply(const k8s::WatchEvent& ev) = 0;
     // The watch failed: answer nothing until the next replace().
     virtual void lost() = 0;
+    // The cluster does not serve the resource (an optional CRD); listed again later.
+    virtual void notServed() {}
 };
 
 // A WatchedCopy that keeps one string per object, by namespace and name: what keep() makes of
