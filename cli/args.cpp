@@ -102,6 +102,9 @@ sandbox holding it (allot-gc frees those itself once its node's probe proves the
 report's pool namespace. Each is checked again first and skipped, saying why, when its
 entry is gone or now held by another container ID, or its pod is running or pending now.
 Those whose Node is deleted are released; the others only with --force (else exit 5).
+A Node is deleted when no Node has its name now and one is known to have had it: a
+NodeSlicePool gave it a slice, or its allot-gc's report (a Lease in --lease-namespace,
+default kube-system) names its Node's UID. A name no Node is known to have had needs --force.
 --dry-run: prints what would be released, refused and skipped, changes nothing, exits 0.
 )";
 

@@ -48,7 +48,8 @@ struct Options {
     std::string pool;        // release: which pool, when an IP is held in several
     bool offline = false;    // lint: no API server (no overlap check)
     bool client = false;     // version: this program's only, no cluster
-    std::string leaseNamespace = cluster::kDefaultLeaseNamespace;  // version: the node reports
+    // version, release: the node reports (release: a deleted Node is proven by its report)
+    std::string leaseNamespace = cluster::kDefaultLeaseNamespace;
     std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};  // check
     std::chrono::milliseconds timeout{std::chrono::seconds(60)};
 };

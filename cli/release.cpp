@@ -6,6 +6,7 @@
 
 #include "cli/lookup.h"
 #include "cli/output.h"
+#include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "core/naming.h"
 #include "k8s/kubeconfig.h"
@@ -96,28 +97,47 @@ Result<json::Value> releaseAndRecord(Env& env, const std::string& ns, const Hold
     return doc;
 }
 
-// core/release_rule.h's NodeDeleted: the entry names a node whose Node object is gone, and its
-// sandboxes with it. Such a release needs no --force. Read once per run.
+// core/release_rule.h's NodeDeleted, decided as the repair loop decides it
+// (core::NodeIndex::gone): the entry names a node that is not a Node now and is known to have
+// been one: a NodeSlicePool gave it a slice, or its allot-gc reported its Node's UID. A name
+// no Node is known to have had (a host name the plugin fell back to, a typo) proves nothing.
+// Such a release needs no --force. Read once per run.
 class DeletedNodes {
   public:
     explicit DeletedNodes(Env& env) : env_(env) {}
     Result<bool> holds(const core::Owner& owner) {
         if (owner.node.empty()) return false;
-        if (!nodes_) {
-            std::set<std::string> names;
-            auto r = env_.cluster.eachNode([&](const std::string& name, cluster::NodeInfo&) {
-                names.insert(name);
-                return true;
-            });
-            if (!r) return r.error();
-            nodes_ = std::move(names);
+        if (!index_) {
+            auto built = build();
+            if (!built) return built.error();
+            index_ = std::move(*built);
         }
-        return nodes_->count(owner.node) == 0;
+        return index_->gone(owner.node);
     }
 
   private:
+    Result<core::NodeIndex> build() {
+        core::NodeIndex idx;
+        cluster::ScanOptions o;
+        o.poolNamespace = env_.ns;
+        if (auto r = cluster::scanNodes(env_.cluster, o, idx); !r) return r.error();
+        auto reports = env_.cluster.nodeReports(env_.opts.leaseNamespace);
+        if (!reports)
+            return core::makeError(reports.code(), "the node reports (Leases in " +
+                                                       env_.opts.leaseNamespace +
+                                                       "): " + reports.error().message);
+        for (const auto& r : *reports)
+            if (!r.nodeUid.empty()) idx.reported.insert(r.node);
+        auto slices = env_.cluster.nodeSlicePools(env_.ns);
+        if (!slices) return slices.error();
+        for (const auto& nsp : *slices)
+            for (const auto& a : nsp.allocations)
+                if (!a.nodeName.empty()) idx.sliced.insert(a.nodeName);
+        return idx;
+    }
+
     Env& env_;
-    std::optional<std::set<std::string>> nodes_;
+    std::optional<core::NodeIndex> index_;
 };
 
 // What proves the release: "" when nothing does but --force. A pod its object still shows

@@ -497,6 +497,18 @@ t_release_from_report() {
   local all='["10","11","12","13","2","3"]'
   kubectl create namespace "$ns" >/dev/null || return 1
   mk_node node-l True || return 1
+  # node-lgone's allot-gc reported its Node before the Node was deleted: the proof that the name
+  # was a Node. (A name no Node is known to have had frees nothing without --force.)
+  kubectl apply -f - >/dev/null <<'EOF' || return 1
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata:
+  name: allot-node-node-lgone
+  namespace: kube-system
+  labels: {allot.cni.dev/node-report: "true"}
+  annotations: {allot.cni.dev/node-uid: uid-of-node-lgone, allot.cni.dev/probe: complete}
+spec: {holderIdentity: node-lgone}
+EOF
   make_pods node-l l-live1 l-live2 >>"$WORK/pods" || return 1
   uid1=$(uid_of l-live1) uid2=$(uid_of l-live2)
   {
@@ -547,6 +559,7 @@ EOF
   kubectl delete ippool -n "$ns" --all >/dev/null
   kubectl delete overlappingrangeipreservations -n "$ns" --all >/dev/null
   kubectl delete namespace "$ns" --wait=false >/dev/null
+  kubectl delete lease -n kube-system allot-node-node-lgone >/dev/null
 }
 check "release --from-report: a check report's leaks, exactly (dry run; a deleted Node's freed, the rest only with --force); live entries stay" t_release_from_report
 

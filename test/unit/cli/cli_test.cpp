@@ -725,19 +725,30 @@ TEST_CASE(
     Fixture f;
     f.allocate(3, core::Owner{"c-a", "app/gone-a", "net1", "node-a", "uid-a", "macnet"});
     f.allocate(4, core::Owner{"c-x", "app/gone-x", "net1", "node-x", "uid-x", "macnet"});
+    // node-y was never a Node that anyone knows of (a host name the plugin fell back to).
+    f.allocate(5, core::Owner{"c-y", "app/gone-y", "net1", "node-y", "uid-y", "macnet"});
     f.fake.putNode("node-x", false);
+    // node-x's allot-gc found its Node: the proof, once it is gone, that the name was a Node.
+    REQUIRE(f.fake
+                .putNodeReport(
+                    "kube-system",
+                    {"node-x", std::chrono::system_clock::now(), true, {}, "", "", "uid-node-x"})
+                .ok());
     CHECK(f.run({"check"}) == cli::kExitOk);
     f.report = f.out.str();
     f.fake.removeNode("node-x");  // the machine is gone for good
     auto actions = [&] { return releaseActions(f); };
     CHECK(f.run({"release", "--from-report", "r.json", "--dry-run"}) == cli::kExitOk);
-    CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 would_release"});
-    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 2);
+    CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 would_release",
+                                                "10.1.0.5 refused"});
+    CHECK(f.fake.pool(kNs, kPool)->allocations.size() == 3);
     CHECK(f.run({"release", "--from-report", "r.json"}) == cli::kExitRefused);
-    CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 released"});
+    CHECK(actions() ==
+          std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 released", "10.1.0.5 refused"});
     const auto left = f.fake.pool(kNs, kPool)->allocations;
-    CHECK(left.size() == 1);
+    CHECK(left.size() == 2);
     CHECK(left.count(3) == 1);
+    CHECK(left.count(5) == 1);
     REQUIRE(f.inv.events.size() == 1);
     CHECK(f.inv.events[0].message.find("Node deleted") != std::string::npos);
     // A pod whose object still shows it running keeps its address, whatever its Node.
