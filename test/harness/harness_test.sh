@@ -201,7 +201,7 @@ get network-attachment-definitions.k8s.cni.cncf.io -n default
 list pods --all-namespaces
 watch pods --all-namespaces
 create events -n default
-update leases.coordination.k8s.io -n kube-system
+patch leases.coordination.k8s.io -n kube-system
 EOF
 }
 
@@ -218,7 +218,8 @@ create pods/exec -n default
 create pods -n default
 delete pods -n default
 update network-attachment-definitions.k8s.cni.cncf.io -n default
-update leases.coordination.k8s.io -n default
+patch leases.coordination.k8s.io -n default
+update leases.coordination.k8s.io -n kube-system
 create serviceaccounts/token -n kube-system
 patch ippools.whereabouts.cni.cncf.io -n kube-system
 delete ippools.whereabouts.cni.cncf.io -n kube-system

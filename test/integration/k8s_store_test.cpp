@@ -1,5 +1,6 @@
 // The store conformance suite and concurrent writers against the real API server started by
-// scripts/test (e2e/cluster): KUBECONFIG is the admin, ALLOT_KUBECONFIG the allot identity.
+// scripts/test (e2e/cluster): KUBECONFIG is the admin, ALLOT_KUBECONFIG the allot identity,
+// ALLOT_CONTROLLER_KUBECONFIG the controller's.
 #include "store/k8s_store.h"
 
 #include <doctest/doctest.h>
@@ -28,7 +29,9 @@ bool prunes() {
 }
 
 std::unique_ptr<store::K8sStore> open(const std::string& kubeconfig = env("ALLOT_KUBECONFIG")) {
-    REQUIRE_MESSAGE(!kubeconfig.empty(), "ALLOT_KUBECONFIG is not set: run under scripts/test");
+    REQUIRE_MESSAGE(!kubeconfig.empty(),
+                    "no kubeconfig (ALLOT_KUBECONFIG, ALLOT_CONTROLLER_KUBECONFIG): run "
+                    "under scripts/test");
     auto s = store::openK8sStore(kubeconfig, "", {});
     REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
     return std::move(*s);
@@ -78,7 +81,8 @@ TEST_CASE("the Kubernetes store passes the store conformance suite on a real API
 TEST_CASE(
     "the Kubernetes NodeSlicePool store passes the NodeSlicePool cases on a real API server") {
     static int n = 0;
-    auto s = open();
+    // NodeSlicePools are the slice controller's to write: the controller's identity.
+    auto s = open(env("ALLOT_CONTROLLER_KUBECONFIG"));
     store::K8sNodeSliceStore slices(s->client());
     test::nodeSliceConformance(slices, *s, runPrefix() + "n" + std::to_string(n++) + "-",
                                s->poolNamespace(), "default");
