@@ -83,6 +83,10 @@ NadInfo nadInfoOf(const json::Value& item) {
                    stringAt(item, {"metadata", "uid"}), cfg ? std::move(*cfg) : std::string()};
 }
 
+store::NodeSlicePool nodeSlicePoolOf(const json::Value& item) {
+    return store::decodeNodeSlicePool(item);
+}
+
 Result<void> K8sCluster::eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) {
     if (watched_)
         return watched_->nodes.each(
@@ -128,8 +132,20 @@ Result<void> K8sCluster::eachNad(const std::function<bool(NadInfo&)>& fn) {
     return {};
 }
 
+Result<std::vector<store::NodeSlicePool>> K8sCluster::slicePools(const std::string& ns) {
+    if (!watched_) return slices_.listNodeSlicePools(ns);
+    std::vector<store::NodeSlicePool> out;
+    auto r = watched_->slicePools.each(
+        [&](const WatchedSet<store::NodeSlicePool>::Key& k, store::NodeSlicePool& p) {
+            if (ns.empty() || k.first == ns) out.push_back(std::move(p));
+            return true;
+        });
+    if (!r) return r.error();
+    return out;
+}
+
 Result<std::vector<core::NodeSliceView>> K8sCluster::nodeSlicePools(const std::string& ns) {
-    auto pools = slices_.listNodeSlicePools(ns);
+    auto pools = slicePools(ns);
     // NotFound: the NodeSlicePool resource is not installed.
     if (!pools && pools.code() == Errc::NotFound) return std::vector<core::NodeSliceView>{};
     if (!pools) return pools.error();

@@ -50,11 +50,14 @@ class K8sCluster : public Cluster {
     k8s::Client& client() { return client_; }
     // The NodeSlicePools of every namespace, on client_ (the slice controller, kubectl allot).
     store::NodeSliceStore& nodeSlices() { return slices_; }
+    // The NodeSlicePools of `ns` (every namespace when empty), read through the watched set
+    // when there is one; the writes go through nodeSlices().
+    Result<std::vector<store::NodeSlicePool>> slicePools(const std::string& ns);
     // Pods and Nodes per list page (default kPodPageSize): allot-gc keeps pages small for its
     // memory, a one-shot CLI trades memory for fewer round trips.
     void setPageSize(int64_t n) { pageSize_ = n; }
-    // Nodes and NADs from watch-fed sets (the controller's) instead of a LIST per call; they
-    // must outlive this.
+    // Nodes, NADs and NodeSlicePools from watch-fed sets (the controller's) instead of a LIST
+    // per call; they must outlive this.
     void readThrough(const WatchedObjects* watched) { watched_ = watched; }
 
   private:

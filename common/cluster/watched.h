@@ -1,5 +1,6 @@
 #pragma once
-// Nodes and NetworkAttachmentDefinitions as the controller reads them: kept current by a watch
+// Nodes, NetworkAttachmentDefinitions and NodeSlicePools as the controller reads them: kept
+// current by a watch
 // (one LIST, then WATCH; gc-sidecar's ObjectWatch fills them) instead of listed again by every
 // repair and slice pass, so a pass costs the API server nothing for them however many Nodes
 // the cluster has. Until the first list, and from a lost watch until the next list, a set is
@@ -15,12 +16,16 @@
 #include "cluster/cluster.h"
 #include "core/result.h"
 #include "json/json.h"
+#include "store/node_slice_codec.h"
 
 namespace allot::cluster {
 
-// What a repair pass needs of a Node object, and of a NAD object (the one decoding of each).
+// What a repair pass needs of a Node object, and of a NAD object (the one decoding of each);
+// a NodeSlicePool whole (the slice controller writes it back, guarded by its resourceVersion:
+// a copy the watch has not caught up with yet only costs a Conflict, read again next pass).
 NodeInfo nodeInfoOf(const json::Value& node);
 NadInfo nadInfoOf(const json::Value& nad);
+store::NodeSlicePool nodeSlicePoolOf(const json::Value& nsp);
 
 // One kind's objects by (namespace, name), as T.
 template <typename T>
@@ -77,6 +82,7 @@ class WatchedSet {
 struct WatchedObjects {
     WatchedSet<NodeInfo> nodes{"Nodes"};
     WatchedSet<NadInfo> nads{"NetworkAttachmentDefinitions"};
+    WatchedSet<store::NodeSlicePool> slicePools{"NodeSlicePools"};
 };
 
 }  // namespace allot::cluster

@@ -421,12 +421,13 @@ bool Daemon::startRepair() {
     return true;
 }
 
-// The controller reads Nodes and NADs from sets its watches keep (one LIST, then WATCH),
-// never by a LIST per pass: every cluster it made reads through them.
+// The controller reads Nodes, NADs and NodeSlicePools from sets its watches keep (one LIST,
+// then WATCH), never by a LIST per pass: every cluster it made reads through them.
 bool Daemon::watchClusterObjects() {
     auto nodeClient = newClient();
     auto nadClient = newClient();
-    if (!nodeClient || !nadClient) return false;
+    auto sliceClient = newClient();
+    if (!nodeClient || !nadClient || !sliceClient) return false;
     for (auto& c : owned_) c->readThrough(&watched_);
     auto watch = [this](k8s::Client client, const k8s::Resource& r, const char* what,
                         std::unique_ptr<WatchedCopy> copy) {
@@ -438,6 +439,9 @@ bool Daemon::watchClusterObjects() {
           std::make_unique<SetCopy<cluster::NodeInfo>>(watched_.nodes, cluster::nodeInfoOf));
     watch(std::move(*nadClient), k8s::kNetworkAttachmentDefinition, "NetworkAttachmentDefinitions",
           std::make_unique<SetCopy<cluster::NadInfo>>(watched_.nads, cluster::nadInfoOf));
+    watch(std::move(*sliceClient), k8s::kNodeSlicePool, "NodeSlicePools",
+          std::make_unique<SetCopy<store::NodeSlicePool>>(watched_.slicePools,
+                                                          cluster::nodeSlicePoolOf));
     return true;
 }
 
@@ -573,10 +577,11 @@ void Daemon::spawnThreads() {
     if (repair_) {
         joiner_.spawn([this] { repair_->run(); });
         if (slices_) joiner_.spawn([this] { slices_->run(); });
-        // A replica campaigns once its Nodes and NADs are listed: no leader works from a
-        // partial picture, and its first pass comes at once.
+        // A replica campaigns once its Nodes, NADs and NodeSlicePools are listed: no leader
+        // works from a partial picture, and its first pass comes at once.
         joiner_.spawn([this] {
-            while (!stop_.stopped() && !(watched_.nodes.synced() && watched_.nads.synced()))
+            while (!stop_.stopped() && !(watched_.nodes.synced() && watched_.nads.synced() &&
+                                         watched_.slicePools.synced()))
                 stop_.waitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
             elector_->run();
         });

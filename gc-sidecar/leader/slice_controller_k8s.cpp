@@ -1,5 +1,6 @@
-// SliceCluster over the API server: NADs and Nodes by list, NodeSlicePools through the cluster's
-// store (store/k8s_node_slice_store.h: written whole, guarded by the resourceVersion read).
+// SliceCluster over the API server: NADs, Nodes and NodeSlicePools as the cluster reads them
+// (the controller's: from its watches), NodeSlicePools written through the cluster's store
+// (store/k8s_node_slice_store.h: written whole, guarded by the resourceVersion read).
 #include "cluster/k8s_cluster.h"
 #include "cluster/nad.h"
 #include "engine/pool_transaction.h"
@@ -43,9 +44,7 @@ class K8sSliceCluster : public SliceCluster {
         return out;
     }
 
-    Result<std::vector<store::NodeSlicePool>> slicePools() override {
-        return c_.nodeSlices().listNodeSlicePools("");
-    }
+    Result<std::vector<store::NodeSlicePool>> slicePools() override { return c_.slicePools(""); }
 
     Result<void> create(const store::NodeSlicePool& p) override {
         auto r = c_.nodeSlices().createNodeSlicePool(p);

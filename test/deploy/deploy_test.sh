@@ -227,6 +227,7 @@ for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cnc
          "update nodeslicepools.whereabouts.cni.cncf.io" "delete nodeslicepools.whereabouts.cni.cncf.io" \
          "list network-attachment-definitions.k8s.cni.cncf.io" "list pods" "get pods" "list nodes" \
          "get nodes" "watch nodes" "watch network-attachment-definitions.k8s.cni.cncf.io" \
+         "watch nodeslicepools.whereabouts.cni.cncf.io" \
          "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
          "get leases.coordination.k8s.io/allot-gc" "update leases.coordination.k8s.io/allot-gc" \
          "create leases.coordination.k8s.io" "list leases.coordination.k8s.io"; do

@@ -62,6 +62,18 @@ TEST_CASE("a Node is decoded once into what a pass needs: Ready, since when not,
     CHECK(plain.linux);
 }
 
+TEST_CASE("a NodeSlicePool is kept whole: what the slice controller writes back, its version") {
+    auto p = cluster::nodeSlicePoolOf(parsed(R"({"metadata":{"namespace":"ns","name":"net",
+        "resourceVersion":"42"},"spec":{"range":"10.0.0.0/16","sliceSize":"/24"},
+        "status":{"allocations":[{"nodeName":"w1","sliceRange":"10.0.0.0/24"}]}})"));
+    CHECK(p.ns == "ns");
+    CHECK(p.name == "net");
+    CHECK(p.resourceVersion == "42");
+    CHECK(p.range == "10.0.0.0/16");
+    REQUIRE(p.allocations.size() == 1);
+    CHECK(p.allocations[0].nodeName == "w1");
+}
+
 TEST_CASE("a NAD is decoded into its namespace, name, UID and spec.config") {
     auto n = cluster::nadInfoOf(parsed(R"({"metadata":{"namespace":"ns","name":"net","uid":"u1"},
         "spec":{"config":"{\"ipam\":{\"type\":\"allot\"}}"}})"));
