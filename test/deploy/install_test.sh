@@ -119,6 +119,21 @@ t_base_delete() { kubectl delete -k deploy/ --wait && objects_are 0; }
 check "kubectl apply -k deploy/ installs the 17 objects of the base" t_base
 check "kubectl delete -k deploy/ leaves no allot object" t_base_delete
 
+# docs/operations.md's clean-up after `kubectl apply -k` over a release without the controller,
+# as written: that release's Roles and RoleBindings go.
+t_old_roles() {
+  local cmd r
+  cmd=$(awk '/once the roll is done, delete them:/ { f = 1 } f && /^```sh/ { y = 1; next } y && /^```/ { exit } y' docs/operations.md)
+  [[ -n "$cmd" ]] || { echo "docs/operations.md: no clean-up command"; return 1; }
+  for r in allot-leader-election allot-plugin-token; do
+    kubectl -n kube-system create role "$r" --verb=get --resource=leases >/dev/null &&
+      kubectl -n kube-system create rolebinding "$r" --role="$r" --serviceaccount=kube-system:allot >/dev/null || return 1
+  done
+  bash -c "$cmd" || return 1
+  objects_are 0
+}
+check "docs/operations.md's command deletes the Roles of a release without the controller" t_old_roles
+
 # docs/install.md's overlay, as written (a user's directory beside the release's deploy/:
 # kustomize refuses one inside its base), with this checkout's path and the namespace moved to
 # allot-system.
