@@ -1,10 +1,10 @@
 #pragma once
 // Nodes, NetworkAttachmentDefinitions and NodeSlicePools as the controller reads them: kept
-// current by a watch
-// (one LIST, then WATCH; gc-sidecar's ObjectWatch fills them) instead of listed again by every
-// repair and slice pass, so a pass costs the API server nothing for them however many Nodes
-// the cluster has. Until the first list, and from a lost watch until the next list, a set is
-// not synced and a read of it is Transient: a pass never works from a partial picture.
+// current by a watch (one LIST, then WATCH; gc-sidecar's ObjectWatch fills them) instead of
+// listed again by every repair and slice pass, so a pass costs the API server nothing for them
+// however many Nodes the cluster has. Until the first list, and from a lost watch until the next
+// list, a set is not synced and a read of it is Transient: a pass never works from a partial
+// picture.
 
 #include <functional>
 #include <map>

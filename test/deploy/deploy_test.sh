@@ -145,30 +145,37 @@ done
 
 # The plugin's own identity: what ADD/DEL/CHECK/GC call, nothing else (issue 22.10).
 PSA=system:serviceaccount:kube-system:allot-plugin
-pcan() { kubectl auth can-i "$1" "$2" --as="$PSA" -n "${3:-kube-system}" >/dev/null 2>&1; }
-for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
+# rights WHO SA allowed|denied "VERB RESOURCE"...: `kubectl auth can-i` in kube-system as SA
+# says so for each (WHO names it in the results).
+rights() {
+  local who=$1 sa=$2 want=$3 a
+  shift 3
+  for a in "$@"; do
+    # shellcheck disable=SC2086
+    if kubectl auth can-i $a --as="$sa" -n kube-system >/dev/null 2>&1; then
+      if [[ $want == allowed ]]; then ok "$who allowed: $a"; else bad "$who may $a (must be denied)"; fi
+    else
+      if [[ $want == allowed ]]; then bad "$who cannot $a"; else ok "$who denied: $a"; fi
+    fi
+  done
+}
+rights plugin "$PSA" allowed "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
          "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io" \
          "get overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "list overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "create overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "delete overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "get nodeslicepools.whereabouts.cni.cncf.io" "get pods" \
-         "get ipamclaims.k8s.cni.cncf.io"; do
-  # shellcheck disable=SC2086
-  if pcan $a; then ok "plugin allowed: $a"; else bad "the plugin cannot $a"; fi
-done
+         "get ipamclaims.k8s.cni.cncf.io"
 # get pods and IPAMClaims: an ADD with allowPersistentIPs reads its pod's annotation and claim
 # when the node relay is down (issue 18).
-for d in "list pods" "watch pods" "get network-attachment-definitions.k8s.cni.cncf.io" \
+rights plugin "$PSA" denied "list pods" "watch pods" "get network-attachment-definitions.k8s.cni.cncf.io" \
          "list ipamclaims.k8s.cni.cncf.io" "update ipamclaims.k8s.cni.cncf.io" \
          "delete ipamclaims.k8s.cni.cncf.io" \
          "create events" "get leases.coordination.k8s.io" "update leases.coordination.k8s.io" \
          "patch ippools.whereabouts.cni.cncf.io" "delete ippools.whereabouts.cni.cncf.io" \
          "update nodeslicepools.whereabouts.cni.cncf.io" "get secrets" "list nodes" \
-         "create serviceaccounts/token" "get statefulsets.apps"; do
-  # shellcheck disable=SC2086
-  if pcan $d; then bad "the plugin may $d (must be denied)"; else ok "plugin denied: $d"; fi
-done
+         "create serviceaccounts/token" "get statefulsets.apps"
 if kubectl auth can-i create serviceaccounts/allot-plugin --subresource=token --as="$SA" -n kube-system >/dev/null 2>&1; then
   ok "allot-gc may request the plugin's tokens"
 else
@@ -217,8 +224,7 @@ check_dep "the controller's port is not the node agent's (both on the host netwo
   '.spec.template.spec.containers[0].ports[0].containerPort != 9847'
 
 CSA=system:serviceaccount:kube-system:allot-controller
-ccan() { kubectl auth can-i "$1" "$2" --as="$CSA" -n "${3:-kube-system}" >/dev/null 2>&1; }
-for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
+rights controller "$CSA" allowed "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
          "create ippools.whereabouts.cni.cncf.io" "update ippools.whereabouts.cni.cncf.io" \
          "list overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "create overlappingrangeipreservations.whereabouts.cni.cncf.io" \
@@ -230,19 +236,13 @@ for a in "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cnc
          "watch nodeslicepools.whereabouts.cni.cncf.io" \
          "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
          "get leases.coordination.k8s.io/allot-gc" "update leases.coordination.k8s.io/allot-gc" \
-         "create leases.coordination.k8s.io" "list leases.coordination.k8s.io"; do
-  # shellcheck disable=SC2086
-  if ccan $a; then ok "controller allowed: $a"; else bad "the controller cannot $a"; fi
-done
-for d in "update leases.coordination.k8s.io/kube-controller-manager" \
+         "create leases.coordination.k8s.io" "list leases.coordination.k8s.io"
+rights controller "$CSA" denied "update leases.coordination.k8s.io/kube-controller-manager" \
          "patch leases.coordination.k8s.io/kube-controller-manager" "patch leases.coordination.k8s.io" \
          "update leases.coordination.k8s.io/allot-node-worker-1" "delete leases.coordination.k8s.io" \
          "get secrets" "delete pods" "update pods" "patch ippools.whereabouts.cni.cncf.io" \
          "delete ippools.whereabouts.cni.cncf.io" "create serviceaccounts/token" \
-         "get daemonsets.apps/allot" "update ipamclaims.k8s.cni.cncf.io" "watch pods"; do
-  # shellcheck disable=SC2086
-  if ccan $d; then bad "the controller may $d (must be denied)"; else ok "controller denied: $d"; fi
-done
+         "get daemonsets.apps/allot" "update ipamclaims.k8s.cni.cncf.io" "watch pods"
 
 # Real requests with a node agent's token bound to its pod, as the DaemonSet's pods get them
 # (the token carries the pod's node): it writes its own node's report and nothing else.

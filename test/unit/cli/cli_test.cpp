@@ -738,6 +738,12 @@ TEST_CASE(
     f.report = f.out.str();
     f.fake.removeNode("node-x");  // the machine is gone for good
     auto actions = [&] { return releaseActions(f); };
+    // Reports that cannot be read prove nothing: node-x needs --force then, with a warning.
+    f.fake.failNext("nodeReports", 1, core::Errc::Forbidden);
+    CHECK(f.run({"release", "--from-report", "r.json", "--dry-run"}) == cli::kExitOk);
+    CHECK(actions() ==
+          std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 refused", "10.1.0.5 refused"});
+    CHECK(f.err.str().find("node reports") != std::string::npos);
     CHECK(f.run({"release", "--from-report", "r.json", "--dry-run"}) == cli::kExitOk);
     CHECK(actions() == std::vector<std::string>{"10.1.0.3 refused", "10.1.0.4 would_release",
                                                 "10.1.0.5 refused"});
