@@ -2,9 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include <map>
-
 #include "engine/reservations.h"
+#include "engine_fixture.h"
 #include "store/memory_store.h"
 
 using namespace allot;
@@ -41,21 +40,7 @@ core::Result<engine::TxResult> runEmpty(store::PoolStore& s, const engine::TxTar
     return tx.run(t, fixed({}));
 }
 
-class MapCache : public engine::PoolCache {
-  public:
-    std::optional<store::Pool> load(const std::string& ns, const std::string& p) override {
-        auto it = pools.find(ns + "/" + p);
-        if (it == pools.end()) return std::nullopt;
-        ++hits;
-        return it->second;
-    }
-    void save(const std::string& ns, const store::Pool& p) override {
-        pools[ns + "/" + p.name] = p;
-    }
-    void drop(const std::string& ns, const std::string& p) override { pools.erase(ns + "/" + p); }
-    std::map<std::string, store::Pool> pools;
-    int hits = 0;
-};
+using test::MapCache;
 
 }  // namespace
 
