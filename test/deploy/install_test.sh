@@ -110,9 +110,9 @@ objects_are() {
 }
 t_base() {
   kubectl apply -k deploy/ || return 1
-  # shellcheck disable=SC2016 # $(POOL_NAMESPACE) is the kubelet's, not the shell's
+  # shellcheck disable=SC2016 # $(INSTALL_NAMESPACE) is the kubelet's, not the shell's
   ds kube-system | jq -e '.spec.template.spec.nodeSelector["kubernetes.io/os"] == "linux"
-    and (.spec.template.spec.containers[0].args | index("--plugin-service-account=$(POOL_NAMESPACE)/allot-plugin"))' || return 1
+    and (.spec.template.spec.containers[0].args | index("--plugin-service-account=$(INSTALL_NAMESPACE)/allot-plugin"))' || return 1
   objects_are 17
 }
 t_base_delete() { kubectl delete -k deploy/ --wait && objects_are 0; }
@@ -135,17 +135,31 @@ t_old_roles() {
 check "docs/operations.md's command deletes the Roles of a release without the controller" t_old_roles
 
 # docs/install.md's overlay, as written (a user's directory beside the release's deploy/:
-# kustomize refuses one inside its base), with this checkout's path and the namespace moved to
-# allot-system.
+# kustomize refuses one inside its base), with this checkout's path: allot in allot-system, its
+# pools left in kube-system.
 overlay=$(mktemp -d "${TMPDIR:-/tmp}/allot-overlay.XXXXXX")
 on_exit "rm -rf '$overlay'"
 rel=$(realpath --relative-to="$overlay" "$ROOT/deploy")
 awk '/write an overlay beside the release/ { f = 1 } f && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' docs/install.md |
-  sed -e "s#\.\./allot-0\.1\.0/deploy#$rel#" -e 's#^namespace: kube-system#namespace: allot-system#' >"$overlay/kustomization.yaml"
+  sed -e "s#\.\./allot-0\.1\.0/deploy#$rel#" >"$overlay/kustomization.yaml"
 grep -q "^namespace: allot-system" "$overlay/kustomization.yaml" || suite_die "docs/install.md's kustomize overlay is found"
 # The namespace is made apart: this cluster runs no namespace controller, so a Namespace in the
 # overlay would never finish deleting.
 kubectl create namespace allot-system >/dev/null
+# own_namespace_wiring: allot in allot-system writes its Leases and finds its DaemonSet and the
+# plugin's ServiceAccount there, and keeps its pools in kube-system.
+own_namespace_wiring() {
+  # shellcheck disable=SC2016 # $(...) is the kubelet's, not the shell's
+  ds allot-system | jq -e '.spec.template.spec | [.initContainers[0], .containers[0]]
+    | map(.env[] | select(.name == "POOL_NAMESPACE") | .value) == ["kube-system", "kube-system"]
+      and (.[1].args | index("--lease-namespace=$(INSTALL_NAMESPACE)") and index("--uninstall-with=$(INSTALL_NAMESPACE)/allot")
+           and index("--plugin-service-account=$(INSTALL_NAMESPACE)/allot-plugin"))
+      and any(.[1].env[]; .name == "INSTALL_NAMESPACE" and .valueFrom.fieldRef.fieldPath == "metadata.namespace")' || return 1
+  # shellcheck disable=SC2016
+  kubectl -n allot-system get deployment allot-controller -o json | jq -e '.spec.template.spec.containers[0]
+    | any(.env[]; .name == "POOL_NAMESPACE" and .value == "kube-system")
+      and (.args | index("--lease-namespace=$(INSTALL_NAMESPACE)"))' || return 1
+}
 t_overlay() {
   kubectl apply -k "$overlay" || return 1
   ds allot-system | jq -e '
@@ -156,6 +170,7 @@ t_overlay() {
   kubectl -n allot-system get deployment allot-controller -o json |
     jq -e '.spec.template.spec.containers[0].image == "registry.example.com/allot:0.1.0"
       and .spec.template.spec.imagePullSecrets == [{name: "my-registry"}]' || return 1
+  own_namespace_wiring || return 1
   # Every binding names the ServiceAccount in the overlay's namespace.
   kubectl get clusterrolebindings,rolebindings -A -o json | jq -e '
     [.items[] | select(.metadata.name | startswith("allot") and . != "allot-controller-test") | .subjects[].namespace]
@@ -172,31 +187,99 @@ check "kubectl delete -k of the overlay leaves no allot object" t_overlay_delete
 kubectl delete crd nodeslicepools.whereabouts.cni.cncf.io --wait >/dev/null
 crds_kept=$(crd_versions 2>/dev/null | tr ' ' '\n' | grep -v nodeslicepools)
 t_helm_install() {
-  helm install allot deploy/helm/allot --namespace kube-system || return 1
+  helm install allot deploy/helm/allot --namespace allot-system || return 1
   kubectl get crd nodeslicepools.whereabouts.cni.cncf.io >/dev/null || { echo "the missing CRD was not created"; return 1; }
   local kept
   kept=$(crd_versions | tr ' ' '\n' | grep -v nodeslicepools)
   [[ "$kept" == "$crds_kept" ]] || { echo "existing CRDs changed: $crds_kept -> $kept"; return 1; }
   objects_are 17 || return 1
-  ds kube-system | jq -e '.metadata.labels["app.kubernetes.io/managed-by"] == "Helm"
+  own_namespace_wiring || return 1
+  ds allot-system | jq -e '.metadata.labels["app.kubernetes.io/managed-by"] == "Helm"
     and .spec.template.spec.containers[0].image == "allot:0.1.0"'
 }
 t_helm_upgrade() {
-  helm upgrade allot deploy/helm/allot --namespace kube-system --set metrics.port=9850 \
+  helm upgrade allot deploy/helm/allot --namespace allot-system --set metrics.port=9850 \
       --set-json 'controller.extraArgs=["--node-slices=false"]' --set controller.replicas=3 || return 1
-  ds kube-system | jq -e '.spec.template.spec.containers[0]
+  ds allot-system | jq -e '.spec.template.spec.containers[0]
     | (.args | index("--listen=0.0.0.0:9850"))
       and .ports == [{name: "metrics", containerPort: 9850, protocol: "TCP"}]' || return 1
-  kubectl -n kube-system get deployment allot-controller -o json |
+  kubectl -n allot-system get deployment allot-controller -o json |
     jq -e '.spec.replicas == 3 and (.spec.template.spec.containers[0].args | index("--node-slices=false"))'
 }
+# The release's own identities at work from allot-system, as its pods would run them (no
+# kubelet here: allot-gc runs on this machine with tokens of the release's ServiceAccounts, the
+# agent's bound to a pod on node inst-node-a): the controller leads through its Lease in
+# allot-system, the agent writes its node's report there, and neither can write a Lease in
+# kube-system.
+gc_kubeconfig() {  # gc_kubeconfig TOKEN FILE
+  kubectl config view --raw --minify -o json | jq --arg t "$1" \
+    '.users = [{name: "sa", user: {token: $t}}] | .contexts[0].context.user = "sa"' >"$2"
+}
+t_own_namespace_run() {
+  local work=$ALLOT_CLUSTER_DIR/own-ns puid
+  mkdir -p "$work"
+  kubectl create -f - >/dev/null <<'EOF2' || return 1
+{"apiVersion": "v1", "kind": "List", "items": [
+ {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "inst-node-a"}},
+ {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "inst-agent-a", "namespace": "allot-system"},
+  "spec": {"nodeName": "inst-node-a", "serviceAccountName": "allot", "automountServiceAccountToken": false,
+           "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}]}
+EOF2
+  puid=$(kubectl get pod -n allot-system inst-agent-a -o jsonpath='{.metadata.uid}')
+  gc_kubeconfig "$(kubectl create token allot -n allot-system --bound-object-kind=Pod \
+    --bound-object-name=inst-agent-a --bound-object-uid="$puid")" "$work/agent.kubeconfig" || return 1
+  gc_kubeconfig "$(kubectl create token allot-controller -n allot-system)" "$work/controller.kubeconfig" || return 1
+  "$ROOT/build/gc-sidecar/allot-gc" --role=controller --node-name=inst-node-a --identity=inst-controller \
+    --kubeconfig="$work/controller.kubeconfig" --namespace=kube-system --lease-namespace=allot-system \
+    --listen=127.0.0.1:0 >"$work/controller.log" 2>&1 &
+  on_exit "kill $! 2>/dev/null"
+  "$ROOT/build/gc-sidecar/allot-gc" --role=agent --node-name=inst-node-a --kubeconfig="$work/agent.kubeconfig" \
+    --namespace=kube-system --lease-namespace=allot-system --journal-dir="$work/journal" \
+    --cri-socket=none --sandbox-probe=false --node-sweep-interval=1s --listen=127.0.0.1:0 >"$work/agent.log" 2>&1 &
+  on_exit "kill $! 2>/dev/null"
+  leads() { [[ $(kubectl get lease -n allot-system allot-gc -o jsonpath='{.spec.holderIdentity}' 2>/dev/null) == inst-controller ]]; }
+  reported() { kubectl get lease -n allot-system allot-node-inst-node-a >/dev/null 2>&1; }
+  wait_for 30 leads || { echo "the controller did not take allot-system/allot-gc:"; tail -n 20 "$work/controller.log"; return 1; }
+  wait_for 30 reported || { echo "the agent wrote no report in allot-system:"; tail -n 20 "$work/agent.log"; return 1; }
+  if kubectl get leases -n kube-system -o name | grep -qE 'allot-gc|allot-node'; then
+    echo "a Lease of allot's in kube-system"; return 1
+  fi
+  local sa
+  for sa in allot allot-controller; do
+    [[ $(kubectl auth can-i create leases -n kube-system --as="system:serviceaccount:allot-system:$sa") == no ]] ||
+      { echo "$sa may create Leases in kube-system"; return 1; }
+  done
+}
 t_helm_uninstall() {
-  helm uninstall allot --namespace kube-system --wait || return 1
+  helm uninstall allot --namespace allot-system --wait || return 1
   objects_are 0 || return 1
   [[ $(kubectl get -f deploy/crds/ -o name | wc -l) -eq 4 ]] || { echo "a CRD went with the release"; return 1; }
 }
-check "helm install creates only the missing CRD and the 17 objects" t_helm_install
+# A release from before poolNamespace, installed outside kube-system, kept its pools in its own
+# namespace: the chart refuses to move them (new pools would hand out their addresses again),
+# and names the value that keeps them.
+t_helm_old_pools() {
+  local out
+  kubectl create namespace allot-old >/dev/null || return 1
+  kubectl create -n allot-old -f - >/dev/null <<'EOF2' || return 1
+{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "allot",
+  "labels": {"app.kubernetes.io/managed-by": "Helm"},
+  "annotations": {"meta.helm.sh/release-name": "allot", "meta.helm.sh/release-namespace": "allot-old"}},
+ "spec": {"selector": {"matchLabels": {"app": "allot"}}, "template": {"metadata": {"labels": {"app": "allot"}},
+  "spec": {"containers": [{"name": "allot-gc", "image": "allot:0.1.0", "env": [{"name": "POOL_NAMESPACE",
+    "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]}]}}}}
+EOF2
+  if out=$(helm install allot deploy/helm/allot --namespace allot-old --dry-run=server 2>&1); then
+    echo "helm took over a release's pools in allot-old with poolNamespace kube-system"; return 1
+  fi
+  [[ "$out" == *"--set poolNamespace=allot-old"* ]] || { echo "unclear refusal: $out"; return 1; }
+  helm install allot deploy/helm/allot --namespace allot-old --set poolNamespace=allot-old --dry-run=server >/dev/null || return 1
+  kubectl delete -n allot-old daemonset allot --wait >/dev/null
+}
+check "helm refuses to move an older release's pools out of its namespace, naming poolNamespace" t_helm_old_pools
+check "helm install into allot-system creates only the missing CRD and the 17 objects, pools left in kube-system" t_helm_install
 check "helm upgrade changes the metrics port, the controller's replicas and its extra flags" t_helm_upgrade
+check "from allot-system the controller leads and the agent reports there, with no right to kube-system's Leases" t_own_namespace_run
 # docs/operations.md's CRD upgrade, as written: an older IPPool CRD (here: another
 # allocations description) gets the release's schema back; the NAD CRD is left alone.
 t_crd_upgrade() {
