@@ -1,12 +1,16 @@
 // kubectl-allot: kubectl finds it on PATH as `kubectl allot`. Everything but this file is the
 // allot_cli library, which the unit tests link.
+#include <cstdio>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int start(int argc, char** argv) {
     using namespace allot::cli;
     std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && args[0] == "__complete") {
@@ -30,4 +34,19 @@ int main(int argc, char** argv) {
         return kExitOk;
     }
     return run(*opts, std::cout, std::cerr);
+}
+
+}  // namespace
+
+// A throw that no library caught (std::bad_alloc, say) ends with its message and status 1
+// rather than abort().
+int main(int argc, char** argv) {
+    try {
+        return start(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+    } catch (...) {
+        std::fputs("error: an unknown exception\n", stderr);
+    }
+    return 1;
 }

@@ -34,7 +34,7 @@ std::string kubeconfigPath(const Options& o) {
         if (!first.empty()) return first;
     }
     if (const char* home = std::getenv("HOME"); home && *home) {
-        const std::string p = std::string(home) + "/.kube/config";
+        std::string p = std::string(home) + "/.kube/config";
         if (std::filesystem::exists(p)) return p;
     }
     return "";

@@ -1,6 +1,7 @@
 // allot-gc: the reclamation sidecar. Everything but argument handling lives in allot_gc.
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,9 @@
 #include "gc-sidecar/daemon/daemon.h"
 #include "version/version.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int start(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     auto parsed =
         allot::gc::parseArgs(args, [](const std::string& name) -> std::optional<std::string> {
@@ -29,4 +32,19 @@ int main(int argc, char** argv) {
         return 0;
     }
     return allot::gc::runDaemon(parsed->config);
+}
+
+}  // namespace
+
+// A throw that no library caught (std::bad_alloc, say) ends allot-gc with its message and
+// status 1 rather than abort().
+int main(int argc, char** argv) {
+    try {
+        return start(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "allot-gc: %s\n", e.what());
+    } catch (...) {
+        std::fputs("allot-gc: an unknown exception\n", stderr);
+    }
+    return 1;
 }

@@ -8,7 +8,6 @@
 namespace allot::plugin {
 
 using core::Errc;
-using core::Result;
 using engine::Clock;
 
 namespace {

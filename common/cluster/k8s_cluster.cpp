@@ -12,7 +12,6 @@ using json::stringAt;
 using k8s::parseTime;
 
 using core::Errc;
-using core::makeError;
 
 namespace {
 

@@ -9,9 +9,6 @@
 
 namespace allot::cluster {
 
-using core::Errc;
-using core::makeError;
-
 // Through the engine: `select` plans on each read, and each entry it picks is released only
 // while the owner it saw still holds it (core::Intent::ReleaseIfHeld).
 Result<std::vector<Released>> releaseFromPool(Cluster& c, const std::string& ns,

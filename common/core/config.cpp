@@ -173,7 +173,7 @@ Result<void> validateSliceSize(const IpamConfig& cfg, ValidatedConfig& out) {
 ValidatedConfig validateEach(const IpamConfig& cfg, Errors& errors) {
     ValidatedConfig out;
     out.raw = cfg;
-    auto note = [&](Result<void> r) {
+    auto note = [&](const Result<void>& r) {
         if (!r) errors.push_back(r.error());
     };
     if (cfg.type != "allot" && cfg.type != "whereabouts")

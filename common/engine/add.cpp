@@ -110,11 +110,10 @@ Parts partOrder(Context& ctx, const core::ValidatedConfig& cfg, const Parts& par
     for (const Target* t : parts) {
         std::optional<store::Pool> copy;
         if (ctx.cache) copy = ctx.cache->load(ctx.poolNamespace, t->pool);
-        if (!copy)
-            room.push_back(t);
-        else if (holdsFor(*copy, owner))
+        if (copy && holdsFor(*copy, owner))
             held.push_back(t);
-        else if (core::freeCount(t->range, copy->allocations, gatewayFor(cfg, t->range)) > 0)
+        else if (!copy ||
+                 core::freeCount(t->range, copy->allocations, gatewayFor(cfg, t->range)) > 0)
             room.push_back(t);
         else
             rest.push_back(t);
@@ -142,7 +141,7 @@ Result<std::pair<core::Pick, const Target*>> addToRange(
     std::optional<core::Error> failed;
     for (const Target* t : order) {
         auto pick = addOne(ctx, cfg, *t, owner, want, reserving);
-        if (pick) return std::make_pair(std::move(*pick), t);
+        if (pick) return std::make_pair(*pick, t);
         if (!failed || failed->code == Errc::Exhausted) failed = pick.error();
         if (pick.code() != Errc::Exhausted && pick.code() != Errc::SliceSealed) return pick.error();
     }

@@ -48,7 +48,7 @@ Result<void> unreserve(store::PoolStore& store, const std::vector<std::string>& 
 }
 
 void forgetUncertain(store::PoolStore& store, const std::vector<std::string>& names,
-                     const core::Owner& owner, RetryPolicy retry) {
+                     const core::Owner& owner, const RetryPolicy& retry) {
     for (const auto& n : names) {
         for (RetryPolicy looks = retry;;) {
             auto r = store.getReservation(n);

@@ -30,7 +30,7 @@ core::Result<void> unreserve(store::PoolStore& store, const std::vector<std::str
 // create the client stopped waiting for may still be in flight at the server, so a name not
 // found yet is looked at again within `retry` (there is no event to wait for).
 void forgetUncertain(store::PoolStore& store, const std::vector<std::string>& names,
-                     const core::Owner& owner, RetryPolicy retry);
+                     const core::Owner& owner, const RetryPolicy& retry);
 
 // The repair loop's two writes, the only ones not ordered against a pool entry by the call
 // that wrote it: each is decided by a pass that read the pools and the reservations.

@@ -24,7 +24,7 @@ namespace {
 
 constexpr std::streamsize kMaxFileBytes = 16 << 20;
 
-std::string trimmed(std::string s) {
+std::string trimmed(const std::string& s) {
     const char* ws = " \t\r\n";
     const auto b = s.find_first_not_of(ws);
     if (b == std::string::npos) return {};
@@ -40,8 +40,8 @@ int base64Value(unsigned char c, bool url) {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
     if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == (url ? '-' : '+')) return 62;
-    if (c == (url ? '_' : '/')) return 63;
+    if (c == static_cast<unsigned char>(url ? '-' : '+')) return 62;
+    if (c == static_cast<unsigned char>(url ? '_' : '/')) return 63;
     return -1;
 }
 
@@ -606,14 +606,14 @@ Result<ClusterConfig> inClusterConfig(const std::string& serviceAccountDir) {
     cfg.tokenFile = (dir / "token").string();
     auto token = readSmallFile(cfg.tokenFile, "serviceaccount token");
     if (!token) return token.error();
-    cfg.token = trimmed(std::move(*token));
+    cfg.token = trimmed(*token);
     if (cfg.token.empty())
         return makeError(Errc::InvalidConfig,
                          "serviceaccount token " + cfg.tokenFile + " is empty");
     const std::string ca = (dir / "ca.crt").string();
     if (std::ifstream(ca)) cfg.caFile = ca;  // else the system bundle, as client-go does
     if (auto ns = readSmallFile((dir / "namespace").string(), "serviceaccount namespace"))
-        cfg.namespace_ = trimmed(std::move(*ns));
+        cfg.namespace_ = trimmed(*ns);
     cfg.identity = "serviceaccount token from " + cfg.tokenFile;
     return cfg;
 }

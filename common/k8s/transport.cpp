@@ -423,7 +423,8 @@ HttpClient::HttpClient(HttpClient&&) noexcept = default;
 HttpClient& HttpClient::operator=(HttpClient&&) noexcept = default;
 HttpClient::~HttpClient() = default;
 
-Result<HttpClient, TransportError> HttpClient::create(TlsConfig tls, std::string userAgent) {
+Result<HttpClient, TransportError> HttpClient::create(const TlsConfig& tls,
+                                                      const std::string& userAgent) {
     if (const std::string& why = loadCurl(); !why.empty()) return failed(Kind::Internal, why);
     auto impl = std::make_unique<Impl>();
     impl->h = curl().easy_init();
@@ -432,7 +433,7 @@ Result<HttpClient, TransportError> HttpClient::create(TlsConfig tls, std::string
     return HttpClient(std::move(impl));
 }
 
-void HttpClient::setBearerToken(std::string token) {
+void HttpClient::setBearerToken(const std::string& token) {
     auto t = trim(token);
     // A control character would let the token inject headers; send no token instead, so the
     // server answers 401 and the caller sees which credentials are wrong.
@@ -478,10 +479,9 @@ Result<HttpResponse, TransportError> HttpClient::send(std::string_view method,
     return resp;
 }
 
-Result<long, TransportError> HttpClient::stream(const std::string& url,
-                                                std::chrono::milliseconds timeout,
-                                                std::function<bool(std::string_view chunk)> onData,
-                                                std::string* errorBody) {
+Result<long, TransportError> HttpClient::stream(
+    const std::string& url, std::chrono::milliseconds timeout,
+    const std::function<bool(std::string_view chunk)>& onData, std::string* errorBody) {
     if (timeout.count() < 0) return failed(Kind::Timeout, "GET " + url + ": no time left");
     SList headers;
     std::string methodStore;

@@ -40,7 +40,8 @@ class HttpClient {
   public:
     // Errors: Internal when curl cannot be initialised, LocalConfig when it refuses the CA or
     // the client certificate or key.
-    static core::Result<HttpClient, TransportError> create(TlsConfig tls, std::string userAgent);
+    static core::Result<HttpClient, TransportError> create(const TlsConfig& tls,
+                                                           const std::string& userAgent);
 
     HttpClient(HttpClient&&) noexcept;
     HttpClient& operator=(HttpClient&&) noexcept;
@@ -49,7 +50,7 @@ class HttpClient {
     ~HttpClient();
 
     // Sent as "Authorization: Bearer ..." from the next request on; empty: none.
-    void setBearerToken(std::string token);
+    void setBearerToken(const std::string& token);
 
     // One request; `body` is sent when non-empty or the method is POST/PUT/PATCH.
     // timeout covers the whole exchange (connect included); must be > 0.
@@ -68,10 +69,10 @@ class HttpClient {
     // arrives; returning false ends the stream early (not an error). For a non-2xx response the
     // body is not passed to onData but collected (first 64 KiB) into *errorBody when given.
     // timeout 0 means no overall limit. Returns the HTTP status; errors as for send().
-    core::Result<long, TransportError> stream(const std::string& url,
-                                              std::chrono::milliseconds timeout,
-                                              std::function<bool(std::string_view chunk)> onData,
-                                              std::string* errorBody = nullptr);
+    core::Result<long, TransportError> stream(
+        const std::string& url, std::chrono::milliseconds timeout,
+        const std::function<bool(std::string_view chunk)>& onData,
+        std::string* errorBody = nullptr);
 
   private:
     struct Impl;

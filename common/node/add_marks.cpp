@@ -13,9 +13,6 @@
 
 namespace allot::node {
 
-using core::Errc;
-using core::makeError;
-
 namespace {
 
 // A container ID the CNI spec allows is its own file name; any other string (an entry of a

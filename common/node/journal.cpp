@@ -19,9 +19,6 @@ namespace allot::node {
 using engine::JournalEntry;
 using engine::ReleaseJournal;
 
-using core::Errc;
-using core::makeError;
-
 core::Result<void> Journal::append(const JournalEntry& r) {
     if (auto d = makeDirs(dir_, 0700); !d) return d;
     json::Value v = json::Value::object();

@@ -33,7 +33,7 @@ std::string dirOf(const std::string& path) {
 
 std::string lookupNodeName(const std::string& envNodeName, const std::string& flatFile,
                            const std::string& configurationPath) {
-    auto trim = [](std::string s) {
+    auto trim = [](const std::string& s) {
         auto b = s.find_first_not_of(" \t\r\n");
         if (b == std::string::npos) return std::string();
         return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);

@@ -132,7 +132,7 @@ Result<void> K8sStore::ping() {
 
 Result<std::unique_ptr<K8sStore>> openK8sStore(const std::string& kubeconfig, const std::string& ns,
                                                k8s::Client::Options options) {
-    auto client = k8s::makeClient(kubeconfig, options);
+    auto client = k8s::makeClient(kubeconfig, std::move(options));
     if (!client) return client.error();
     std::string space = ns;
     if (space.empty()) space = client->config().namespace_;

@@ -155,8 +155,10 @@ Result<ClaimPassReport> releaseDeletedClaims(Cluster& cl, ClaimSource& claims,
     const Verdicts verdicts = confirm(claims, suspects);
     const std::set<std::string> running = stillRunning(cl, suspects, verdicts);
     std::map<std::string, size_t> byReason;
-    for (const auto& [where, owners] : suspects.owners) {
-        const auto& [ns, pool] = where;
+    for (const auto& entry : suspects.owners) {
+        // Not a structured binding: a lambda below captures it (clang before 16 cannot).
+        const auto& owners = entry.second;
+        const auto& [ns, pool] = entry.first;
         // On a fresh read: only an entry unchanged since the scan (not handed over meanwhile).
         auto rel = releaseFromPool(
             cl, ns, pool,

@@ -18,8 +18,6 @@
 
 namespace allot::gc {
 
-using cluster::PodInfo;
-
 using cluster::poolRef;
 
 using cluster::podRef;

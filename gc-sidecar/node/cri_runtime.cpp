@@ -247,7 +247,7 @@ CriRuntime::CriRuntime(std::string socketPath, k8s::GrpcChannel channel,
                        std::chrono::milliseconds timeout)
     : socketPath_(std::move(socketPath)), timeout_(timeout), channel_(std::move(channel)) {}
 
-Result<std::unique_ptr<CriRuntime>> CriRuntime::open(std::string socketPath,
+Result<std::unique_ptr<CriRuntime>> CriRuntime::open(const std::string& socketPath,
                                                      std::chrono::milliseconds timeout) {
     if (timeout.count() <= 0)
         return makeError(Errc::InvalidConfig, "container runtime timeout must be > 0");

@@ -35,7 +35,7 @@ class CriRuntime : public SandboxRuntime {
     // form). Nothing is connected yet: a runtime that is down makes each call Unknown until it
     // is up. InvalidConfig for another scheme, a relative or too long path, or a timeout <= 0;
     // Internal when libcurl cannot be loaded or lacks HTTP/2 or unix sockets.
-    static core::Result<std::unique_ptr<CriRuntime>> open(std::string socketPath,
+    static core::Result<std::unique_ptr<CriRuntime>> open(const std::string& socketPath,
                                                           std::chrono::milliseconds timeout);
 
     // Ready (SANDBOX_READY), NotReady (SANDBOX_NOTREADY) or NotFound (gRPC NOT_FOUND) as the

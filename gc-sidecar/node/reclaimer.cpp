@@ -26,7 +26,6 @@ using core::Result;
 using cluster::Cluster;
 
 using core::Errc;
-using core::makeError;
 
 void parallelFor(const std::vector<Cluster*>& clusters, size_t n,
                  const std::function<void(size_t, Cluster&)>& fn) {

@@ -81,7 +81,7 @@ k8s::RelayResponse relayBusy(std::chrono::milliseconds waited) {
 }  // namespace
 
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
-                           std::shared_ptr<RelayHealth> health) {
+                           const std::shared_ptr<RelayHealth>& health) {
     struct Pool {
         explicit Pool(size_t n) : turns(n) {}
         ClientTurns turns;

@@ -103,7 +103,7 @@ using RelayForward = std::function<k8s::RelayResponse(const k8s::RelayRequest&)>
 // transport failure is recorded there, and a request that got its turn while the server is
 // down is refused (never sent) rather than sent into the outage.
 RelayForward clientForward(std::function<std::optional<k8s::Client>()> make, size_t clients,
-                           std::shared_ptr<RelayHealth> health = nullptr);
+                           const std::shared_ptr<RelayHealth>& health = nullptr);
 
 // What the relay answers to one request: refused, a local handler's answer, or whatever
 // `forward` gives.
