@@ -180,6 +180,23 @@ t_overlay() {
 t_overlay_delete() { kubectl delete -k "$overlay" --wait && objects_are 0; }
 check "docs/install.md's overlay moves allot to its namespace, image, pull secret and k3s's CNI path" t_overlay
 check "kubectl delete -k of the overlay leaves no allot object" t_overlay_delete
+# The OpenShift component, rendered (no OpenShift here): the agent under the privileged SCC,
+# the controller under hostnetwork-v2 with no fixed user ID, and OpenShift's CNI path.
+t_openshift() {
+  local os out
+  os=$(mktemp -d "${TMPDIR:-/tmp}/allot-openshift.XXXXXX")
+  printf 'resources: [%s]\ncomponents: [%s/components/openshift]\n' "$(realpath --relative-to="$os" deploy)" \
+    "$(realpath --relative-to="$os" deploy)" >"$os/kustomization.yaml"
+  out=$(kubectl kustomize "$os" | python3 -c 'import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(sys.stdin))))')
+  rm -rf "$os"
+  jq -e '
+    (map(select(.kind == "ClusterRoleBinding" and (.metadata.name | startswith("allot-scc"))))
+      | map({(.subjects[0].name): .roleRef.name}) | add) == {"allot": "allot-scc-privileged", "allot-controller": "allot-scc-hostnetwork"}
+    and (map(select(.kind == "ClusterRole" and .metadata.name == "allot-scc-hostnetwork")) | .[0].rules[0].resourceNames == ["hostnetwork-v2"])
+    and (map(select(.kind == "Deployment")) | .[0].spec.template.spec.securityContext == {runAsNonRoot: true})
+    and (map(select(.kind == "DaemonSet")) | .[0].spec.template.spec.volumes[0].hostPath.path == "/var/lib/cni/bin")' <<<"$out"
+}
+check "the OpenShift component: privileged for the agent, hostnetwork-v2 and no fixed user for the controller" t_openshift
 
 # ----------------------------------------------------------------------------- Helm --
 
