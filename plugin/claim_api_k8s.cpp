@@ -1,5 +1,7 @@
-// ClaimApi over the Kubernetes API (plugin/claims.h): the pod (its networks annotation and its
-// StatefulSet), the IPAMClaim, and its status subresource.
+// IpamClaimApi over the Kubernetes API (plugin/claim_api_k8s.h): the pod (its networks annotation
+// and its StatefulSet), the IPAMClaim, and its status subresource.
+
+#include "plugin/claim_api_k8s.h"
 
 #include <future>
 #include <map>
@@ -10,7 +12,6 @@
 #include "k8s/ipam_claim.h"
 #include "k8s/relay.h"
 #include "k8s/statefulset.h"
-#include "plugin/claims.h"
 
 namespace allot::plugin {
 
@@ -22,14 +23,14 @@ using core::Result;
 
 namespace {
 
-class K8sClaimApi : public ClaimApi {
+class K8sClaimApi : public engine::IpamClaimApi {
   public:
     K8sClaimApi(k8s::Client& c, Clock::time_point deadline) : client_(c), deadline_(deadline) {}
 
-    Result<PodFacts> pod(const std::string& ns, const std::string& name) override {
+    Result<engine::PodFacts> pod(const std::string& ns, const std::string& name) override {
         auto pod = client_.get(k8s::objectPath(k8s::kPod, ns, name));
         if (!pod) return pod.error();
-        PodFacts facts;
+        engine::PodFacts facts;
         facts.statefulSet = k8s::controllingStatefulSet(*pod);
         const json::Value* meta = pod->find("metadata");
         const json::Value* ann = meta && meta->isObject() ? meta->find("annotations") : nullptr;
@@ -167,7 +168,8 @@ class K8sClaimApi : public ClaimApi {
 
 }  // namespace
 
-std::unique_ptr<ClaimApi> makeK8sClaimApi(k8s::Client& client, Clock::time_point deadline) {
+std::unique_ptr<engine::IpamClaimApi> makeK8sClaimApi(k8s::Client& client,
+                                                      Clock::time_point deadline) {
     return std::make_unique<K8sClaimApi>(client, deadline);
 }
 

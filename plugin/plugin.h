@@ -9,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "cni/net_config.h"
+#include "core/config.h"
 #include "engine/context.h"
+#include "engine/ipam_claim_api.h"
 #include "log/log.h"
-#include "plugin/claims.h"
 #include "plugin/cni_env.h"
 #include "plugin/cni_result.h"
 #include "store/pool_store.h"
@@ -31,7 +33,7 @@ struct StoreHandle {
     std::string poolNamespace;
     // IPAMClaims (allowPersistentIPs) on the store's connection; null: a network that asks for
     // them gets ordinary addresses, with a warning.
-    std::unique_ptr<ClaimApi> claims = nullptr;
+    std::unique_ptr<engine::IpamClaimApi> claims = nullptr;
     // Told how the call ended (best effort, never fails the call); null: nobody to tell.
     std::function<void(const CallReport&)> report = nullptr;
 };

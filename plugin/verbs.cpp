@@ -2,6 +2,7 @@
 
 #include "engine/add.h"
 #include "engine/check.h"
+#include "engine/owned_add.h"
 #include "engine/release.h"
 
 namespace allot::plugin {
@@ -66,8 +67,8 @@ Outcome runAdd(engine::Context& ctx, const Request& q) {
         q.log->warning(
             "allowPersistentIPs/sticky_statefulsets: no pod reader here; an ordinary address");
     auto r = owned && q.claims
-                 ? addOwned(ctx, *cfg, q.net, q.owner, std::move(requested), *q.claims,
-                            {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log})
+                 ? engine::addOwned(ctx, *cfg, q.net, q.owner, std::move(requested), *q.claims,
+                                    {q.env.args.podNamespace, q.env.args.podName, q.env.ifName})
                  : engine::add(ctx, *cfg, q.net.name, q.owner, requested);
     if (!r) return failWith(q.version, r.error(), q.log);
     if (q.log)
@@ -99,8 +100,8 @@ Result<std::vector<IpResult>> checkOwned(engine::Context& ctx, const Request& q)
     const auto listed = prevResultIps(q.net.prevResult);
     auto r = engine::check(ctx, q.cfg, q.net.name, q.owner, listed);
     if (r || r.code() != Errc::NotFound || !q.net.allowPersistentIps || !q.claims) return r;
-    auto claim = claimOf(q.net, *q.claims,
-                         {q.env.args.podNamespace, q.env.args.podName, q.env.ifName, q.log});
+    auto claim = engine::claimOf(q.net, *q.claims,
+                                 {q.env.args.podNamespace, q.env.args.podName, q.env.ifName});
     if (!claim || claim->empty()) return r;
     core::Owner sharing = q.owner;
     sharing.claim = *claim;

@@ -18,7 +18,7 @@ struct Request {
     const core::Owner& owner;
     const std::string& version;
     logging::Logger* log;
-    ClaimApi* claims = nullptr;
+    engine::IpamClaimApi* claims = nullptr;
 };
 
 // ADD, DEL, CHECK, GC or STATUS (VERSION needs no engine).

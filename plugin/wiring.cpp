@@ -7,6 +7,7 @@
 #include "node/journal.h"
 #include "node/node_name.h"
 #include "node/pool_cache.h"
+#include "plugin/claim_api_k8s.h"
 #include "plugin/netlink_check.h"
 #include "plugin/node_paths.h"
 #include "store/k8s_store.h"

@@ -75,7 +75,7 @@ struct NetConf {
     // IPAMClaim (issue 18): the network opts in with top-level "allowPersistentIPs": true; a
     // claim reference may come in args.cni ("ipam-claim-reference"), else from the pod's
     // network-selection element (network_selection.h); the plugin's ADD acts on them
-    // (plugin/claims.h).
+    // (engine/owned_add.h).
     bool allowPersistentIps = false;
     std::string claimRef;
     // Keys Whereabouts ignores, ignored here too: the plugin logs each (with core's warnings).

@@ -30,7 +30,7 @@ struct SelectionElement {
     std::string cniArgsClaimRef;
 };
 
-// The IPAMClaim the element references, as the plugin takes it (plugin/claims.h): its
+// The IPAMClaim the element references, as the plugin takes it (engine/owned_add.h): its
 // cni-args' ipam-claim-reference (which reaches the plugin as args.cni's, read first), else its
 // own ipam-claim-reference. Empty when it references none. The one answer to "which claim does
 // this element reference" for the plugin and for allot-gc's claim pass, which must not free a

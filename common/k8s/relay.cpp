@@ -160,7 +160,7 @@ std::optional<RelayResponse> decodeRelayResponse(std::string_view frame) {
     return r;
 }
 
-// The plugin's reads for an IPAMClaim (plugin/claims.h): GET of a pod and of an IPAMClaim,
+// The plugin's reads for an IPAMClaim (engine/owned_add.h): GET of a pod and of an IPAMClaim,
 // PUT of the claim's status.
 static bool claimRequest(std::string_view method, std::string_view path) {
     std::string_view kind;

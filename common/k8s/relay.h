@@ -72,7 +72,7 @@ struct RelayNodeSliceQuery {
 };
 std::optional<RelayNodeSliceQuery> parseRelayNodeSlicePath(std::string_view path);
 // The IPAMClaim ns/name (body: the object, without managedFields) from allot-gc's watch of
-// IPAMClaims: a copy that may lag the API server by a watch event (plugin/claims.h says what
+// IPAMClaims: a copy that may lag the API server by a watch event (engine/owned_add.h says what
 // the plugin does about that). Refused when the copy does not have it: ask the API server.
 std::string relayClaimPath(std::string_view ns, std::string_view name);
 struct RelayClaimQuery {

@@ -116,7 +116,7 @@ TEST_CASE("allowPersistentIPs and args.cni's ipam-claim-reference are read, with
     REQUIRE(r.ok());
     CHECK(r->allowPersistentIps);
     CHECK(r->claimRef == "vm-a.pod7");
-    CHECK(r->warnings.empty());  // acted on by the plugin's ADD (plugin/claims.h)
+    CHECK(r->warnings.empty());  // acted on by the plugin's ADD (engine/owned_add.h)
     CHECK(err(R"({"allowPersistentIPs":"yes","ipam":{"type":"allot","range":"10.0.0.0/24"}})")
               .find("allowPersistentIPs") != std::string::npos);
     CHECK(err(R"({"args":{"cni":{"ipam-claim-reference":1}},"ipam":{"type":"allot"}})")

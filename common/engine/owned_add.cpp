@@ -1,22 +1,23 @@
-#include "plugin/claims.h"
+#include "engine/owned_add.h"
+
+#include <algorithm>
 
 #include "cni/network_selection.h"
 #include "core/sticky.h"
 #include "engine/add.h"
 
-namespace allot::plugin {
+namespace allot::engine {
 
 using core::Errc;
 using core::makeError;
 using core::Result;
-using engine::IpResult;
 using Addresses = std::vector<IpResult>;
 using cni::NetConf;
 
 namespace {
 
 // The pod this call is for; NotFound is Transient (CNI 11: the runtime retries).
-Result<PodFacts> readPod(ClaimApi& api, const ClaimCall& call, std::string_view why) {
+Result<PodFacts> readPod(IpamClaimApi& api, const PodCall& call, std::string_view why) {
     auto pod = api.pod(call.podNamespace, call.podName);
     if (!pod && pod.code() == Errc::NotFound)
         return makeError(Errc::Transient, "pod " + call.podNamespace + "/" + call.podName +
@@ -34,7 +35,7 @@ Result<std::string> argsClaimName(const NetConf& net) {
 // The StatefulSet that owns this pod's address: its controller, when the pod's name is one
 // the set gives its members ("<set>-<ordinal>"). ownerReferences are written by whoever
 // creates the pod, so a pod that is no member keeps Whereabouts' behaviour.
-std::optional<core::StatefulSetRef> stickyOwner(const PodFacts& pod, const ClaimCall& call) {
+std::optional<core::StatefulSetRef> stickyOwner(const PodFacts& pod, const PodCall& call) {
     if (!pod.statefulSet || !core::podOrdinal(pod.statefulSet->name, call.podName))
         return std::nullopt;
     return pod.statefulSet;
@@ -42,7 +43,7 @@ std::optional<core::StatefulSetRef> stickyOwner(const PodFacts& pod, const Claim
 
 // The claim's name in the pod's selection element for this interface (cni::claimReference);
 // "" when it names none.
-Result<std::string> claimRefIn(const PodFacts& pod, const ClaimCall& call) {
+Result<std::string> claimRefIn(const PodFacts& pod, const PodCall& call) {
     auto element = cni::selectionFor(pod.networks, call.ifName);
     if (!element)
         return makeError(Errc::InvalidConfig, "pod " + call.podNamespace + "/" + call.podName +
@@ -63,7 +64,7 @@ std::vector<std::string> statusIps(const std::vector<IpResult>& ips, size_t rang
     return out;
 }
 
-core::ClaimStatus allocatedStatus(std::vector<std::string> ips, const ClaimCall& call) {
+core::ClaimStatus allocatedStatus(std::vector<std::string> ips, const PodCall& call) {
     return {std::move(ips), call.podName, true, std::string(core::kReasonAllocated),
             "allocated by allot"};
 }
@@ -75,23 +76,19 @@ core::ClaimStatus allocatedStatus(std::vector<std::string> ips, const ClaimCall&
 // again, in order, from what was written).
 class EarlyStatus {
   public:
-    EarlyStatus(engine::Context& ctx, ClaimApi& api, const ClaimCall& call, std::string name,
+    EarlyStatus(Context& ctx, IpamClaimApi& api, const PodCall& call, std::string name,
                 size_t ranges)
         : ctx_(ctx), api_(api), call_(call), name_(std::move(name)), ranges_(ranges) {}
     EarlyStatus(const EarlyStatus&) = delete;
     EarlyStatus& operator=(const EarlyStatus&) = delete;
 
     // For the engine's ADD: starts the status write alongside the last range's reservation.
-    engine::BeforeReserve hook() {
+    BeforeReserve hook() {
         return [this](const Addresses& ips) {
             if (started_ || ips.size() != ranges_) return;
             auto st = allocatedStatus(statusIps(ips, ranges_), call_);
             started_ = api_.startStatus(call_.podNamespace, name_, st);
-            if (!started_) return;
-            ips_ = st.ips;
-            if (call_.log)
-                call_.log->debug("IPAMClaim " + call_.podNamespace + "/" + name_ +
-                                 ": status written alongside the reservation");
+            if (started_) ips_ = st.ips;
         };
     }
 
@@ -107,17 +104,17 @@ class EarlyStatus {
     void undo() {
         if (!started_) return;
         (void)wrote({});
-        engine::CleanupGrace grace(ctx_);
-        if (auto r = api_.restoreStatus(call_.podNamespace, name_, ips_); !r && call_.log)
-            call_.log->error(
+        CleanupGrace grace(ctx_);
+        if (auto r = api_.restoreStatus(call_.podNamespace, name_, ips_); !r)
+            ctx_.report.warnings.insert(
                 "IPAMClaim " + call_.podNamespace + "/" + name_ +
                 ": the status written before the ADD failed is left: " + r.error().message);
     }
 
   private:
-    engine::Context& ctx_;
-    ClaimApi& api_;
-    const ClaimCall& call_;
+    Context& ctx_;
+    IpamClaimApi& api_;
+    const PodCall& call_;
     std::string name_;
     size_t ranges_;
     bool started_ = false, written_ = false;  // written_: the write's answer was a success
@@ -136,10 +133,9 @@ std::vector<core::IpAddress> wanted(const core::ClaimPlan& plan,
 }
 
 // ADD for the claim `name` in the pod's namespace.
-Result<Addresses> addForClaim(engine::Context& ctx, const core::ValidatedConfig& cfg,
-                              const NetConf& net, core::Owner owner,
-                              std::vector<core::IpAddress> requested, ClaimApi& api,
-                              const ClaimCall& call, const std::string& name) {
+Result<Addresses> addForClaim(Context& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
+                              core::Owner owner, std::vector<core::IpAddress> requested,
+                              IpamClaimApi& api, const PodCall& call, const std::string& name) {
     const std::string ref = call.podNamespace + "/" + name;
     auto claim = api.claim(call.podNamespace, name);
     if (!claim) {
@@ -153,20 +149,20 @@ Result<Addresses> addForClaim(engine::Context& ctx, const core::ValidatedConfig&
     }
     auto plan = core::planClaim(*claim, net.name, cfg.ranges);
     if (!plan) return plan.error();
-    if (call.log)
-        for (const auto& w : plan->warnings) call.log->warning(w);
+    ctx.report.warnings.insert(plan->warnings.begin(), plan->warnings.end());
     owner.claim = ref;
     std::optional<EarlyStatus> early;
     if (plan->allocate) early.emplace(ctx, api, call, name, cfg.ranges.size());
-    auto r = engine::add(ctx, cfg, net.name, owner, wanted(*plan, std::move(requested)),
-                         early ? early->hook() : engine::BeforeReserve());
+    auto r = add(ctx, cfg, net.name, owner, wanted(*plan, std::move(requested)),
+                 early ? early->hook() : BeforeReserve());
     if (!r) {
         if (early) early->undo();
         if (r.code() == Errc::Exhausted && plan->allocate) {
             core::ClaimStatus st{
                 {}, call.podName, false, std::string(core::kReasonExhausted), r.error().message};
-            if (auto w = api.setStatus(call.podNamespace, name, st); !w && call.log)
-                call.log->error("IPAMClaim " + ref + ": status not written: " + w.error().message);
+            if (auto w = api.setStatus(call.podNamespace, name, st); !w)
+                ctx.report.warnings.insert("IPAMClaim " + ref +
+                                           ": status not written: " + w.error().message);
         }
         return r;
     }
@@ -187,7 +183,7 @@ Result<Addresses> addForClaim(engine::Context& ctx, const core::ValidatedConfig&
 
 }  // namespace
 
-Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& call) {
+Result<std::string> claimOf(const NetConf& net, IpamClaimApi& api, const PodCall& call) {
     auto name = argsClaimName(net);
     if (name && name->empty() && !call.podName.empty()) {
         auto pod = readPod(api, call, "its IPAMClaim reference");
@@ -198,10 +194,9 @@ Result<std::string> claimOf(const NetConf& net, ClaimApi& api, const ClaimCall& 
     return call.podNamespace + "/" + *name;
 }
 
-Result<Addresses> addOwned(engine::Context& ctx, const core::ValidatedConfig& cfg,
-                           const NetConf& net, core::Owner owner,
-                           std::vector<core::IpAddress> requested, ClaimApi& api,
-                           const ClaimCall& call) {
+Result<Addresses> addOwned(Context& ctx, const core::ValidatedConfig& cfg, const NetConf& net,
+                           core::Owner owner, std::vector<core::IpAddress> requested,
+                           IpamClaimApi& api, const PodCall& call) {
     const bool claims = net.allowPersistentIps, sticky = cfg.raw.stickyStatefulSets;
     if (claims && !net.claimRef.empty()) {
         auto name = argsClaimName(net);
@@ -209,7 +204,7 @@ Result<Addresses> addOwned(engine::Context& ctx, const core::ValidatedConfig& cf
         return addForClaim(ctx, cfg, net, owner, std::move(requested), api, call, *name);
     }
     if ((!claims && !sticky) || call.podName.empty())
-        return engine::add(ctx, cfg, net.name, owner, requested);
+        return add(ctx, cfg, net.name, owner, requested);
     auto pod = readPod(api, call, claims ? "its IPAMClaim reference" : "its StatefulSet");
     if (!pod) return pod.error();
     if (claims) {
@@ -220,7 +215,7 @@ Result<Addresses> addOwned(engine::Context& ctx, const core::ValidatedConfig& cf
     }
     if (auto set = sticky ? stickyOwner(*pod, call) : std::nullopt)
         owner.claim = core::stickyKey(*set);
-    return engine::add(ctx, cfg, net.name, owner, requested);
+    return add(ctx, cfg, net.name, owner, requested);
 }
 
-}  // namespace allot::plugin
+}  // namespace allot::engine
