@@ -1009,7 +1009,7 @@ pmap(res, range(n), 32)
   expect_eq "leak candidates among live pods" "$cand" 0 || return 1
   # A ceiling against gross regressions: 28-31 MiB seen here after e4eb8c6 (33 before). Issue
   # 22.11's bar (32 MiB at 150,000 pods) is bench/repair-pass's; the exact guard of the page
-  # decoding is the unit test that counts malloc's bytes (test/unit/k8s/client_test.cpp).
+  # decoding is the unit test that counts malloc's bytes (test/unit/k8s/client_list_watch_test.cpp).
   (( hwm <= 36 * 1024 )) || { echo "peak RSS $(( hwm / 1024 )) MiB exceeds 36 MiB"; return 1; }
   stop_gc big
 }
