@@ -1,7 +1,7 @@
 #pragma once
 // Kubernetes Events (core/v1) as allot records them: for reclamations and anomalies (allot-gc)
 // and for manual releases (kubectl-allot). Posting them is the caller's (allot-gc queues them,
-// gc-sidecar/daemon/events.h).
+// gc-sidecar/base/events.h).
 
 #include <chrono>
 #include <string>

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/result.h"
-#include "gc-sidecar/daemon/events.h"
-#include "gc-sidecar/daemon/metrics.h"
+#include "gc-sidecar/base/events.h"
+#include "gc-sidecar/base/metrics.h"
 #include "json/json.h"
 #include "k8s/client.h"
 

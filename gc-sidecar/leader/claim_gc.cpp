@@ -5,7 +5,7 @@
 
 #include "core/anomaly.h"
 #include "core/ownership.h"
-#include "gc-sidecar/node/release.h"
+#include "gc-sidecar/rules/release.h"
 #include "log/log.h"
 
 namespace allot::gc {

@@ -18,8 +18,8 @@
 #include "cluster/cluster.h"
 #include "cluster/k8s_cluster.h"
 #include "core/sticky.h"
-#include "gc-sidecar/daemon/events.h"
-#include "gc-sidecar/daemon/metrics.h"
+#include "gc-sidecar/base/events.h"
+#include "gc-sidecar/base/metrics.h"
 
 namespace allot::gc {
 

@@ -9,7 +9,7 @@
 #include <functional>
 #include <mutex>
 
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/stop.h"
 
 namespace allot::gc {
 

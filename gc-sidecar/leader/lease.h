@@ -20,7 +20,7 @@
 #include <string>
 
 #include "core/result.h"
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/stop.h"
 #include "json/json.h"
 #include "k8s/client.h"
 

@@ -10,9 +10,9 @@
 #include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "engine/reservations.h"
-#include "gc-sidecar/node/match.h"
-#include "gc-sidecar/node/reclaimer.h"
-#include "gc-sidecar/node/release.h"
+#include "gc-sidecar/base/parallel_for.h"
+#include "gc-sidecar/rules/match.h"
+#include "gc-sidecar/rules/release.h"
 #include "log/log.h"
 #include "store/pool_codec.h"
 

@@ -41,14 +41,14 @@
 #include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "core/release_rule.h"
-#include "gc-sidecar/daemon/events.h"
-#include "gc-sidecar/daemon/metrics.h"
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/events.h"
+#include "gc-sidecar/base/metrics.h"
+#include "gc-sidecar/base/pool_namespaces.h"
+#include "gc-sidecar/base/stop.h"
 #include "gc-sidecar/leader/leader_loop.h"
 #include "gc-sidecar/leader/leak_tracker.h"
-#include "gc-sidecar/node/match.h"
-#include "gc-sidecar/node/pool_namespaces.h"
-#include "gc-sidecar/node/release.h"
+#include "gc-sidecar/rules/match.h"
+#include "gc-sidecar/rules/release.h"
 
 namespace allot::gc {
 

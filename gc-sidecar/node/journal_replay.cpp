@@ -1,8 +1,8 @@
 #include "gc-sidecar/node/journal_replay.h"
 
 #include "engine/reservations.h"
-#include "gc-sidecar/node/match.h"
-#include "gc-sidecar/node/release.h"
+#include "gc-sidecar/rules/match.h"
+#include "gc-sidecar/rules/release.h"
 #include "log/log.h"
 
 namespace allot::gc {

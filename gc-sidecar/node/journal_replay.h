@@ -12,9 +12,9 @@
 #include "cluster/cluster.h"
 #include "cluster/release.h"
 #include "engine/release_journal.h"
-#include "gc-sidecar/daemon/events.h"
-#include "gc-sidecar/daemon/metrics.h"
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/events.h"
+#include "gc-sidecar/base/metrics.h"
+#include "gc-sidecar/base/stop.h"
 #include "node/journal.h"
 
 namespace allot::gc {

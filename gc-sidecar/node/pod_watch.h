@@ -12,10 +12,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gc-sidecar/daemon/metrics.h"
-#include "gc-sidecar/daemon/stop.h"
-#include "gc-sidecar/node/reclaimer.h"
+#include "gc-sidecar/base/metrics.h"
+#include "gc-sidecar/base/stop.h"
 #include "gc-sidecar/relay/claim_pod_index.h"
+#include "gc-sidecar/rules/pod_record.h"
 #include "json/json.h"
 #include "k8s/client.h"
 

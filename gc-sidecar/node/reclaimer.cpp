@@ -3,9 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <atomic>
 #include <random>
-#include <thread>
 
 #include "cluster/nad.h"
 #include "core/pool_targets.h"
@@ -26,21 +24,6 @@ using core::Result;
 using cluster::Cluster;
 
 using core::Errc;
-
-void parallelFor(const std::vector<Cluster*>& clusters, size_t n,
-                 const std::function<void(size_t, Cluster&)>& fn) {
-    if (n == 0) return;
-    const size_t workers = std::min(clusters.size(), n);
-    std::atomic<size_t> next{0};
-    auto body = [&](Cluster& c) {
-        for (size_t i; (i = next.fetch_add(1)) < n;) fn(i, c);
-    };
-    std::vector<std::thread> threads;
-    threads.reserve(workers - 1);
-    for (size_t w = 1; w < workers; ++w) threads.emplace_back([&, w] { body(*clusters[w]); });
-    body(*clusters[0]);
-    for (auto& t : threads) t.join();
-}
 
 Reclaimer::Reclaimer(ReclaimerOptions opts, std::vector<Cluster*> clusters, EventSink& events,
                      Metrics& metrics, StopSignal& stop)

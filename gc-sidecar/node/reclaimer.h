@@ -20,16 +20,17 @@
 #include "cluster/cluster.h"
 #include "core/sticky.h"
 #include "engine/retry_policy.h"
-#include "gc-sidecar/daemon/events.h"
-#include "gc-sidecar/daemon/metrics.h"
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/events.h"
+#include "gc-sidecar/base/metrics.h"
+#include "gc-sidecar/base/parallel_for.h"
+#include "gc-sidecar/base/pool_namespaces.h"
+#include "gc-sidecar/base/stop.h"
 #include "gc-sidecar/node/cri_runtime.h"
 #include "gc-sidecar/node/journal_replay.h"
-#include "gc-sidecar/node/match.h"
-#include "gc-sidecar/node/pool_namespaces.h"
-#include "gc-sidecar/node/release.h"
 #include "gc-sidecar/node/release_plan.h"
 #include "gc-sidecar/node/release_queue.h"
+#include "gc-sidecar/rules/match.h"
+#include "gc-sidecar/rules/release.h"
 #include "node/add_marks.h"
 #include "node/journal.h"
 
@@ -38,11 +39,6 @@ namespace allot::gc {
 // The addresses the node's network namespaces hold now (sandbox_probe.h); an error when they
 // cannot be read.
 using NodeAddressProbe = std::function<core::Result<std::set<core::IpAddress>>()>;
-
-// Runs fn(i, cluster) for every i in [0, n) on up to clusters.size() threads, each thread
-// with its own Cluster (a Cluster serves one thread). clusters[0] runs on the caller's thread.
-void parallelFor(const std::vector<cluster::Cluster*>& clusters, size_t n,
-                 const std::function<void(size_t, cluster::Cluster&)>& fn);
 
 struct ReclaimerOptions {
     std::string node;

@@ -27,8 +27,8 @@
 #include "cluster/release.h"
 #include "core/ip.h"
 #include "core/release_rule.h"
-#include "gc-sidecar/node/match.h"
 #include "gc-sidecar/node/release_queue.h"
+#include "gc-sidecar/rules/match.h"
 #include "store/pool_store.h"
 
 namespace allot::gc {

@@ -12,25 +12,12 @@
 #include <vector>
 
 #include "cluster/release.h"
-#include "core/sticky.h"
 #include "engine/retry_policy.h"
+#include "gc-sidecar/rules/pod_record.h"
 
 namespace allot::gc {
 
 using Clock = std::chrono::steady_clock;
-
-// What PodWatch keeps of a pod: just what reclamation needs.
-struct PodRecord {
-    std::string ns, name, uid;
-    bool hasNetworkStatus = false;
-    std::string networkStatus;  // the annotation's text, when present
-    bool hostNetwork = false;   // spec.hostNetwork: no address of allot's to release
-    std::string mirrorOf;       // a mirror pod: deleting it does not stop its static pod
-    // k8s.v1.cni.cncf.io/networks, for the relay's answers (claim_pod_index.h); nullopt: none.
-    std::optional<std::string> networks = std::nullopt;
-    // Its controlling StatefulSet, for the relay's answers (sticky_statefulsets).
-    std::optional<core::StatefulSetRef> statefulSet = std::nullopt;
-};
 
 // An IPPool to look in.
 struct PoolKey {

@@ -1,6 +1,6 @@
 #pragma once
 // The node relay's copy of the IPAMClaims (k8s::relayClaimPath), kept by an ObjectWatch, so
-// that an ADD with a claim (plugin/claims.h) reads it without an API round trip. Each claim is
+// that an ADD with a claim (engine/owned_add.h) reads it without an API round trip. Each claim is
 // kept without managedFields, labels or annotations: what the plugin reads (spec, status) and
 // what its status write needs (name, namespace, uid, resourceVersion). A claim the copy does
 // not have (not synced, not seen yet, the resource not served) is Refused: the plugin then

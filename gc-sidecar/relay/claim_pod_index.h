@@ -2,7 +2,7 @@
 // This node's pods' k8s.v1.cni.cncf.io/networks annotations and StatefulSets, kept by the pod
 // watch, so that the node relay answers the plugin's GET of a pod (an ADD on a network with
 // allowPersistentIPs or sticky_statefulsets reads its IPAMClaim reference and its StatefulSet
-// there, plugin/claims.h) without an API round trip. A pod it
+// there, engine/owned_add.h) without an API round trip. A pod it
 // does not have (not seen yet, another node's, an annotation over the plugin's limit) is
 // forwarded to the API server as before.
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "gc-sidecar/node/reclaimer.h"
+#include "gc-sidecar/rules/pod_record.h"
 #include "k8s/relay.h"
 
 namespace allot::gc {

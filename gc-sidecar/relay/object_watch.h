@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/stop.h"
 #include "json/json.h"
 #include "k8s/client.h"
 #include "k8s/watch.h"

@@ -2,7 +2,6 @@
 
 #include <vector>
 
-#include "gc-sidecar/leader/slice_controller.h"
 #include "store/node_slice_codec.h"
 
 namespace allot::gc {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gc-sidecar/daemon/events.h"
+#include "gc-sidecar/base/events.h"
 #include "log/log.h"
 
 namespace allot::test {

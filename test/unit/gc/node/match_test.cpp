@@ -1,4 +1,4 @@
-#include "gc-sidecar/node/match.h"
+#include "gc-sidecar/rules/match.h"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "gc-sidecar/daemon/metrics.h"
+#include "gc-sidecar/base/metrics.h"
 
 #include <algorithm>
 #include <cassert>

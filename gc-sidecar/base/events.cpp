@@ -1,4 +1,4 @@
-#include "gc-sidecar/daemon/events.h"
+#include "gc-sidecar/base/events.h"
 
 #include "k8s/resources.h"
 #include "k8s/timestamp.h"

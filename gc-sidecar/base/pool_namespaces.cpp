@@ -1,4 +1,4 @@
-#include "gc-sidecar/node/pool_namespaces.h"
+#include "gc-sidecar/base/pool_namespaces.h"
 
 #include "cluster/nad.h"
 

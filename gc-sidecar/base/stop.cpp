@@ -1,4 +1,4 @@
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/stop.h"
 
 namespace allot::gc {
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "cluster/event.h"
-#include "gc-sidecar/daemon/metrics.h"
-#include "gc-sidecar/daemon/stop.h"
+#include "gc-sidecar/base/metrics.h"
+#include "gc-sidecar/base/stop.h"
 #include "json/json.h"
 #include "k8s/client.h"
 
