@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cluster/k8s_cluster.h"
 #include "cluster/nad.h"
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 #include "store/node_slice_store.h"
 
 namespace allot::cli {

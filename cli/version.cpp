@@ -6,7 +6,7 @@
 #include <map>
 
 #include "cli/output.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::cli {
 

@@ -47,7 +47,7 @@ struct Deps {
     std::function<std::unique_ptr<engine::ReleaseJournal>(const core::ValidatedConfig&)>
         makeJournal;
     std::function<std::unique_ptr<engine::PoolCache>(const core::ValidatedConfig&)> makeCache;
-    std::function<std::unique_ptr<engine::ClaimQueue>(const core::ValidatedConfig&)> makeQueue;
+    std::function<std::unique_ptr<engine::CommitQueue>(const core::ValidatedConfig&)> makeQueue;
     // Where ADDs leave their in-flight mark for allot-gc (node/add_marks.h); null: none.
     std::function<std::unique_ptr<engine::AddMarks>()> makeAddMarks;
     // CHECK inside the container: `ifName` in `netns` carries every address in `ips`.

@@ -1,16 +1,16 @@
 #include "plugin/wiring.h"
 
 #include "k8s/relay.h"
-#include "node/add_marks.h"
-#include "node/claim_queue.h"
-#include "node/file_lock.h"
-#include "node/journal.h"
-#include "node/node_name.h"
-#include "node/pool_cache.h"
+#include "node_state/add_marks.h"
+#include "node_state/commit_queue.h"
+#include "node_state/file_lock.h"
+#include "node_state/journal.h"
+#include "node_state/node_name.h"
+#include "node_state/pool_cache.h"
 #include "plugin/claim_api_k8s.h"
 #include "plugin/netlink_check.h"
 #include "plugin/node_paths.h"
-#include "store/k8s_store.h"
+#include "store_k8s/k8s_store.h"
 
 namespace allot::plugin {
 
@@ -58,23 +58,24 @@ Outcome runProduction(const EnvMap& env, std::string_view stdinText) {
         return StoreHandle{std::move(*s), ns, std::move(claims), std::move(report)};
     };
     deps.makeLocker = [](const core::ValidatedConfig& c) {
-        return node::makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+        return node_state::makeFileLocker(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
     deps.makeCache = [](const core::ValidatedConfig& c) {
-        return node::makeFileCache(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+        return node_state::makeFileCache(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
     };
     deps.makeQueue = [](const core::ValidatedConfig& c) {
-        return node::makeFileClaimQueue(c.raw.lockDir.empty() ? kDefaultLockDir : c.raw.lockDir);
+        return node_state::makeFileCommitQueue(c.raw.lockDir.empty() ? kDefaultLockDir
+                                                                     : c.raw.lockDir);
     };
     deps.makeJournal = [](const core::ValidatedConfig& c) {
-        return node::makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir
-                                                              : c.raw.journalDir);
+        return node_state::makeFileJournal(c.raw.journalDir.empty() ? kDefaultJournalDir
+                                                                    : c.raw.journalDir);
     };
-    deps.makeAddMarks = [] { return std::make_unique<node::FileAddMarks>(); };
+    deps.makeAddMarks = [] { return std::make_unique<node_state::FileAddMarks>(); };
     deps.checkInterface = checkInterfaceAddresses;
     std::string nodeEnv = envOr("NODENAME");
     deps.nodeName = [nodeEnv](const core::ValidatedConfig& c, const cni::NetConf& n) {
-        return node::lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
+        return node_state::lookupNodeName(nodeEnv, n.flatFile, c.raw.configurationPath);
     };
     auto flat = env.find("ALLOT_FLAT_FILES");
     deps.flatFiles = cni::flatFiles(flat == env.end() ? nullptr : flat->second.c_str());

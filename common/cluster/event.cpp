@@ -1,6 +1,6 @@
 #include "cluster/event.h"
 
-#include "k8s/timestamp.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::cluster {
 

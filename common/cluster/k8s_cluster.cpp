@@ -3,8 +3,8 @@
 #include "cluster/nad.h"
 #include "cluster/watched.h"
 #include "core/ownership.h"
-#include "k8s/resources.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/resources.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::cluster {
 

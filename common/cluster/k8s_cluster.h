@@ -8,8 +8,8 @@
 #include "cluster/cluster.h"
 #include "k8s/client.h"
 #include "k8s/error_tap.h"
-#include "store/k8s_node_slice_store.h"
-#include "store/k8s_store.h"
+#include "store_k8s/k8s_node_slice_store.h"
+#include "store_k8s/k8s_store.h"
 
 namespace allot::cluster {
 

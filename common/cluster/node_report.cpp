@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "cluster/k8s_cluster.h"
-#include "k8s/resources.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/resources.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::cluster {
 

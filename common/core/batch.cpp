@@ -42,7 +42,7 @@ void prune(ReleaseLog& log, const AllocationMap& allocs, int64_t now) {
     }
 }
 
-Outcome applyClaim(AllocationMap& allocs, const Intent& in, BatchResult& res, const Clock& clk) {
+Outcome applyTake(AllocationMap& allocs, const Intent& in, BatchResult& res, const Clock& clk) {
     if (!in.window) return Outcome{makeError(Errc::Internal, "a claim without a window"), {}};
     std::set<u128> skip(in.avoid.begin(), in.avoid.end());
     auto held = findHolder(allocs, in.owner.containerId, in.owner.ifName);
@@ -104,8 +104,8 @@ BatchResult applyBatch(const Cidr& cidr, AllocationMap& allocs, const std::vecto
     res.outcomes.reserve(batch.size());
     for (const Intent& in : batch) {
         switch (in.kind) {
-            case Intent::Kind::Claim:
-                res.outcomes.push_back(applyClaim(allocs, in, res, clk));
+            case Intent::Kind::Take:
+                res.outcomes.push_back(applyTake(allocs, in, res, clk));
                 break;
             case Intent::Kind::Release:
                 res.outcomes.push_back(applyRelease(cidr, allocs, in, res, clk));

@@ -16,7 +16,7 @@ struct Intent {
     enum class Kind {
         // An address for `owner`: the one it holds (idempotent), one an earlier sandbox of
         // the same pod held (handover), `requested`, or the lowest free one in `window`.
-        Claim,
+        Take,
         // Whatever (owner.containerId, owner.ifName) holds: a CNI DEL's sandbox. An entry owned
         // by an IPAMClaim stays (NotFound, "kept for IPAMClaim ...": core::mayRelease).
         Release,
@@ -25,9 +25,9 @@ struct Intent {
         // entry owned by an IPAMClaim is freed only with `claimGone`.
         ReleaseIfHeld,
     };
-    Kind kind = Kind::Claim;
+    Kind kind = Kind::Take;
     Owner owner;
-    // Claim only.
+    // Take only.
     std::optional<IpAddress> requested;
     std::vector<u128> avoid;           // offsets found reserved through another pool
     std::optional<IpRange> window;     // the requester's own window of the pool (required)
@@ -37,8 +37,8 @@ struct Intent {
     u128 offset = 0;
     bool claimGone = false;  // a confirmed read found the entry's IPAMClaim gone
 
-    static Intent claim(Owner o, IpRange window, std::optional<IpAddress> gateway = {}) {
-        Intent i{Kind::Claim, std::move(o)};
+    static Intent take(Owner o, IpRange window, std::optional<IpAddress> gateway = {}) {
+        Intent i{Kind::Take, std::move(o)};
         i.window = std::move(window);
         i.gateway = gateway;
         return i;
@@ -52,7 +52,7 @@ struct Intent {
 };
 
 struct Outcome {
-    // Claim: the address. Release kinds: the address freed, or NotFound when nothing was.
+    // Take: the address. Release kinds: the address freed, or NotFound when nothing was.
     Result<Pick> pick = makeError(Errc::Internal, "not applied");
     Owner released;  // release kinds: the entry as it was
 };

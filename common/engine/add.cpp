@@ -4,7 +4,7 @@
 
 #include "core/naming.h"
 #include "core/ownership.h"
-#include "engine/claim.h"
+#include "engine/commit.h"
 #include "engine/reservations.h"
 #include "engine/targets.h"
 
@@ -23,7 +23,7 @@ namespace {
 Result<core::Pick> addOne(Context& ctx, const core::ValidatedConfig& cfg, const Target& t,
                           const core::Owner& owner, std::optional<core::IpAddress> requested,
                           const std::function<void(core::IpAddress)>& reserving) {
-    ClaimRequest req{owner, requested, {}};
+    CommitRequest req{owner, requested, {}};
     bool wrote = false;                // this call put an entry in the pool
     std::optional<CleanupGrace> late;  // the claim was served past the call's deadline
     std::string uncertain;             // a reservation create whose answer was lost
@@ -39,7 +39,7 @@ Result<core::Pick> addOne(Context& ctx, const core::ValidatedConfig& cfg, const 
     };
 
     for (;;) {
-        auto c = claim(ctx, cfg, t, req, late);
+        auto c = commit(ctx, cfg, t, req, late);
         if (!c) return fail(c.error());
         const bool kept = c->kind == core::PickKind::Existing || c->kind == core::PickKind::Shared;
         wrote = wrote || !kept;

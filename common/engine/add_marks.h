@@ -3,7 +3,7 @@
 // be running (core::addInFlight): a mark, left before an ADD writes any pool and kept after the
 // plugin answers, because the runtime's ADD goes on (the main plugin configures the address,
 // the runtime finishes the sandbox) after allot's part is done. The runtime's DEL removes it;
-// allot-gc reads the marks' ages and prunes the old ones. common/node keeps them in files.
+// allot-gc reads the marks' ages and prunes the old ones. common/node_state keeps them in files.
 
 #include <string>
 

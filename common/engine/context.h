@@ -12,7 +12,7 @@
 
 #include "core/ip.h"
 #include "engine/add_marks.h"
-#include "engine/claim_queue.h"
+#include "engine/commit_queue.h"
 #include "engine/pool_cache.h"
 #include "engine/pool_locker.h"
 #include "engine/release_journal.h"
@@ -46,8 +46,8 @@ struct Context {
     PoolLocker* locker = nullptr;  // null: no node-local lock (tests)
     ReleaseJournal* journal = nullptr;
     PoolCache* cache = nullptr;
-    ClaimQueue* queue = nullptr;  // null: each ADD writes for itself
-    AddMarks* marks = nullptr;    // null: ADDs leave no mark (tests, kubectl allot)
+    CommitQueue* queue = nullptr;  // null: each ADD writes for itself
+    AddMarks* marks = nullptr;     // null: ADDs leave no mark (tests, kubectl allot)
     std::string node;
     std::string poolNamespace;
     Clock::time_point deadline = Clock::time_point::max();

@@ -1,5 +1,5 @@
 #pragma once
-// What the engine asks of a node's cache of pool objects (common/node keeps it in files).
+// What the engine asks of a node's cache of pool objects (common/node_state keeps it in files).
 
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// What the engine asks of a node's mutual exclusion per pool (common/node keeps it in files).
+// What the engine asks of a node's mutual exclusion per pool (common/node_state keeps it in files).
 
 #include <chrono>
 #include <memory>

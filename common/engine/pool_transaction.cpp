@@ -81,7 +81,7 @@ Result<bool> PoolTransaction::sealing(const TxTarget& t, const std::vector<core:
     }
     if (next.sealed.empty() || !changed) return true;
     const bool claims = std::any_of(intents.begin(), intents.end(), [](const core::Intent& i) {
-        return i.kind == core::Intent::Kind::Claim;
+        return i.kind == core::Intent::Kind::Take;
     });
     if (!claims) return true;
     if (!t.unseal)

@@ -4,7 +4,7 @@
 
 #include "core/naming.h"
 #include "core/pool_targets.h"
-#include "engine/claim.h"
+#include "engine/commit.h"
 #include "engine/targets.h"
 
 namespace allot::engine {
@@ -54,11 +54,11 @@ Result<bool> del(Context& ctx, const core::ValidatedConfig& cfg, const core::Own
     auto unfinished = [&](const core::Error& e) {
         if (!firstError) firstError = e;
     };
-    // The pool entry, through the node's claim queue (one write for every release and ADD
+    // The pool entry, through the node's commit queue (one write for every release and ADD
     // waiting on this pool), then the reservation. False: the pool held nothing for the owner.
     auto releaseIn = [&](const Target& t) {
         std::optional<CleanupGrace> late;
-        auto r = claim(ctx, cfg, t, ClaimRequest{owner, std::nullopt, {}, true}, late);
+        auto r = commit(ctx, cfg, t, CommitRequest{owner, std::nullopt, {}, true}, late);
         if (!r) {
             if (r.code() == Errc::NotFound) return false;
             unfinished(r.error());

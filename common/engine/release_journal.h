@@ -1,6 +1,6 @@
 #pragma once
 // What the engine asks of the node's DEL journal: where a release it could not finish goes,
-// for allot-gc to replay (common/node keeps it in files).
+// for allot-gc to replay (common/node_state keeps it in files).
 
 #include <string>
 #include <vector>

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <utility>
 
-#include "k8s/resources.h"
 #include "k8s/status.h"
+#include "k8s_api/resources.h"
 
 namespace allot::k8s {
 

@@ -14,7 +14,7 @@
 
 #include "core/result.h"
 #include "json/json.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::k8s {
 

@@ -6,8 +6,8 @@
 #include "core/ipam_claim.h"
 #include "core/result.h"
 #include "json/json.h"
-#include "k8s/resources.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/resources.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::k8s {
 

@@ -8,7 +8,7 @@
 #include "core/result.h"
 #include "core/sticky.h"
 #include "json/json.h"
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 
 namespace allot::k8s {
 

@@ -1,6 +1,6 @@
 #include "store/node_slice_codec.h"
 
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 
 namespace allot::store {
 

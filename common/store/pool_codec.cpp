@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "k8s/timestamp.h"
+#include "k8s_api/timestamp.h"
 
 namespace allot::store {
 

@@ -38,7 +38,7 @@
 #include "json/json.h"
 #include "k8s/ipam_claim.h"
 #include "k8s/kubeconfig.h"
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 #include "log/log.h"
 
 namespace allot::gc {
@@ -329,7 +329,7 @@ bool Daemon::startReclaimer() {
             return std::move(r->addresses);
         };
     ropts.runtime = openRuntime();
-    ropts.addMarks = std::make_shared<node::FileAddMarks>();
+    ropts.addMarks = std::make_shared<node_state::FileAddMarks>();
     ropts.addInFlightBound = cfg_.addInFlightBound;
     ropts.sweepInterval = cfg_.nodeSweepInterval;
     ropts.livePods = [this] { return watch_->live(); };

@@ -7,7 +7,7 @@
 
 #include "json/json.h"
 #include "k8s/kubeconfig.h"
-#include "node/files.h"
+#include "node_state/files.h"
 
 namespace allot::gc {
 
@@ -107,8 +107,8 @@ core::Result<bool> NodeKubeconfig::refresh() {
     }
     auto slash = path_.rfind('/');
     if (slash != std::string::npos && slash > 0)
-        if (auto d = node::makeDirs(path_.substr(0, slash), 0755); !d) return d.error();
-    if (auto w = node::writeFileAtomic(path_, want, 0600); !w) return w.error();
+        if (auto d = node_state::makeDirs(path_.substr(0, slash), 0755); !d) return d.error();
+    if (auto w = node_state::writeFileAtomic(path_, want, 0600); !w) return w.error();
     expiry_ = jwtExpiry(t);
     return true;
 }

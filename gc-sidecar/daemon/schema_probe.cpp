@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 #include "log/log.h"
 #include "store/pool_codec.h"
 

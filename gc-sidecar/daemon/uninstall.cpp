@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "json/json.h"
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 #include "sys/fd.h"
 
 namespace allot::gc {

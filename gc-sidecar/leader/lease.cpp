@@ -1,7 +1,7 @@
 #include "gc-sidecar/leader/lease.h"
 
-#include "k8s/resources.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/resources.h"
+#include "k8s_api/timestamp.h"
 #include "log/log.h"
 
 namespace allot::gc {

@@ -5,7 +5,7 @@
 #include "cluster/nad.h"
 #include "core/naming.h"
 #include "core/pool_targets.h"
-#include "k8s/resources.h"
+#include "k8s_api/resources.h"
 #include "log/log.h"
 
 namespace allot::gc {

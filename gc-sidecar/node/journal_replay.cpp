@@ -24,7 +24,7 @@ JournalReplayer::JournalReplayer(std::string dir, std::string poolNamespace,
       stop_(stop) {}
 
 void JournalReplayer::replayOnce() {
-    node::Journal journal(dir_);
+    node_state::Journal journal(dir_);
     std::vector<std::string> bad;
     auto entries = journal.entries(&bad);
     for (const auto& b : bad)
@@ -41,7 +41,7 @@ void JournalReplayer::replayOnce() {
     metrics_.setJournalBacklog(left);
 }
 
-bool JournalReplayer::replayEntry(node::Journal& journal, const engine::JournalEntry& e) {
+bool JournalReplayer::replayEntry(node_state::Journal& journal, const engine::JournalEntry& e) {
     const std::string ns = e.poolNamespace.empty() ? poolNamespace_ : e.poolNamespace;
     // The container the plugin's DEL was for: only its own records go (core::heldBy), never
     // those a newer sandbox of the same pod took over.

@@ -15,7 +15,7 @@
 #include "gc-sidecar/base/events.h"
 #include "gc-sidecar/base/metrics.h"
 #include "gc-sidecar/base/stop.h"
-#include "node/journal.h"
+#include "node_state/journal.h"
 
 namespace allot::gc {
 
@@ -31,7 +31,7 @@ class JournalReplayer {
     void replayOnce();
 
   private:
-    bool replayEntry(node::Journal& journal, const engine::JournalEntry& e);
+    bool replayEntry(node_state::Journal& journal, const engine::JournalEntry& e);
     std::optional<std::string> poolsHeldBy(const std::string& ns, const core::Owner& caller,
                                            std::vector<std::string>& pools);
     std::optional<std::string> releaseJournaled(const std::string& ns,

@@ -8,8 +8,8 @@
 #include "core/ownership.h"
 #include "engine/retry_policy.h"
 #include "gc-sidecar/node/network_status.h"
-#include "k8s/resources.h"
 #include "k8s/statefulset.h"
+#include "k8s_api/resources.h"
 #include "log/log.h"
 
 namespace allot::gc {

@@ -31,8 +31,8 @@
 #include "gc-sidecar/node/release_queue.h"
 #include "gc-sidecar/rules/match.h"
 #include "gc-sidecar/rules/release.h"
-#include "node/add_marks.h"
-#include "node/journal.h"
+#include "node_state/add_marks.h"
+#include "node_state/journal.h"
 
 namespace allot::gc {
 
@@ -62,7 +62,7 @@ struct ReclaimerOptions {
     std::shared_ptr<SandboxRuntime> runtime;
     // The plugin's marks of ADDs in flight (node/add_marks.h): no entry whose ADD may still run
     // is freed. Null: none are read (tests).
-    std::shared_ptr<node::FileAddMarks> addMarks;
+    std::shared_ptr<node_state::FileAddMarks> addMarks;
     // The longest a runtime's ADD may run after allot's answer (kubelet's 2-minute runtime
     // request timeout, plus a margin): a younger mark keeps its entry, and an entry allot's
     // plugin did not write is kept this long after its pod is known gone.

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "node/files.h"
+#include "node_state/files.h"
 
 namespace allot::gc {
 
@@ -219,7 +219,7 @@ core::Result<void> RelayServer::bind() {
                          "relay socket path \"" + path + "\" is empty or too long");
     auto slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0)
-        if (auto d = node::makeDirs(path.substr(0, slash), 0700); !d)
+        if (auto d = node_state::makeDirs(path.substr(0, slash), 0700); !d)
             return makeError(Errc::InvalidConfig,
                              "relay socket " + path + ": " + d.error().message);
     addr.sun_family = AF_UNIX;

@@ -1,7 +1,7 @@
 // The store conformance suite and concurrent writers against the real API server started by
 // scripts/test (e2e/cluster): KUBECONFIG is the admin, ALLOT_KUBECONFIG the allot identity,
 // ALLOT_CONTROLLER_KUBECONFIG the controller's.
-#include "store/k8s_store.h"
+#include "store_k8s/k8s_store.h"
 
 #include <doctest/doctest.h>
 
@@ -10,8 +10,8 @@
 #include <random>
 
 #include "../unit/store/store_conformance.h"
-#include "k8s/resources.h"
-#include "store/k8s_node_slice_store.h"
+#include "k8s_api/resources.h"
+#include "store_k8s/k8s_node_slice_store.h"
 
 using namespace allot;
 

@@ -22,8 +22,7 @@ Owner owner(const std::string& cid, const std::string& pod = "", const std::stri
 TEST_CASE("a batch of claims gives each owner its own address in request order") {
     auto r = range("10.0.0.0/29");
     AllocationMap m;
-    auto res =
-        applyBatch(r.cidr(), m, {Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)});
+    auto res = applyBatch(r.cidr(), m, {Intent::take(owner("a"), r), Intent::take(owner("b"), r)});
     REQUIRE(res.outcomes.size() == 2);
     CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
     CHECK(res.outcomes[1].pick->ip.str() == "10.0.0.2");
@@ -35,7 +34,7 @@ TEST_CASE("a batch of claims gives each owner its own address in request order")
 TEST_CASE("one exhausted claim does not hold back the release after it") {
     auto r = range("10.0.0.0/30");  // two addresses
     AllocationMap m{{1, owner("a")}, {2, owner("b")}};
-    auto res = applyBatch(r.cidr(), m, {Intent::claim(owner("c"), r), Intent::release(owner("a"))});
+    auto res = applyBatch(r.cidr(), m, {Intent::take(owner("c"), r), Intent::release(owner("a"))});
     CHECK(res.outcomes[0].pick.code() == Errc::Exhausted);
     REQUIRE(res.outcomes[1].pick.ok());
     CHECK(res.outcomes[1].pick->ip.str() == "10.0.0.1");
@@ -48,7 +47,7 @@ TEST_CASE("one exhausted claim does not hold back the release after it") {
 TEST_CASE("a claim already held answers without a change, and asks for fresh data") {
     auto r = range("10.0.0.0/29");
     AllocationMap m{{3, owner("a")}};
-    auto res = applyBatch(r.cidr(), m, {Intent::claim(owner("a"), r)});
+    auto res = applyBatch(r.cidr(), m, {Intent::take(owner("a"), r)});
     CHECK(res.outcomes[0].pick->kind == PickKind::Existing);
     CHECK(res.outcomes[0].pick->offset == 3);
     CHECK_FALSE(res.changed);
@@ -58,7 +57,7 @@ TEST_CASE("a claim already held answers without a change, and asks for fresh dat
 TEST_CASE("an address reserved elsewhere is given back and another one picked") {
     auto r = range("10.0.0.0/29");
     AllocationMap m{{1, owner("a")}};
-    Intent in = Intent::claim(owner("a"), r);
+    Intent in = Intent::take(owner("a"), r);
     in.avoid = {1};
     auto res = applyBatch(r.cidr(), m, {in});
     REQUIRE(res.outcomes[0].pick.ok());
@@ -69,11 +68,11 @@ TEST_CASE("an address reserved elsewhere is given back and another one picked") 
 
 TEST_CASE("each claim picks in its own window and never its own gateway") {
     auto r = range("10.0.0.0/24");
-    Intent narrow = Intent::claim(
+    Intent narrow = Intent::take(
         owner("a"), *IpRange::fromSpec({"10.0.0.0/24", "10.0.0.100", "10.0.0.110", {}}, "range"),
         *IpAddress::parse("10.0.0.100"));
     AllocationMap m;
-    auto res = applyBatch(r.cidr(), m, {narrow, Intent::claim(owner("b"), r)});
+    auto res = applyBatch(r.cidr(), m, {narrow, Intent::take(owner("b"), r)});
     CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.101");
     CHECK(res.outcomes[1].pick->ip.str() == "10.0.0.1");
 }
@@ -128,7 +127,7 @@ TEST_CASE("a claim without a window is refused as a bug, not served from the who
 namespace {
 
 Intent cooledClaim(const Owner& o, const IpRange& r, int64_t cooldownS) {
-    Intent in = Intent::claim(o, r);
+    Intent in = Intent::take(o, r);
     in.cooldownS = cooldownS;
     return in;
 }
@@ -175,7 +174,7 @@ TEST_CASE("without a cooldown nothing is recorded and the lowest free address is
     // A config without a cooldown sharing a pool that has one ignores the log when picking,
     // while releases keep being recorded for the configs that have one.
     ReleaseLog shared{30, {{1, 995}}};
-    auto res = applyBatch(r.cidr(), m, {Intent::claim(owner("b"), r)}, &shared, 1000);
+    auto res = applyBatch(r.cidr(), m, {Intent::take(owner("b"), r)}, &shared, 1000);
     CHECK(res.outcomes[0].pick->ip.str() == "10.0.0.1");
     applyBatch(r.cidr(), m, {Intent::releaseIfHeld(1, owner("b"))}, &shared, 1001);
     CHECK(shared.at.at(1) == 1001);
@@ -227,18 +226,18 @@ TEST_CASE("a second pod with the same claim gets the same address without taking
     AllocationMap m{{3, claimed("src", "vms/launcher-a", "vms/vm-a.pod7")}};
     // Without a requested address (the claim's status not written yet) and with it.
     auto any = applyBatch(r.cidr(), m,
-                          {Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r)});
+                          {Intent::take(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r)});
     REQUIRE(any.outcomes[0].pick.ok());
     CHECK(any.outcomes[0].pick->offset == 3);
     CHECK(any.outcomes[0].pick->kind == PickKind::Shared);
-    Intent exact = Intent::claim(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r);
+    Intent exact = Intent::take(claimed("dst", "vms/launcher-b", "vms/vm-a.pod7"), r);
     exact.requested = IpAddress::parse("10.0.0.3").value();
     auto res = applyBatch(r.cidr(), m, {exact});
     REQUIRE(res.outcomes[0].pick.ok());
     CHECK(res.outcomes[0].pick->kind == PickKind::Shared);
     CHECK(m.at(3).containerId == "src");  // the source pod still holds the entry
     // Another claim asking for that address is refused.
-    Intent other = Intent::claim(claimed("x", "vms/launcher-c", "vms/vm-b.pod7"), r);
+    Intent other = Intent::take(claimed("x", "vms/launcher-c", "vms/vm-b.pod7"), r);
     other.requested = IpAddress::parse("10.0.0.3").value();
     CHECK(applyBatch(r.cidr(), m, {other}).outcomes[0].pick.code() == Errc::InvalidConfig);
 }

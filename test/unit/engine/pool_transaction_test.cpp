@@ -49,8 +49,7 @@ TEST_CASE("a transaction creates a missing pool and writes a batch of claims in 
     auto retry = quick();
     engine::PoolTransaction tx(s, retry);
     auto r = range("10.0.0.0/28");
-    auto res =
-        tx.run(target(r), fixed({Intent::claim(owner("a"), r), Intent::claim(owner("b"), r)}));
+    auto res = tx.run(target(r), fixed({Intent::take(owner("a"), r), Intent::take(owner("b"), r)}));
     REQUIRE(res.ok());
     CHECK(res->found);
     CHECK(res->outcomes[0].pick->ip.str() == "10.0.0.1");
@@ -108,7 +107,7 @@ TEST_CASE("an answer read from a stale cache is checked on fresh data before it 
     cache.save("ns", store::Pool{"pool", r.cidr().str(), {{1, owner("a")}, {2, owner("b")}}, "1"});
     auto retry = quick();
     engine::PoolTransaction tx(s, retry, &cache, "ns");
-    auto res = tx.run(target(r), fixed({Intent::claim(owner("c"), r)}));
+    auto res = tx.run(target(r), fixed({Intent::take(owner("c"), r)}));
     REQUIRE(res.ok());
     CHECK(cache.hits == 1);
     REQUIRE(res->outcomes[0].pick.ok());
@@ -122,7 +121,7 @@ TEST_CASE("a pool holding another range under the name is a configuration error"
     auto retry = quick();
     engine::PoolTransaction tx(s, retry);
     auto r = range("10.0.0.0/28");
-    auto res = tx.run(target(r), fixed({Intent::claim(owner("a"), r)}));
+    auto res = tx.run(target(r), fixed({Intent::take(owner("a"), r)}));
     CHECK(res.code() == Errc::InvalidConfig);
     CHECK(res.error().message.find("pool name collision") != std::string::npos);
 }
@@ -134,7 +133,7 @@ TEST_CASE("conflicts are retried until the policy gives up, and the error says s
     s.conflictNext(100);
     auto retry = quick(4);
     engine::PoolTransaction tx(s, retry);
-    auto res = tx.run(target(r), fixed({Intent::claim(owner("a"), r)}));
+    auto res = tx.run(target(r), fixed({Intent::take(owner("a"), r)}));
     CHECK(res.code() == Errc::Transient);
     CHECK(res.error().message.find("gave up after 4 attempts") != std::string::npos);
     CHECK(tx.conflicts() == 4);
@@ -151,7 +150,7 @@ TEST_CASE("a pool object out of room fails at once as TooLarge, with what would 
     auto retry = quick();
     engine::PoolTransaction tx(s, retry);
     std::vector<Intent> many;
-    for (int i = 0; i < 20; ++i) many.push_back(Intent::claim(owner("c" + std::to_string(i)), r));
+    for (int i = 0; i < 20; ++i) many.push_back(Intent::take(owner("c" + std::to_string(i)), r));
     auto res = tx.run(target(r), fixed(many));
     REQUIRE_FALSE(res.ok());
     CHECK(res.code() == Errc::TooLarge);
@@ -290,7 +289,7 @@ TEST_CASE("a claim in a sealed pool is written only when unseal confirms, and li
         return tx.run(t, fixed(std::move(intents)));
     };
     // No unseal: refused (a plain pool is never sealed; nothing may claim in a sealed one).
-    auto none = run(nullptr, {Intent::claim(owner("a"), r)});
+    auto none = run(nullptr, {Intent::take(owner("a"), r)});
     REQUIRE_FALSE(none.ok());
     CHECK(none.code() == Errc::Conflict);
     // Unseal says no: its error, and nothing written.
@@ -300,15 +299,15 @@ TEST_CASE("a claim in a sealed pool is written only when unseal confirms, and li
             asked = token;
             return core::makeError(Errc::Transient, "slice moved");
         },
-        {Intent::claim(owner("a"), r)});
+        {Intent::take(owner("a"), r)});
     REQUIRE_FALSE(no.ok());
     CHECK(no.error().message == "slice moved");
     CHECK(asked == "41");
     CHECK(s.getPool("pool")->allocations.empty());
     CHECK(s.getPool("pool")->sealed == "41");
     // Unseal confirms: the claim is written and the seal is gone.
-    auto yes = run([](const std::string&) { return core::Result<void>(); },
-                   {Intent::claim(owner("a"), r)});
+    auto yes =
+        run([](const std::string&) { return core::Result<void>(); }, {Intent::take(owner("a"), r)});
     REQUIRE(yes.ok());
     CHECK(yes->outcomes[0].pick->ip.str() == "10.0.0.1");
     CHECK(s.getPool("pool")->sealed.empty());
@@ -342,7 +341,7 @@ TEST_CASE("a seal written after a node cached its pool makes the node's write co
     {
         auto retry = quick();
         engine::PoolTransaction tx(s, retry, &cache, "ns");
-        REQUIRE(tx.run(target(r), fixed({Intent::claim(owner("a"), r)})).ok());
+        REQUIRE(tx.run(target(r), fixed({Intent::take(owner("a"), r)})).ok());
         REQUIRE(tx.run(target(r), fixed({Intent::release(owner("a"))})).ok());
     }
     REQUIRE(cache.pools.count("ns/pool"));
@@ -361,7 +360,7 @@ TEST_CASE("a seal written after a node cached its pool makes the node's write co
         asked = token;
         return core::makeError(Errc::Transient, "not this node's");
     };
-    auto res = tx.run(t, fixed({Intent::claim(owner("b"), r)}));
+    auto res = tx.run(t, fixed({Intent::take(owner("b"), r)}));
     REQUIRE_FALSE(res.ok());
     CHECK(tx.conflicts() == 1);  // the cached copy's write, refused
     CHECK(asked == "9");

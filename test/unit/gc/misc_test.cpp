@@ -15,7 +15,7 @@
 #include "gc-sidecar/node/pod_watch.h"
 #include "gc-sidecar/rules/release.h"
 #include "k8s/kubeconfig.h"
-#include "k8s/timestamp.h"
+#include "k8s_api/timestamp.h"
 #include "version/version.h"
 
 using namespace allot;

@@ -162,7 +162,7 @@ TEST_CASE("a lock_dir that is world-writable or a symlink is refused; a missing 
     CHECK(errorCode(o) == 7);
     // Missing: the production locker makes it, private.
     h.deps.makeLocker = [](const core::ValidatedConfig& c) {
-        return node::makeFileLocker(c.raw.lockDir);
+        return node_state::makeFileLocker(c.raw.lockDir);
     };
     std::string fresh = root + "/a/b/locks";
     o = h.call("ADD", conf(kV4 + R"(,"lock_dir":")" + fresh + "\""));

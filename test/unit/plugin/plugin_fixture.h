@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "../store/store_ref.h"
-#include "node/claim_queue.h"
-#include "node/file_lock.h"
+#include "node_state/commit_queue.h"
+#include "node_state/file_lock.h"
 #include "plugin/plugin.h"
 #include "store/memory_store.h"
 
@@ -56,13 +56,13 @@ struct Harness {
         };
     }
 
-    // This node's lock and claim queue, in `dir`.
+    // This node's lock and commit queue, in `dir`.
     void useNodeFiles(const std::string& dir) {
         deps.makeLocker = [dir](const core::ValidatedConfig&) {
-            return allot::node::makeFileLocker(dir);
+            return allot::node_state::makeFileLocker(dir);
         };
         deps.makeQueue = [dir](const core::ValidatedConfig&) {
-            return allot::node::makeFileClaimQueue(dir);
+            return allot::node_state::makeFileCommitQueue(dir);
         };
     }
 

@@ -316,8 +316,8 @@ TEST_CASE("an outcome carries the engine's counters: pool writes retried, queued
     auto a = h.call("ADD", conf(kV4), "second", "net1", podArgs("p2"));
     CHECK(a.exitCode == 0);
     CHECK(a.conflicts == 3);
-    auto q = node::makeFileClaimQueue(dir.path.string());
-    engine::ClaimRequest r{{"queued", "ns/queued", "net1", "node-a", "", "net"}, std::nullopt, {}};
+    auto q = node_state::makeFileCommitQueue(dir.path.string());
+    engine::CommitRequest r{{"queued", "ns/queued", "net1", "node-a", "", "net"}, std::nullopt, {}};
     r.window = core::IpRange::fromSpec({"10.0.0.0/29", "", "", {}}, "range").value();
     auto t = q->submit("kube-system.10.0.0.0-29", r);
     REQUIRE(t.ok());

@@ -54,7 +54,7 @@ TEST_CASE("a journaled release frees only its container's entry, and its file go
     Replay r;
     r.hold(5, "c1", "app/web");
     r.hold(6, "c2", "app/web");  // a newer sandbox of the same pod: not the journal's to free
-    node::Journal j(r.dir);
+    node_state::Journal j(r.dir);
     REQUIRE(j.append({kNs, {kPool}, "macnet", "c1", "net1", "app/web", "n1", {}}).ok());
     r.replayer.replayOnce();
     CHECK_FALSE(r.held(5));
@@ -67,7 +67,7 @@ TEST_CASE("a journaled release frees only its container's entry, and its file go
 TEST_CASE("an entry whose release fails stays for the next replay, and an unreadable one is left") {
     Replay r;
     r.hold(7, "c7", "app/db");
-    node::Journal j(r.dir);
+    node_state::Journal j(r.dir);
     REQUIRE(j.append({"", {}, "", "c7", "net1", "app/db", "n1", {}}).ok());  // names no pool
     std::ofstream(r.dir + "/garbage.json") << "{not json";
     r.fake.failNext("updatePool", 1, core::Errc::Transient);

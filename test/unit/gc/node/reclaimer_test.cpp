@@ -10,8 +10,8 @@
 #include "../../temp_dir.h"
 #include "../event_log.h"
 #include "core/naming.h"
-#include "node/add_marks.h"
-#include "node/journal.h"
+#include "node_state/add_marks.h"
+#include "node_state/journal.h"
 #include "version/version.h"
 
 using allot::core::Result;
@@ -320,7 +320,7 @@ TEST_CASE("journal entries are replayed and removed only after success") {
     REQUIRE(::mkdtemp(tmpl));
     f.opts.journalDir = tmpl;
     f.make();
-    node::Journal j(tmpl);
+    node_state::Journal j(tmpl);
     f.allocate(5, own("c1", "app/web", "u1"));
     f.allocate(6, own("c2", "app/db", "u2"));
     f.fake.putPod("app", "web", "u1");  // the pod lives: only the journal says to release
@@ -349,7 +349,7 @@ TEST_CASE("journaled reservations are deleted only while they are still the cont
     // The plugin released the pool entries but could not delete these reservations in time.
     f.fake.putReservation(kNs, {"10.1.0.7", "c7", "app/x", "net1", ""});
     f.fake.putReservation(kNs, {"10.1.0.8", "someone-else", "app/y", "net1", ""});
-    node::Journal j(tmpl);
+    node_state::Journal j(tmpl);
     engine::JournalEntry rec{kNs, {}, "", "c7", "net1", "app/x", kNode, {}};
     rec.reservations = {"10.1.0.7", "10.1.0.8", "10.1.0.9"};
     REQUIRE(j.append(rec).ok());
@@ -556,7 +556,7 @@ TEST_CASE("a runtime that cannot be asked keeps the address") {
 TEST_CASE("a pod force-deleted while its ADD is in flight keeps its address until the bound") {
     Fixture f;
     test::TempDir dir;
-    auto marks = std::make_shared<node::FileAddMarks>(dir.path.string() + "/adds");
+    auto marks = std::make_shared<node_state::FileAddMarks>(dir.path.string() + "/adds");
     f.opts.addMarks = marks;
     f.opts.runtime = std::make_shared<FakeRuntime>();  // the sandbox is not in the runtime yet
     f.opts.addInFlightBound = 200ms;
@@ -579,7 +579,7 @@ TEST_CASE("a pod force-deleted while its ADD is in flight keeps its address unti
 TEST_CASE("an entry another writer made is held for the bound after its pod is known gone") {
     Fixture f;
     test::TempDir dir;
-    f.opts.addMarks = std::make_shared<node::FileAddMarks>(dir.path.string() + "/adds");
+    f.opts.addMarks = std::make_shared<node_state::FileAddMarks>(dir.path.string() + "/adds");
     f.opts.addInFlightBound = 200ms;
     f.make();
     f.allocate(5, own("c1", "app/wb", "u1", ""));  // Whereabouts records no node: marks unknown
