@@ -34,22 +34,27 @@ Result<std::vector<Holding>> findEntries(
     return out;
 }
 
-Result<std::string> podState(cluster::Cluster& c, const core::Owner& owner,
-                             std::optional<cluster::PodInfo>* podOut) {
+Result<PodSeen> seePod(cluster::Cluster& c, const core::Owner& owner, const core::NodeIndex* nodes,
+                       std::optional<cluster::PodInfo>* podOut) {
     const auto slash = owner.podRef.find('/');
-    if (owner.podRef.empty() || slash == std::string::npos) return std::string("unknown");
+    if (owner.podRef.empty() || slash == std::string::npos) return PodSeen{std::nullopt, "unknown"};
     auto pod = c.getPod(owner.podRef.substr(0, slash), owner.podRef.substr(slash + 1));
     if (!pod) return pod.error();
     if (podOut) *podOut = *pod;
-    if (!*pod) return std::string("gone");
+    if (!*pod) return PodSeen{std::nullopt, "gone"};
     const auto& p = **pod;
-    const core::PodState state = cluster::podState(p);
-    if (core::classifyLeak(owner, &state) == core::LeakReason::OtherUid)
-        return std::string("replaced");
-    if (p.terminal()) return std::string("terminal");
-    if (p.phase == "Running") return std::string("running");
-    if (p.phase == "Pending") return std::string("pending");
-    return std::string(p.phase.empty() ? "unknown" : p.phase);
+    PodSeen seen{cluster::podState(p, nodes), ""};
+    if (core::classifyLeak(owner, seen.get()) == core::LeakReason::OtherUid)
+        seen.label = "replaced";
+    else if (p.terminal())
+        seen.label = "terminal";
+    else if (p.phase == "Running")
+        seen.label = "running";
+    else if (p.phase == "Pending")
+        seen.label = "pending";
+    else
+        seen.label = p.phase.empty() ? "unknown" : p.phase;
+    return seen;
 }
 
 Result<json::Value> reservationJson(cluster::Cluster& c, const std::string& ns, const Holding& h) {

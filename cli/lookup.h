@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "core/allocator.h"
+#include "core/anomaly.h"
 #include "json/json.h"
 
 namespace allot::cli {
@@ -28,10 +29,19 @@ Result<std::vector<Holding>> findEntries(
     const std::function<bool(const core::Cidr&)>& poolWanted,
     const std::function<bool(const core::IpAddress&, const core::Owner&)>& want);
 
-// The entry's pod now: running, pending, terminal, gone (no such pod), replaced (a pod of
-// that name with another UID), unknown (no pod recorded). `pod` gets the pod when it exists.
-Result<std::string> podState(cluster::Cluster& c, const core::Owner& owner,
-                             std::optional<cluster::PodInfo>* pod = nullptr);
+// The entry's pod now, as core's release rule reads it and as people read it.
+struct PodSeen {
+    std::optional<core::PodState> state;  // nullopt: no such pod, or the entry names none
+    // running, pending, terminal, gone (no such pod), replaced (a pod of that name with
+    // another UID), unknown (no pod recorded), or the pod's phase.
+    std::string label;
+    const core::PodState* get() const { return state ? &*state : nullptr; }
+};
+// `nodes`, when given, fills the state's Node fields (deleted, NotReady). `pod` gets the pod
+// when it exists.
+Result<PodSeen> seePod(cluster::Cluster& c, const core::Owner& owner,
+                       const core::NodeIndex* nodes = nullptr,
+                       std::optional<cluster::PodInfo>* pod = nullptr);
 
 // {name, exists, agrees, podRef, containerID} of the entry's OverlappingRangeIPReservation.
 Result<json::Value> reservationJson(cluster::Cluster& c, const std::string& ns, const Holding& h);

@@ -9,6 +9,7 @@
 #include "cluster/scan.h"
 #include "core/anomaly.h"
 #include "core/naming.h"
+#include "core/release_rule.h"
 #include "k8s/kubeconfig.h"
 
 namespace allot::cli {
@@ -65,12 +66,6 @@ Result<bool> releaseHolding(Env& env, const std::string& ns, const Holding& h,
     return !rel->empty();
 }
 
-// core/release_rule.h: an operator's release is one of the proofs, and only when forced. A pod
-// that is gone or re-created says nothing about its sandbox, which may run on.
-bool alive(const std::string& state) {
-    return state != "gone" && state != "terminal" && state != "replaced";
-}
-
 // The release and its Event; the document of what was done. NotFound: the entry changed hands
 // before the write.
 Result<json::Value> releaseAndRecord(Env& env, const std::string& ns, const Holding& h,
@@ -97,22 +92,21 @@ Result<json::Value> releaseAndRecord(Env& env, const std::string& ns, const Hold
     return doc;
 }
 
-// core/release_rule.h's NodeDeleted, decided as the repair loop decides it
-// (core::NodeIndex::gone): the entry names a node that is not a Node now and is known to have
-// been one: a NodeSlicePool gave it a slice, or its allot-gc reported its Node's UID. A name
-// no Node is known to have had (a host name the plugin fell back to, a typo) proves nothing.
-// Such a release needs no --force. Read once per run.
-class DeletedNodes {
+// The Nodes as the controller's repair loop reads them (core::NodeIndex), for the release's
+// proof: a Node is deleted when it is not a Node now and is known to have been one (a
+// NodeSlicePool gave it a slice, or its allot-gc reported its Node's UID). A name no Node is
+// known to have had (a host name the plugin fell back to, a typo) proves nothing. Read once
+// per run.
+class Nodes {
   public:
-    explicit DeletedNodes(Env& env) : env_(env) {}
-    Result<bool> holds(const core::Owner& owner) {
-        if (owner.node.empty()) return false;
+    explicit Nodes(Env& env) : env_(env) {}
+    Result<const core::NodeIndex*> get() {
         if (!index_) {
             auto built = build();
             if (!built) return built.error();
             index_ = std::move(*built);
         }
-        return index_->gone(owner.node);
+        return &*index_;
     }
 
   private:
@@ -141,22 +135,24 @@ class DeletedNodes {
     std::optional<core::NodeIndex> index_;
 };
 
-// What proves the release: "" when nothing does but --force. A pod its object still shows
-// alive keeps its address whatever its Node (the pod GC has not caught up).
-std::string proof(const Env& env, const std::string& state, bool nodeDeleted) {
-    if (nodeDeleted && !alive(state)) return "Node deleted";
-    return env.opts.force ? "forced" : "";
+// What proves the release (core::operatorProof), in the words of the log and the Event; ""
+// when nothing does: refused.
+std::string proof(const Env& env, const Holding& h, const PodSeen& pod,
+                  const core::NodeIndex& nodes) {
+    auto by = core::operatorProof(h.owner, pod.get(), nodes, env.opts.force);
+    return by ? std::string(core::name(*by)) : std::string();
 }
 
-int refuse(Env& env, const Holding& h, const std::string& state) {
+int refuse(Env& env, const Holding& h, const PodSeen& pod) {
     const std::string node = h.owner.node.empty() ? "its node" : "node " + h.owner.node;
     env.err << "refused: " << h.ip.str() << " is held by " << core::whoHolds(h.owner)
-            << ", which is " << state << "; "
-            << (alive(state) ? "releasing it may give it to a second pod. "
-                             : "its sandbox may still run on " + node +
-                                   ": that node's allot-gc "
-                                   "frees it once no network namespace holds it, or the Node's "
-                                   "deletion does. ")
+            << ", which is " << pod.label << "; "
+            << (core::podMayUse(h.owner, pod.get())
+                    ? "releasing it may give it to a second pod. "
+                    : "its sandbox may still run on " + node +
+                          ": that node's allot-gc "
+                          "frees it once no network namespace holds it, or the Node's "
+                          "deletion does. ")
             << "Use --force if you know it is unused.\n";
     return kExitRefused;
 }
@@ -192,15 +188,15 @@ int runRelease(Env& env) {
         return kExitNotFound;
     }
     const Holding& h = **picked;
-    auto state = podState(env.cluster, h.owner);
-    if (!state) return apiError(env, "get pod " + h.owner.podRef, state.error());
-    DeletedNodes deleted(env);
-    auto gone = deleted.holds(h.owner);
-    if (!gone) return apiError(env, "list Nodes", gone.error());
-    const std::string why = proof(env, *state, *gone);
-    if (env.opts.dryRun) return dryRunOne(env, h, *state, why);
-    if (why.empty()) return refuse(env, h, *state);
-    auto doc = releaseAndRecord(env, env.ns, h, *state, why);
+    Nodes nodes(env);
+    auto idx = nodes.get();
+    if (!idx) return apiError(env, "list Nodes", idx.error());
+    auto pod = seePod(env.cluster, h.owner, *idx);
+    if (!pod) return apiError(env, "get pod " + h.owner.podRef, pod.error());
+    const std::string why = proof(env, h, *pod, **idx);
+    if (env.opts.dryRun) return dryRunOne(env, h, pod->label, why);
+    if (why.empty()) return refuse(env, h, *pod);
+    auto doc = releaseAndRecord(env, env.ns, h, pod->label, why);
     if (!doc && doc.code() == core::Errc::NotFound) {
         env.err << "error: " << doc.error().message << "\n";
         return kExitNotFound;
@@ -255,8 +251,9 @@ struct Outcome {
 };
 
 // Whether the entry is still the leak the report saw: the same container holds the same offset,
-// and its pod is not alive. `h` and `state` get the entry now.
-Result<std::string> stillLeaked(Env& env, const ReportedLeak& l, Holding& h, std::string& state) {
+// and its pod cannot be using it (core::podMayUse). `h` and `pod` get the entry now.
+Result<std::string> stillLeaked(Env& env, const ReportedLeak& l, const core::NodeIndex& nodes,
+                                Holding& h, PodSeen& pod) {
     auto p = env.cluster.pools(l.ns).getPool(l.pool);
     if (!p && p.code() == core::Errc::NotFound) return std::string("its IPPool is gone");
     if (!p) return p.error();
@@ -268,25 +265,25 @@ Result<std::string> stillLeaked(Env& env, const ReportedLeak& l, Holding& h, std
                l.containerId;
     h = {p->name,  p->range,  cidr->at(l.offset),
          l.offset, e->second, core::networkNamesOf(p->name, p->range, e->second.node)};
-    auto s = podState(env.cluster, h.owner);
+    auto s = seePod(env.cluster, h.owner, &nodes);
     if (!s) return s.error();
-    state = *s;
-    if (alive(state)) return "its pod is " + state + " now";
+    pod = std::move(*s);
+    if (core::podMayUse(h.owner, pod.get())) return "its pod is " + pod.label + " now";
     return std::string();
 }
 
-Result<Outcome> settle(Env& env, DeletedNodes& deleted, const ReportedLeak& l, Holding& h) {
-    std::string state;
-    auto why = stillLeaked(env, l, h, state);
+Result<Outcome> settle(Env& env, Nodes& nodes, const ReportedLeak& l, Holding& h) {
+    auto idx = nodes.get();
+    if (!idx) return idx.error();
+    PodSeen pod;
+    auto why = stillLeaked(env, l, **idx, h, pod);
     if (!why) return why.error();
     if (!why->empty()) return Outcome{"skipped", *why};
-    auto gone = deleted.holds(h.owner);
-    if (!gone) return gone.error();
-    const std::string by = proof(env, state, *gone);
-    const std::string seen = core::whoHolds(h.owner) + ", pod " + state;
+    const std::string by = proof(env, h, pod, **idx);
+    const std::string seen = core::whoHolds(h.owner) + ", pod " + pod.label;
     if (by.empty()) return Outcome{"refused", seen + ": needs --force"};
     if (env.opts.dryRun) return Outcome{"would_release", seen + ", " + by};
-    auto doc = releaseAndRecord(env, l.ns, h, state, by);
+    auto doc = releaseAndRecord(env, l.ns, h, pod.label, by);
     if (!doc && doc.code() == core::Errc::NotFound) return Outcome{"skipped", "changed hands"};
     if (!doc) return doc.error();
     return Outcome{"released", seen + ", " + by};
@@ -319,10 +316,10 @@ int runReleaseReport(Env& env, const std::string& input) {
     json::Value results = json::Value::array();
     std::map<std::string, uint64_t> counts = {
         {"released", 0}, {"would_release", 0}, {"refused", 0}, {"skipped", 0}};
-    DeletedNodes deleted(env);
+    Nodes nodes(env);
     for (const auto& l : *leaks) {
         Holding h;
-        auto o = settle(env, deleted, l, h);
+        auto o = settle(env, nodes, l, h);
         if (!o)
             return apiError(env, "release " + l.ip + " (" + l.ns + "/" + l.pool + ")", o.error());
         ++counts[o->action];

@@ -10,13 +10,13 @@ namespace {
 
 // One holding with its pod's state and reservation, as documented.
 Result<json::Value> describe(Env& env, const Holding& h) {
-    auto state = podState(env.cluster, h.owner);
+    auto state = seePod(env.cluster, h.owner);
     if (!state) return state.error();
     auto res = reservationJson(env.cluster, env.ns, h);
     if (!res) return res.error();
     json::Value v = holdingJson(h);
     v.set("held", json::Value::boolean(true));
-    v.set("podState", str(*state));
+    v.set("podState", str(state->label));
     v.set("reservation", std::move(*res));
     return v;
 }
@@ -149,13 +149,13 @@ int runPod(Env& env) {
     if (!found) return apiError(env, "list pools of " + env.ns, found.error());
     if (ref.find('*') != std::string::npos) return listPods(env, ref, *found);
     std::optional<cluster::PodInfo> pod;
-    auto state = podState(env.cluster, core::Owner{"", ref, "", "", "", ""}, &pod);
+    auto state = seePod(env.cluster, core::Owner{"", ref, "", "", "", ""}, nullptr, &pod);
     if (!state) return apiError(env, "get pod " + ref, state.error());
     json::Value doc = json::Value::object(), addrs = json::Value::array();
     doc.set("namespace", str(env.ns));
     doc.set("pod", str(ref));
     doc.set("podUID", str(pod ? pod->uid : ""));
-    doc.set("podState", str(*state));
+    doc.set("podState", str(state->label));
     for (const auto& h : *found) {
         auto v = describe(env, h);
         if (!v) return apiError(env, "look up " + h.ip.str(), v.error());
@@ -163,7 +163,7 @@ int runPod(Env& env) {
     }
     doc.set("addresses", std::move(addrs));
     emit(env.out, env.opts.output, doc, [&](std::ostream& o) {
-        o << "pod " << ref << " (" << *state << ")\n";
+        o << "pod " << ref << " (" << state->label << ")\n";
         json::Value view = json::Value::object();
         view.set("results", *doc.find("addresses"));
         whoTable(o, view, wide(env));

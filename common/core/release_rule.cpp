@@ -90,6 +90,21 @@ Verdict proverFor(const LeakCandidate& c, const PodState* pod, const NodeIndex& 
     return {Prover::EntryNode, node, FreeProof::NodeProbe};
 }
 
+bool podMayUse(const Owner& entry, const PodState* pod) {
+    const LeakReason r = classifyLeak(entry, pod);
+    return r == LeakReason::None || r == LeakReason::NodeNotReady;
+}
+
+std::optional<FreeProof> operatorProof(const Owner& entry, const PodState* pod,
+                                       const NodeIndex& nodes, bool forced) {
+    if (!podMayUse(entry, pod)) {
+        const Verdict v = proverFor({"", 0, entry, classifyLeak(entry, pod)}, pod, nodes);
+        if (v.prover == Prover::Leader) return v.proof;
+    }
+    if (forced) return FreeProof::Operator;
+    return std::nullopt;
+}
+
 bool everyNodeReportsAbsent(const IpAddress& ip, std::chrono::system_clock::time_point since,
                             const std::vector<NodeReport>& reports, const NodeIndex& nodes,
                             std::string* missing) {

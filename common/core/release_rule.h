@@ -20,6 +20,7 @@
 // to report the address absent (NodeReport).
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -117,6 +118,19 @@ inline constexpr const char* kOutOfServiceTaint = "node.kubernetes.io/out-of-ser
 // seen terminal or on a gone or NotReady node) the pod's node; else none is known. The leader
 // proves it when that Node is gone, or out of service while the pod is gone from the API.
 Verdict proverFor(const LeakCandidate& c, const PodState* pod, const NodeIndex& nodes);
+
+// Whether the entry's pod, as the API shows it now, may still be using the address: it exists,
+// is the entry's (not re-created under its name), is not terminal and its Node is not deleted.
+// A pod on a NotReady Node may run on. An entry that names no pod, or that an IPAMClaim owns,
+// is always taken as in use (classifyLeak says None).
+bool podMayUse(const Owner& entry, const PodState* pod);
+
+// What an operator's release (kubectl allot release) rests on. When the entry's pod cannot be
+// using it (podMayUse), the proof the controller would take itself (proverFor: the Node is
+// deleted, or out of service with the pod gone); else Operator when `forced`; else none: the
+// release is refused. `pod` is read with its Node's state (nodeGone, nodeNotReady).
+std::optional<FreeProof> operatorProof(const Owner& entry, const PodState* pod,
+                                       const NodeIndex& nodes, bool forced);
 
 // What one node's allot-gc last said about the addresses of entries that name no node: which
 // of them a network namespace there holds. `complete` is false when its probe could not see

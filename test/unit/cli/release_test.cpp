@@ -184,10 +184,29 @@ TEST_CASE(
     CHECK(left.count(3) == 1);
     CHECK(left.count(5) == 1);
     REQUIRE(f.inv.events.size() == 1);
-    CHECK(f.inv.events[0].message.find("Node deleted") != std::string::npos);
+    CHECK(f.inv.events[0].message.find("its Node's deletion") != std::string::npos);
     // A pod whose object still shows it running keeps its address, whatever its Node.
     f.fake.putPod("app", "live-x", "uid-lx");
     f.allocate(6, core::Owner{"c-lx", "app/live-x", "net1", "node-x", "uid-lx", "macnet"});
     CHECK(f.run({"release", "10.1.0.6"}) == cli::kExitRefused);
     CHECK(f.fake.pool(kNs, kPool)->allocations.count(6) == 1);
+}
+
+TEST_CASE(
+    "release frees without --force what the controller would: a gone pod's address on an "
+    "out-of-service Node") {
+    Fixture f;
+    f.allocate(7, own("c-gone", "gone", "uid-gone"));  // on node-a; no such pod any more
+    CHECK(f.run({"release", "10.1.0.7"}) == cli::kExitRefused);
+    CHECK(f.err.str().find("its sandbox may still run on node node-a") != std::string::npos);
+    f.fake.setOutOfService("node-a");
+    CHECK(f.run({"release", "10.1.0.7"}) == cli::kExitOk);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(7) == 0);
+    CHECK(cli::text(f.doc(), "proof") == "its Node's node.kubernetes.io/out-of-service taint");
+    CHECK_FALSE(cli::flag(f.doc(), "forced"));
+    // A pod that still runs there keeps its address: the taint says nothing until it is gone.
+    f.fake.putPod("app", "web", "uid-web");
+    f.allocate(8, own("c-web", "web", "uid-web"));
+    CHECK(f.run({"release", "10.1.0.8"}) == cli::kExitRefused);
+    CHECK(f.err.str().find("releasing it may give it to a second pod") != std::string::npos);
 }

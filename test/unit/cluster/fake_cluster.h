@@ -139,6 +139,11 @@ class FakeCluster : public cluster::Cluster {
         std::lock_guard l(m_);
         nodes_[name] = cluster::NodeInfo{ready, since};
     }
+    // Taints the Node node.kubernetes.io/out-of-service (core::NodeState::outOfService).
+    void setOutOfService(const std::string& name) {
+        std::lock_guard l(m_);
+        nodes_[name].outOfService = true;
+    }
     void removeNode(const std::string& name) {
         std::lock_guard l(m_);
         nodes_.erase(name);

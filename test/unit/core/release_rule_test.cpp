@@ -183,3 +183,29 @@ TEST_CASE("an ADD is in flight while its mark is young, or while allot cannot te
     // A mark found for another writer's entry still counts.
     CHECK(addInFlight({false, true, seconds(1), seconds(500)}, bound) == AddInFlight::Yes);
 }
+
+TEST_CASE("an operator's release rests on the controller's own proof, else only on --force") {
+    Nodes n;
+    const PodState running{"u1", "", false, false, false, "up"};
+    const PodState onFlaky{"u1", "", false, false, true, "flaky"};
+    const PodState onGone{"u1", "", false, true, false, "gone"};
+    const PodState terminal{"u1", "", true, false, false, "up"};
+    // A running pod, or one on a NotReady Node, may be using it: only --force.
+    CHECK(podMayUse(onNode("up"), &running));
+    CHECK(podMayUse(onNode("flaky"), &onFlaky));
+    CHECK_FALSE(operatorProof(onNode("up"), &running, n.index, false));
+    CHECK(operatorProof(onNode("flaky"), &onFlaky, n.index, true) == FreeProof::Operator);
+    // The pod is gone, terminal, or its Node is deleted: still its node's word unless that Node
+    // is deleted.
+    CHECK_FALSE(podMayUse(onNode("up"), nullptr));
+    CHECK_FALSE(podMayUse(onNode("up"), &terminal));
+    CHECK_FALSE(operatorProof(onNode("up"), nullptr, n.index, false));
+    CHECK(operatorProof(onNode("up"), &terminal, n.index, true) == FreeProof::Operator);
+    CHECK_FALSE(podMayUse(onNode("gone"), &onGone));
+    CHECK(operatorProof(onNode("gone"), &onGone, n.index, false) == FreeProof::NodeDeleted);
+    CHECK(operatorProof(onNode("gone"), nullptr, n.index, false) == FreeProof::NodeDeleted);
+    // An entry that names no pod, or a name no Node ever had, proves nothing.
+    CHECK(podMayUse(Owner{"c1", "", "net1", "gone", "", "net"}, nullptr));
+    CHECK_FALSE(operatorProof(Owner{"c1", "", "net1", "gone", "", "net"}, nullptr, n.index, false));
+    CHECK_FALSE(operatorProof(onNode("never"), nullptr, n.index, false));
+}
