@@ -28,15 +28,13 @@ using allot::test::response;
 
 namespace {
 
-// A node relay stand-in on a Unix socket: answers every frame of one connection with `answer`,
-// recording the requests.
-class FakeRelay {
+// A relay's listening Unix socket in a scratch directory; acceptOne serves one connection on a
+// thread of its own (closed after `serve`).
+class RelaySocket {
   public:
-    explicit FakeRelay(
-        std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer)
-        : answer_(std::move(answer)) {
-        char tmpl[] = "/tmp/allot-relay-XXXXXX";
-        REQUIRE(::mkdtemp(tmpl) != nullptr);
+    explicit RelaySocket(const char* prefix) {
+        std::string tmpl = std::string("/tmp/") + prefix + "-XXXXXX";
+        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
         dir_ = tmpl;
         path_ = dir_ + "/api.sock";
         fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
@@ -45,10 +43,42 @@ class FakeRelay {
         std::memcpy(addr.sun_path, path_.c_str(), path_.size());
         REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
         REQUIRE(::listen(fd_, 4) == 0);
-        thread_ = std::thread([this] {
+    }
+    RelaySocket(const RelaySocket&) = delete;
+    RelaySocket& operator=(const RelaySocket&) = delete;
+    ~RelaySocket() {
+        ::shutdown(fd_, SHUT_RDWR);
+        if (thread_.joinable()) thread_.join();
+        ::close(fd_);
+        ::unlink(path_.c_str());
+        ::rmdir(dir_.c_str());
+    }
+    const std::string& path() const { return path_; }
+    void acceptOne(int pollMs, std::function<void(int)> serve) {
+        thread_ = std::thread([this, pollMs, serve = std::move(serve)] {
             pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, 5000) != 1) return;
+            if (::poll(&p, 1, pollMs) != 1) return;
             int c = ::accept(fd_, nullptr, nullptr);
+            if (c < 0) return;
+            serve(c);
+            ::close(c);
+        });
+    }
+
+  private:
+    std::string dir_, path_;
+    int fd_ = -1;
+    std::thread thread_;
+};
+
+// A node relay stand-in: answers every frame of one connection with `answer`, recording the
+// requests.
+class FakeRelay {
+  public:
+    explicit FakeRelay(
+        std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer)
+        : answer_(std::move(answer)) {
+        sock_.acceptOne(5000, [this](int c) {
             for (;;) {
                 auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
                 auto frame = allot::k8s::readFrame(c, allot::k8s::kMaxRelayFrame, deadline);
@@ -60,25 +90,15 @@ class FakeRelay {
                                             deadline))
                     break;
             }
-            ::close(c);
         });
     }
-    ~FakeRelay() {
-        ::shutdown(fd_, SHUT_RDWR);
-        if (thread_.joinable()) thread_.join();
-        ::close(fd_);
-        ::unlink(path_.c_str());
-        ::rmdir(dir_.c_str());
-    }
-    const std::string& path() const { return path_; }
+    const std::string& path() const { return sock_.path(); }
     const std::vector<allot::k8s::RelayRequest>& seen() { return seen_; }
 
   private:
     std::function<allot::k8s::RelayResponse(const allot::k8s::RelayRequest&)> answer_;
-    std::string dir_, path_;
-    int fd_ = -1;
-    std::thread thread_;
     std::vector<allot::k8s::RelayRequest> seen_;
+    RelaySocket sock_{"allot-relay"};  // last: its thread is joined before the members it uses go
 };
 
 const std::string kReservations =
@@ -257,44 +277,17 @@ TEST_CASE("the relay carries an IPAMClaim ADD's reads of its pod and claim, and 
 
 namespace {
 
-// A relay stand-in that misbehaves. Its listening socket is made here; `serve` runs on the
-// accepted connection (or, with accept=false, nothing ever accepts: a stopped allot-gc).
+// A relay stand-in that misbehaves: `serve` runs on the accepted connection (or, with
+// accept=false, nothing ever accepts: a stopped allot-gc).
 class BadRelay {
   public:
     BadRelay(bool accept, std::function<void(int)> serve) {
-        char tmpl[] = "/tmp/allot-badrelay-XXXXXX";
-        REQUIRE(::mkdtemp(tmpl) != nullptr);
-        dir_ = tmpl;
-        path_ = dir_ + "/api.sock";
-        fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        std::memcpy(addr.sun_path, path_.c_str(), path_.size());
-        REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-        REQUIRE(::listen(fd_, 4) == 0);
-        if (accept)
-            thread_ = std::thread([this, serve] {
-                pollfd p{fd_, POLLIN, 0};
-                if (::poll(&p, 1, 10000) != 1) return;
-                int c = ::accept(fd_, nullptr, nullptr);
-                if (c < 0) return;
-                serve(c);
-                ::close(c);
-            });
+        if (accept) sock_.acceptOne(10000, std::move(serve));
     }
-    ~BadRelay() {
-        ::shutdown(fd_, SHUT_RDWR);
-        if (thread_.joinable()) thread_.join();
-        ::close(fd_);
-        ::unlink(path_.c_str());
-        ::rmdir(dir_.c_str());
-    }
-    const std::string& path() const { return path_; }
+    const std::string& path() const { return sock_.path(); }
 
   private:
-    std::string dir_, path_;
-    int fd_ = -1;
-    std::thread thread_;
+    RelaySocket sock_{"allot-badrelay"};
 };
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
