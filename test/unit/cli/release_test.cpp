@@ -185,11 +185,17 @@ TEST_CASE(
     CHECK(left.count(5) == 1);
     REQUIRE(f.inv.events.size() == 1);
     CHECK(f.inv.events[0].message.find("its Node's deletion") != std::string::npos);
-    // A pod whose object still shows it running keeps its address, whatever its Node.
+    // A pod whose object still shows it running, and not on a deleted Node, keeps its address
+    // whatever node its entry names.
     f.fake.putPod("app", "live-x", "uid-lx");
     f.allocate(6, core::Owner{"c-lx", "app/live-x", "net1", "node-x", "uid-lx", "macnet"});
     CHECK(f.run({"release", "10.1.0.6"}) == cli::kExitRefused);
     CHECK(f.fake.pool(kNs, kPool)->allocations.count(6) == 1);
+    // Bound to the deleted node-x, it cannot be using it: the controller's NodeDeleted.
+    f.fake.putPod("app", "live-x", "uid-lx", "Running", "", "node-x");
+    CHECK(f.run({"release", "10.1.0.6"}) == cli::kExitOk);
+    CHECK(f.fake.pool(kNs, kPool)->allocations.count(6) == 0);
+    CHECK(cli::text(f.doc(), "proof") == "its Node's deletion");
 }
 
 TEST_CASE(
