@@ -150,9 +150,9 @@ int refuse(Env& env, const Holding& h, const PodSeen& pod) {
             << (core::podMayUse(h.owner, pod.get())
                     ? "releasing it may give it to a second pod. "
                     : "its sandbox may still run on " + node +
-                          ": that node's allot-gc "
-                          "frees it once no network namespace holds it, or the Node's "
-                          "deletion does. ")
+                          ": that node's allot-gc frees it once it proves the sandbox gone "
+                          "(the container runtime's word, or no network namespace holding "
+                          "it), or the Node's deletion does. ")
             << "Use --force if you know it is unused.\n";
     return kExitRefused;
 }

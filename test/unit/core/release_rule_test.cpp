@@ -204,6 +204,12 @@ TEST_CASE("an operator's release rests on the controller's own proof, else only 
     CHECK_FALSE(podMayUse(onNode("gone"), &onGone));
     CHECK(operatorProof(onNode("gone"), &onGone, n.index, false) == FreeProof::NodeDeleted);
     CHECK(operatorProof(onNode("gone"), nullptr, n.index, false) == FreeProof::NodeDeleted);
+    // An IPAMClaim's address goes with its claim, whatever its pod and Node: only --force.
+    Owner claimed = onNode("gone");
+    claimed.claim = "ns/vm-a";
+    CHECK(podMayUse(claimed, nullptr));
+    CHECK_FALSE(operatorProof(claimed, nullptr, n.index, false));
+    CHECK(operatorProof(claimed, nullptr, n.index, true) == FreeProof::Operator);
     // An entry that names no pod, or a name no Node ever had, proves nothing.
     CHECK(podMayUse(Owner{"c1", "", "net1", "gone", "", "net"}, nullptr));
     CHECK_FALSE(operatorProof(Owner{"c1", "", "net1", "gone", "", "net"}, nullptr, n.index, false));
