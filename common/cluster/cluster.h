@@ -6,7 +6,9 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
+#include <unordered_set>
 
 #include "core/node_slices.h"
 #include "core/release_rule.h"
@@ -66,6 +68,28 @@ class Cluster {
         const std::string& ns,
         const std::function<bool(const std::string& ns, const std::string& name, PodInfo&)>&
             fn) = 0;
+
+    // Of the pods named in `refs` ("ns/name"), those that exist, each once. By default one
+    // list of each namespace they name, keeping only those; the controller's K8sCluster looks
+    // them up in its watch-fed index instead (no request).
+    virtual Result<void> eachNamedPod(
+        const std::unordered_set<std::string>& refs,
+        const std::function<bool(const std::string& ref, PodInfo&)>& fn) {
+        std::set<std::string> namespaces;
+        for (const auto& ref : refs) namespaces.insert(ref.substr(0, ref.find('/')));
+        for (const auto& ns : namespaces) {
+            bool more = true;
+            auto r = eachPod(ns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
+                std::string ref = ns2 + "/" + name;
+                if (refs.count(ref)) more = fn(ref, p);
+                return more;
+            });
+            if (!r)
+                return core::makeError(r.code(), "list pods of " + ns + ": " + r.error().message);
+            if (!more) break;
+        }
+        return {};
+    }
 
     // Every Node, paginated.
     virtual Result<void> eachNode(

@@ -13,16 +13,12 @@ using k8s::parseTime;
 
 using core::Errc;
 
-namespace {
-
 PodInfo podInfoOf(const json::Value& pod) {
     PodInfo p{stringAt(pod, {"metadata", "uid"}), stringAt(pod, {"status", "phase"}), {}};
     p.mirrorOf = stringAt(pod, {"metadata", "annotations", core::kConfigMirrorAnnotation.data()});
     p.nodeName = stringAt(pod, {"spec", "nodeName"});
     return p;
 }
-
-}  // namespace
 
 store::PoolStore& K8sCluster::pools(const std::string& ns) {
     auto& slot = stores_[ns];
@@ -51,6 +47,19 @@ Result<void> K8sCluster::eachPod(
                   p);
     }));
     if (!rv) return rv.error();
+    return {};
+}
+
+Result<void> K8sCluster::eachNamedPod(const std::unordered_set<std::string>& refs,
+                                      const std::function<bool(const std::string&, PodInfo&)>& fn) {
+    if (!watched_) return Cluster::eachNamedPod(refs, fn);
+    for (const auto& ref : refs) {
+        const auto slash = ref.find('/');
+        if (slash == std::string::npos) continue;
+        auto pod = watched_->pods.find(ref.substr(0, slash), ref.substr(slash + 1));
+        if (!pod) return pod.error();
+        if (*pod && !fn(ref, **pod)) break;
+    }
     return {};
 }
 

@@ -36,6 +36,9 @@ class K8sCluster : public Cluster {
     Result<void> eachPod(
         const std::string& ns,
         const std::function<bool(const std::string&, const std::string&, PodInfo&)>& fn) override;
+    // From the watched pod index when there is one (the controller's), else by lists.
+    Result<void> eachNamedPod(const std::unordered_set<std::string>& refs,
+                              const std::function<bool(const std::string&, PodInfo&)>& fn) override;
     Result<void> eachNode(const std::function<bool(const std::string&, NodeInfo&)>& fn) override;
     Result<std::string> getNadConfig(const std::string& ns, const std::string& name) override;
     Result<void> eachNad(const std::function<bool(NadInfo&)>& fn) override;
@@ -56,8 +59,9 @@ class K8sCluster : public Cluster {
     // Pods and Nodes per list page (default kPodPageSize): allot-gc keeps pages small for its
     // memory, a one-shot CLI trades memory for fewer round trips.
     void setPageSize(int64_t n) { pageSize_ = n; }
-    // Nodes, NADs and NodeSlicePools from watch-fed sets (the controller's) instead of a LIST
-    // per call; they must outlive this.
+    // Nodes, NADs, NodeSlicePools and the named pods from watch-fed sets (the controller's)
+    // instead of a LIST per call; they must outlive this. getPod still asks the API server: it
+    // is the fresh read a release is decided on.
     void readThrough(const WatchedObjects* watched) { watched_ = watched; }
 
   private:

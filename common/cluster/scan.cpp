@@ -44,19 +44,15 @@ Result<void> scanPools(Cluster& c, const ScanOptions& o, Scan& s) {
     return {};
 }
 
-// Only the namespaces that allocations point to are listed, keeping only the pods named,
-// so that a scan costs in allocations, not in pods.
+// Only the pods the allocations name are read (Cluster::eachNamedPod: a list of only their
+// namespaces, or the controller's index), so that a scan costs in allocations, not in pods.
 Result<void> scanPods(Cluster& c, const ScanOptions& o, Scan& s) {
-    for (const auto& pns : s.analysis->podNamespaces()) {
-        auto pr = c.eachPod(pns, [&](const std::string& ns2, const std::string& name, PodInfo& p) {
-            ++s.podsListed;
-            std::string ref = ns2 + "/" + name;
-            if (s.analysis->wantsPod(ref))
-                s.pods.insert_or_assign(std::move(ref), podState(p, &s.nodes));
-            return !stopped(o);
-        });
-        if (!pr) return context("list pods of " + pns, pr.error());
-    }
+    auto pr = c.eachNamedPod(s.analysis->wantedPods(), [&](const std::string& ref, PodInfo& p) {
+        ++s.podsListed;
+        s.pods.insert_or_assign(ref, podState(p, &s.nodes));
+        return !stopped(o);
+    });
+    if (!pr) return pr.error();
     return {};
 }
 

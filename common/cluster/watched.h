@@ -1,10 +1,10 @@
 #pragma once
-// Nodes, NetworkAttachmentDefinitions and NodeSlicePools as the controller reads them: kept
-// current by a watch (one LIST, then WATCH; gc-sidecar's ObjectWatch fills them) instead of
-// listed again by every repair and slice pass, so a pass costs the API server nothing for them
-// however many Nodes the cluster has. Until the first list, and from a lost watch until the next
-// list, a set is not synced and a read of it is Transient: a pass never works from a partial
-// picture.
+// Nodes, NetworkAttachmentDefinitions, NodeSlicePools and Pods as the controller reads them:
+// kept current by a watch (one LIST, then WATCH; gc-sidecar's ObjectWatch fills them) instead
+// of listed again by every repair and slice pass, so a pass costs the API server nothing for
+// them however many Nodes and pods the cluster has. Pods are kept packed (pod_index.h). Until the
+// first list, and from a lost watch until the next list, a set is not synced and a read of it is
+// Transient: a pass never works from a partial picture.
 
 #include <functional>
 #include <map>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "cluster/pod_index.h"
 #include "core/result.h"
 #include "json/json.h"
 #include "store/node_slice_codec.h"
@@ -25,6 +26,7 @@ namespace allot::cluster {
 // a copy the watch has not caught up with yet only costs a Conflict, read again next pass).
 NodeInfo nodeInfoOf(const json::Value& node);
 NadInfo nadInfoOf(const json::Value& nad);
+PodInfo podInfoOf(const json::Value& pod);
 store::NodeSlicePool nodeSlicePoolOf(const json::Value& nsp);
 
 // One kind's objects by (namespace, name), as T.
@@ -70,6 +72,13 @@ class WatchedSet {
             if (!fn(k, v)) break;
         return {};
     }
+    // A list streamed in (gc-sidecar's ObjectWatch): it starts from nothing, set() per object,
+    // and the set reads as listed from listed() on.
+    void beginList() { lost(); }
+    void listed() {
+        std::lock_guard l(mu_);
+        synced_ = true;
+    }
 
   private:
     std::string what_;
@@ -83,6 +92,10 @@ struct WatchedObjects {
     WatchedSet<NodeInfo> nodes{"Nodes"};
     WatchedSet<NadInfo> nads{"NetworkAttachmentDefinitions"};
     WatchedSet<store::NodeSlicePool> slicePools{"NodeSlicePools"};
+    PodIndex pods;
+    bool synced() const {
+        return nodes.synced() && nads.synced() && slicePools.synced() && pods.synced();
+    }
 };
 
 }  // namespace allot::cluster

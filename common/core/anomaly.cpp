@@ -301,12 +301,6 @@ std::optional<PoolUsage> PassAnalysis::addPool(const PoolEntries& p) {
     return PoolUsage{static_cast<uint64_t>(std::min<u128>(range->capacity(), ~uint64_t(0))), used};
 }
 
-std::set<std::string> PassAnalysis::podNamespaces() const {
-    std::set<std::string> out;
-    for (const auto& e : entries_) out.insert(namespaceOf(e.holder->owner.podRef));
-    return out;
-}
-
 bool PassAnalysis::heldByAnyAllocation(const ReservationEntry& r) const {
     return !r.containerId.empty() ? allocContainers_.count(r.containerId) != 0
                                   : allocPodRefs_.count(r.podRef) != 0;

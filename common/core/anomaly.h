@@ -198,9 +198,9 @@ class PassAnalysis {
     // by the caller while this lives), to tell node slice pools and their nodes.
     void setNodeSlices(std::vector<NodeSliceView> nodeSlicePools, const NodeIndex* nodes);
 
-    // The namespaces whose pods finish() needs, and the pods it needs ("ns/name").
-    std::set<std::string> podNamespaces() const;
+    // The pods finish() needs ("ns/name").
     bool wantsPod(const std::string& podRef) const { return wanted_.count(podRef) != 0; }
+    const std::unordered_set<std::string>& wantedPods() const { return wanted_; }
 
     // `pods`: by "ns/name", those of wanted that exist. Frees the per-entry indexes.
     Findings finish(const std::unordered_map<std::string, PodState>& pods);

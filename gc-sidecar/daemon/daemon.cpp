@@ -13,6 +13,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 
 #include "cluster/k8s_cluster.h"
 #include "cluster/watched.h"
@@ -128,18 +129,16 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
     };
 }
 
-// A watch-fed set of one kind (cluster/watched.h), filled by an ObjectWatch: each object
-// decoded once, as it arrives, into what the controller's passes read of it.
-template <typename T>
+// A watch-fed set of one kind (cluster/watched.h, cluster/pod_index.h), filled by an
+// ObjectWatch: each object decoded once, as it arrives, into what the controller's passes read
+// of it; a list goes straight in, an object at a time.
+template <typename Set, typename T>
 class SetCopy : public WatchedCopy {
   public:
-    SetCopy(cluster::WatchedSet<T>& set, T (*decode)(const json::Value&))
-        : set_(set), decode_(decode) {}
-    void replace(const std::vector<json::Value>& objects) override {
-        std::map<typename cluster::WatchedSet<T>::Key, T> items;
-        for (const auto& o : objects) items[objectKey(o)] = decode_(o);
-        set_.replace(std::move(items));
-    }
+    SetCopy(Set& set, T (*decode)(const json::Value&)) : set_(set), decode_(decode) {}
+    void listBegin() override { set_.beginList(); }
+    void listAdd(const json::Value& obj) override { set_.set(objectKey(obj), decode_(obj)); }
+    void listCommit() override { set_.listed(); }
     void apply(const k8s::WatchEvent& ev) override {
         using Type = k8s::WatchEvent::Type;
         if (ev.type == Type::Added || ev.type == Type::Modified)
@@ -149,12 +148,21 @@ class SetCopy : public WatchedCopy {
     }
     void lost() override { set_.lost(); }
     // A kind the cluster does not serve (no NAD CRD) has no objects: known, and empty.
-    void notServed() override { set_.replace({}); }
+    void notServed() override {
+        set_.beginList();
+        set_.listed();
+    }
 
   private:
-    cluster::WatchedSet<T>& set_;
+    Set& set_;
     T (*decode_)(const json::Value&);
 };
+
+template <typename T>
+std::unique_ptr<WatchedCopy> copyInto(cluster::WatchedSet<T>& set,
+                                      T (*decode)(const json::Value&)) {
+    return std::make_unique<SetCopy<cluster::WatchedSet<T>, T>>(set, decode);
+}
 
 // Two allot-gc on one node (a rolling update) must not share a Lease identity: each would
 // take the other's renewals for its own and both would lead.
@@ -421,13 +429,14 @@ bool Daemon::startRepair() {
     return true;
 }
 
-// The controller reads Nodes, NADs and NodeSlicePools from sets its watches keep (one LIST,
-// then WATCH), never by a LIST per pass: every cluster it made reads through them.
+// The controller reads Nodes, NADs, NodeSlicePools and Pods from sets its watches keep (one
+// LIST, then WATCH), never by a LIST per pass: every cluster it made reads through them.
 bool Daemon::watchClusterObjects() {
     auto nodeClient = newClient();
     auto nadClient = newClient();
     auto sliceClient = newClient();
-    if (!nodeClient || !nadClient || !sliceClient) return false;
+    auto podClient = newClient();
+    if (!nodeClient || !nadClient || !sliceClient || !podClient) return false;
     for (auto& c : owned_) c->readThrough(&watched_);
     auto watch = [this](k8s::Client client, const k8s::Resource& r, const char* what,
                         std::unique_ptr<WatchedCopy> copy) {
@@ -436,12 +445,14 @@ bool Daemon::watchClusterObjects() {
             std::move(client), k8s::collectionPath(r, ""), what, *watchedCopies_.back(), stop_));
     };
     watch(std::move(*nodeClient), k8s::kNode, "Nodes",
-          std::make_unique<SetCopy<cluster::NodeInfo>>(watched_.nodes, cluster::nodeInfoOf));
+          copyInto(watched_.nodes, cluster::nodeInfoOf));
     watch(std::move(*nadClient), k8s::kNetworkAttachmentDefinition, "NetworkAttachmentDefinitions",
-          std::make_unique<SetCopy<cluster::NadInfo>>(watched_.nads, cluster::nadInfoOf));
+          copyInto(watched_.nads, cluster::nadInfoOf));
     watch(std::move(*sliceClient), k8s::kNodeSlicePool, "NodeSlicePools",
-          std::make_unique<SetCopy<store::NodeSlicePool>>(watched_.slicePools,
-                                                          cluster::nodeSlicePoolOf));
+          copyInto(watched_.slicePools, cluster::nodeSlicePoolOf));
+    watch(std::move(*podClient), k8s::kPod, "Pods",
+          std::make_unique<SetCopy<cluster::PodIndex, cluster::PodInfo>>(watched_.pods,
+                                                                         cluster::podInfoOf));
     return true;
 }
 
@@ -577,11 +588,10 @@ void Daemon::spawnThreads() {
     if (repair_) {
         joiner_.spawn([this] { repair_->run(); });
         if (slices_) joiner_.spawn([this] { slices_->run(); });
-        // A replica campaigns once its Nodes, NADs and NodeSlicePools are listed: no leader
-        // works from a partial picture, and its first pass comes at once.
+        // A replica campaigns once its Nodes, NADs, NodeSlicePools and Pods are listed: no
+        // leader works from a partial picture, and its first pass comes at once.
         joiner_.spawn([this] {
-            while (!stop_.stopped() && !(watched_.nodes.synced() && watched_.nads.synced() &&
-                                         watched_.slicePools.synced()))
+            while (!stop_.stopped() && !watched_.synced())
                 stop_.waitUntil(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
             elector_->run();
         });

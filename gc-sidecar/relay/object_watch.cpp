@@ -22,10 +22,17 @@ void KeyedCopy::set(const json::Value& obj) {
         kept_.erase(key);
 }
 
-void KeyedCopy::replace(const std::vector<json::Value>& objects) {
+void KeyedCopy::listBegin() {
+    lost();
+}
+
+void KeyedCopy::listAdd(const json::Value& obj) {
     std::lock_guard l(mu_);
-    kept_.clear();
-    for (const auto& o : objects) set(o);
+    set(obj);
+}
+
+void KeyedCopy::listCommit() {
+    std::lock_guard l(mu_);
     synced_ = true;
 }
 
@@ -87,11 +94,13 @@ void ObjectWatch::run() {
 }
 
 bool ObjectWatch::relist(std::string& rv) {
-    std::vector<json::Value> items;
+    size_t items = 0;
     k8s::ListOptions o;
-    o.limit = 100;
+    o.limit = kListPageSize;
+    copy_.listBegin();
     auto listed = client_.listEach(collection_, o, [&](json::Value& item) {
-        items.push_back(std::move(item));
+        copy_.listAdd(item);
+        ++items;
         return true;
     });
     notServed_ = !listed && listed.code() == core::Errc::NotFound;
@@ -109,8 +118,8 @@ bool ObjectWatch::relist(std::string& rv) {
                              "(asked again every 5 minutes)");
         return false;
     }
-    copy_.replace(items);
-    logging::logInfo("listed " + std::to_string(items.size()) + " " + what_ +
+    copy_.listCommit();
+    logging::logInfo("listed " + std::to_string(items) + " " + what_ +
                      ": kept current by a watch from here on");
     rv = *listed;
     failures_ = 0;

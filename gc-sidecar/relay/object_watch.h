@@ -1,10 +1,13 @@
 #pragma once
-// A copy of one resource that allot-gc keeps current for the node relay (slice_watch.h,
-// claim_copy.h): list, then watch from the list's resourceVersion, resuming after the server
-// ends a watch and listing again after a failure, with the engine's backoff between failures.
-// A copy that failed answers nothing until the next list: the plugin then asks the API server.
+// A copy of one resource that allot-gc keeps current: the node relay's (slice_watch.h,
+// claim_copy.h) and the controller's sets (cluster/watched.h). List, then watch from the list's
+// resourceVersion, resuming after the server ends a watch and listing again after a failure,
+// with the engine's backoff between failures. A list is read a page at a time and each object
+// is handed over as it is decoded: what is held is what the copy keeps, never the list. A copy
+// that failed answers nothing until the next list: the plugin then asks the API server.
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -25,8 +28,19 @@ std::pair<std::string, std::string> objectKey(const json::Value& obj);
 class WatchedCopy {
   public:
     virtual ~WatchedCopy() = default;
-    // A full list: the copy is current from now on.
-    virtual void replace(const std::vector<json::Value>& objects) = 0;
+    // A full list, streamed: listBegin(), listAdd() per object, then listCommit(). A list
+    // starts from nothing (a copy is relisted only after it was lost, or at the start): the
+    // copy answers nothing until listCommit(), and is current from then on. A list that fails
+    // midway is never committed.
+    virtual void listBegin() = 0;
+    virtual void listAdd(const json::Value& obj) = 0;
+    virtual void listCommit() = 0;
+    // A full list at hand, the same way.
+    void replace(const std::vector<json::Value>& objects) {
+        listBegin();
+        for (const auto& o : objects) listAdd(o);
+        listCommit();
+    }
     // One watch event on top of the last list.
     virtual void apply(const k8s::WatchEvent& ev) = 0;
     // The watch failed: answer nothing until the next replace().
@@ -39,7 +53,9 @@ class WatchedCopy {
 // it. Until the first list, and from a failed watch until the next list, it holds nothing.
 class KeyedCopy : public WatchedCopy {
   public:
-    void replace(const std::vector<json::Value>& objects) override;
+    void listBegin() override;
+    void listAdd(const json::Value& obj) override;
+    void listCommit() override;
     void apply(const k8s::WatchEvent& ev) override;
     void lost() override;
     size_t size() const;
@@ -62,6 +78,8 @@ class KeyedCopy : public WatchedCopy {
 };
 
 inline constexpr std::chrono::minutes kNotServedRecheck{5};
+// Objects per list page: one page's text is held while its objects are handed over.
+inline constexpr int64_t kListPageSize = 100;
 
 class ObjectWatch {
   public:

@@ -474,6 +474,23 @@ t_leak() {
   wait_for 10 has_event AddressReleased "released leaked" || { echo "no AddressReleased Event for the leak"; return 1; }
 }
 
+# The leader's passes read Nodes, NADs, NodeSlicePools and pods from its watches (one LIST,
+# then WATCH): over 3 passes whose pools name pods, not one LIST of any of them.
+t_watched() {
+  local mark p0 lists kinds pods
+  [[ -n "${LEADER:-}" ]] || { echo "no leader"; return 1; }
+  mark=$(audit_mark); p0=$(passes "$LEADER")
+  wait_for 20 passes_reach "$LEADER" $(( p0 + 3 )) || { echo "passes stalled"; return 1; }
+  audit_settle
+  kinds='["nodes", "pods", "network-attachment-definitions", "nodeslicepools"]'
+  lists=$(audit_since "$mark" ".verb == \"list\" and (.objectRef.resource as \$r | $kinds | index(\$r))
+    and .userAgent == \"allot-gc/node-$LEADER\"")
+  pods=$(gc_log "$LEADER" | grep -o 'repair pass: [0-9]* pool namespaces, [0-9]* pods' | tail -n 1 | awk '{ print $6 }')
+  note "the leader's last pass read ${pods:-?} pods; its LISTs of Nodes, NADs, NodeSlicePools and pods over 3 passes: $lists"
+  (( ${pods:-0} > 0 )) || { echo "the passes read no pod: nothing was checked"; return 1; }
+  expect_eq "LISTs of Nodes, NADs, NodeSlicePools and pods by the leader" "$lists" 0
+}
+
 t_leak_kinds() {
   local pool conf udone ulive node=allot-$RUN-kinds p0
   pool=$(pool_name "$RANGE4")
@@ -1084,6 +1101,7 @@ check "two sidecars elect exactly one repair leader on the Lease" t_elect
 check "two allot-gc on one node without POD_NAME never both lead" t_two_on_node
 check "a static pod's entry, owned through its mirror pod, survives 5 passes with --leak-grace=0s" t_mirror
 check "a leak on a Node that exists is held and reported; once the Node is deleted, after 3 passes and the grace; a racing ADD is untouched" t_leak
+check "the leader's passes list no Node, NAD, NodeSlicePool or pod: they read the watches' copies" t_watched
 check "entries of terminated and re-created pods are held while their Node exists, freed once it is deleted; live ones kept" t_leak_kinds
 check "a Running pod on a Node NotReady for an hour keeps its address through 10 passes with --leak-grace=0s; freed after the Node's deletion" t_notready
 check "pool anomalies (duplicate IP, out-of-range offset, orphan or missing reservation) give Events and metrics; reservations repaired" t_anomalies

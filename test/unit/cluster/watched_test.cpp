@@ -83,3 +83,84 @@ TEST_CASE("a NAD is decoded into its namespace, name, UID and spec.config") {
     CHECK(n.config.find("allot") != std::string::npos);
     CHECK(cluster::nadInfoOf(parsed(R"({"metadata":{"name":"bare"}})")).config.empty());
 }
+
+TEST_CASE("a pod is decoded into what a pass reads of it") {
+    auto p = cluster::podInfoOf(parsed(R"({"metadata":{"namespace":"apps","name":"web-0",
+        "uid":"u1","annotations":{"kubernetes.io/config.mirror":"static-uid"}},
+        "spec":{"nodeName":"w1","containers":[{"name":"c","image":"x"}]},
+        "status":{"phase":"Running","podIP":"10.1.0.5"}})"));
+    CHECK(p.uid == "u1");
+    CHECK(p.phase == "Running");
+    CHECK(p.nodeName == "w1");
+    CHECK(p.mirrorOf == "static-uid");
+}
+
+TEST_CASE("the pod index gives back what it was given, packed, and nothing until listed") {
+    cluster::PodIndex idx;
+    CHECK(idx.find("apps", "web-0").code() == core::Errc::Transient);
+    idx.beginList();
+    const cluster::PodInfo web{"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", "Running", "", "w1"};
+    idx.set({"apps", "web-0"}, web);
+    // A UID that is no UUID, a mirror pod, a phase allot does not know, no node.
+    idx.set({"apps", "odd"}, {"Not-A-UUID", "Succeeded", "", "w1"});
+    idx.set({"kube-system", "etcd-w1"},
+            {"aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "Pending", "3f2a9c", "w2"});
+    idx.set({"apps", "new"}, {"11111111-2222-3333-4444-555555555555", "Weird", "", ""});
+    CHECK(idx.find("apps", "web-0").code() == core::Errc::Transient);  // the list is not whole
+    idx.listed();
+    auto got = [&](const char* ns, const char* name) {
+        auto r = idx.find(ns, name);
+        REQUIRE(r.ok());
+        REQUIRE(r->has_value());
+        return **r;
+    };
+    auto w = got("apps", "web-0");
+    CHECK(w.uid == web.uid);
+    CHECK(w.phase == "Running");
+    CHECK(w.nodeName == "w1");
+    CHECK(w.mirrorOf.empty());
+    CHECK(got("apps", "odd").uid == "Not-A-UUID");
+    CHECK(got("apps", "odd").terminal());
+    CHECK(got("kube-system", "etcd-w1").mirrorOf == "3f2a9c");
+    CHECK(got("kube-system", "etcd-w1").nodeName == "w2");
+    CHECK(got("apps", "new").phase == "Unknown");  // not terminal: kept
+    CHECK_FALSE(got("apps", "new").terminal());
+    CHECK(got("apps", "new").nodeName.empty());
+    CHECK_FALSE(idx.find("apps", "web-1")->has_value());
+    CHECK_FALSE(idx.find("app", "s/web-0")->has_value());  // the slash is not shifted
+    // An update replaces what was kept aside; a deletion removes the pod.
+    idx.set({"apps", "odd"}, {"22222222-3333-4444-5555-666666666666", "Running", "", "w3"});
+    CHECK(got("apps", "odd").uid == "22222222-3333-4444-5555-666666666666");
+    idx.set({"kube-system", "etcd-w1"},
+            {"aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "Running", "", "w2"});
+    CHECK(got("kube-system", "etcd-w1").mirrorOf.empty());
+    idx.erase({"apps", "web-0"});
+    CHECK_FALSE(idx.find("apps", "web-0")->has_value());
+    CHECK(idx.size() == 3);
+    idx.lost();
+    CHECK(idx.find("apps", "odd").code() == core::Errc::Transient);
+    CHECK(idx.size() == 0);
+}
+
+TEST_CASE("an uppercase UID is no packed UUID: kept aside, and given back as it was") {
+    cluster::PodIndex idx;
+    idx.beginList();
+    idx.set({"a", "b"}, {"0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0", "Running", "", ""});
+    idx.set({"a", "c"}, {"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f", "Running", "", ""});  // 35
+    idx.listed();
+    CHECK((*idx.find("a", "b"))->uid == "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0");
+    CHECK((*idx.find("a", "c"))->uid == "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f");
+}
+
+TEST_CASE("the controller's sets are synced only once every one of them is listed") {
+    cluster::WatchedObjects w;
+    w.nodes.replace({});
+    w.nads.replace({});
+    w.slicePools.replace({});
+    CHECK_FALSE(w.synced());  // the pods are not listed yet
+    w.pods.beginList();
+    w.pods.listed();
+    CHECK(w.synced());
+    w.pods.lost();
+    CHECK_FALSE(w.synced());
+}

@@ -76,3 +76,26 @@ TEST_CASE("the relay answers a claim from its watched copy, and refuses what it 
     CHECK(ask(copy, "other", "vm1").kind == Kind::Refused);
     CHECK(copy.size() == 0);
 }
+
+TEST_CASE("a relist is streamed into the copy, which answers nothing until the list is whole") {
+    gc::ClaimCopy copy;
+    copy.replace({claim("vms", "vm1", "5")});
+    REQUIRE(ask(copy, "vms", "vm1").kind == Kind::Answered);
+    copy.listBegin();
+    copy.listAdd(claim("vms", "vm2", "9"));
+    // Mid-list: no partial picture is answered from; the plugin asks the API server.
+    CHECK(ask(copy, "vms", "vm2").kind == Kind::Refused);
+    CHECK(ask(copy, "vms", "vm1").kind == Kind::Refused);
+    copy.listCommit();
+    CHECK(ask(copy, "vms", "vm1").kind == Kind::Refused);  // not in the new list
+    CHECK(ask(copy, "vms", "vm2").kind == Kind::Answered);
+    // A list that failed midway is begun again from nothing: what it had read is not kept.
+    copy.listBegin();
+    copy.listAdd(claim("vms", "vm3", "10"));
+    copy.listBegin();
+    copy.listAdd(claim("vms", "vm4", "11"));
+    copy.listCommit();
+    CHECK(ask(copy, "vms", "vm3").kind == Kind::Refused);
+    CHECK(ask(copy, "vms", "vm4").kind == Kind::Answered);
+    CHECK(copy.size() == 1);
+}
