@@ -4,7 +4,7 @@
 # Prints one line per scenario, `ok - N name` or `not ok - N name: why`, then a summary.
 #
 #   test/node/node_test.sh [SCENARIO...]     all by default: 1 2 3 4 8 9 10 6 7 11 15 16 17 18 19
-#                                            12 13 14 5 (5 removes a node, so it runs last)
+#                                            20 12 21 13 14 5 (5 removes a node, so it runs last)
 #
 # Environment: ALLOT_NODE_DIR (the harness's state), ALLOT_NODE_PODS (scenario 1's pod
 # count, default 40), ALLOT_NODE_TIMEOUT (seconds to wait for pods, default 300).
@@ -899,6 +899,97 @@ s12() {
   pass "$name ($(awk '{print $2}' "$work/s12a.ips" | xargs); $(awk '{print $2}' "$work/s12b.ips" | xargs))"
 }
 
+# s20: an allot pod force-deleted while its replacement installs. The old allot-gc's read of its
+# DaemonSet may then answer 401 (its token went with the pod) after the new pod's init container
+# has installed the plugin; allot removes a node's files only while the install stamp names its
+# own pod, and a relay unlinks only its own socket. 60 s after the new pod is Ready, the plugin,
+# allot.conf, the new pod's stamp and the relay socket are on the node, and a new pod there gets
+# an address.
+agent_pod() { kubectl -n kube-system get pods -l app.kubernetes.io/name=allot --field-selector "spec.nodeName=$1" -o json; }
+# new_agent_ready NODE OLD-UID: the node's allot pod is another than OLD-UID and Ready.
+new_agent_ready() {
+  agent_pod "$1" | jq -e --arg old "$2" '[.items[] | select(.metadata.uid != $old and .metadata.deletionTimestamp == null)
+    | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length == 1' >/dev/null
+}
+s20() {
+  local name="20 an allot pod force-deleted while its replacement installs: 60 s after the new pod is Ready its node keeps the plugin, allot.conf and the relay, and a new pod there gets an address"
+  local node=node-1 old uid new stamp files
+  old=$(agent_pod "$node" | jq -r '.items[0].metadata.name'); uid=$(agent_pod "$node" | jq -r '.items[0].metadata.uid')
+  [[ -n "$old" && "$old" != null ]] || { fail "$name" "no allot pod on $node"; return; }
+  kubectl -n kube-system delete pod "$old" --grace-period=0 --force >/dev/null 2>&1
+  wait_for 180 new_agent_ready "$node" "$uid" || { fail "$name" "no new allot pod Ready on $node within 180 s"; return; }
+  new=$(agent_pod "$node" | jq -r --arg old "$uid" '.items[] | select(.metadata.uid != $old) | .metadata.uid')
+  sleep 60
+  files=$("$harness" exec "$node" sh -c 'ls /opt/cni/bin/allot /etc/cni/net.d/allot.d/allot.conf /run/allot/api.sock 2>&1')
+  stamp=$("$harness" exec "$node" cat /etc/cni/net.d/allot.d/installed-by 2>/dev/null)
+  for f in /opt/cni/bin/allot /etc/cni/net.d/allot.d/allot.conf /run/allot/api.sock; do
+    grep -qx "$f" <<<"$files" || { fail "$name" "$f is gone from $node: ${files//$'\n'/ }"; return; }
+  done
+  [[ "$stamp" == "$new" ]] || { fail "$name" "the install stamp on $node is '$stamp', want the new pod's UID $new"; return; }
+  make_pods s20 1 "$node"
+  if ! { wait_running s20 1 && check_pods s20; }; then fail "$name" "a new pod on $node got no address"; delete_label s20; return; fi
+  delete_label s20
+  pass "$name ($(awk '{print $2}' "$work/s20.ips" | xargs) on $node)"
+}
+
+# s21: allot in a namespace of its own, on real nodes: docs/install.md's way with kustomize (an
+# overlay of deploy/ with `namespace: allot-system`) and with helm (`helm install -n
+# allot-system`). Each time: pods get addresses, a controller leads on the Lease
+# allot-system/allot-gc, each node's report is written in allot-system, no allot Lease is made in
+# kube-system, the pool (in kube-system, where it was) is empty once the pods are gone, and the
+# removal leaves no allot file on a node. Then the harness's install comes back.
+in_ns_ready() {
+  kubectl -n "$1" rollout status ds/allot --timeout=180s >/dev/null &&
+    kubectl -n "$1" rollout status deployment/allot-controller --timeout=180s >/dev/null
+}
+no_pods_in() { [[ -z "$(kubectl -n "$1" get pods -l 'app.kubernetes.io/name in (allot, allot-controller)' -o name 2>/dev/null)" ]]; }
+leads_in() { [[ -n "$(kubectl -n "$1" get lease allot-gc -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ]]; }
+reports_in() {
+  local i
+  for ((i = 1; i <= nodes; i++)); do kubectl -n "$1" get lease "allot-node-node-$i" >/dev/null 2>&1 || return 1; done
+}
+# own_namespace_works NS LABEL: the checks above, for the install in NS.
+own_namespace_works() {
+  in_ns_ready "$1" || { note "allot in $1 not ready"; return 1; }
+  make_pods "$2" 4
+  if ! { wait_running "$2" 4 && check_pods "$2"; }; then note "pods got no addresses with allot in $1"; return 1; fi
+  wait_for 60 leads_in "$1" || { note "no controller holds $1/allot-gc"; return 1; }
+  wait_for 120 reports_in "$1" || { note "not every node's report is in $1"; return 1; }
+  local stray
+  stray=$(kubectl -n kube-system get leases -o name | grep -E 'allot-gc$|allot-node-' | xargs)
+  [[ -z "$stray" ]] || { note "allot Leases in kube-system: $stray"; return 1; }
+  delete_label "$2"
+  wait_pool_count 0 120 || { note "the pool kept entries after the pods were deleted (allot in $1)"; return 1; }
+}
+s21() {
+  local name="21 allot in allot-system, by a kustomize overlay and by helm: pods get addresses, the controller leads there, every node reports there, the pool empties, removal leaves nodes clean"
+  local overlay=$work/overlay
+  PATH=$(dirname "$("$root/e2e/build-helm")"):$PATH
+  cd "$root" || return
+  kubectl delete -k deploy/ >/dev/null || { fail "$name" "kubectl delete -k deploy/ failed"; return; }
+  removed || { fail "$name" "removing the harness's allot left it on a node"; return; }
+  kubectl -n kube-system delete leases -l allot.cni.dev/node-report >/dev/null 2>&1
+  kubectl -n kube-system delete lease allot-gc >/dev/null 2>&1
+  mkdir -p "$overlay"
+  printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: allot-system\nresources:\n- %s\n' \
+    "$(realpath --relative-to="$overlay" "$root/deploy")" >"$overlay/kustomization.yaml"
+  kubectl create namespace allot-system >/dev/null 2>&1
+  kubectl apply -k "$overlay" >/dev/null || { fail "$name" "kubectl apply -k of the overlay failed"; return; }
+  own_namespace_works allot-system s21a || { fail "$name" "the overlay's install (see notes)"; return; }
+  kubectl delete -k "$overlay" >/dev/null 2>&1
+  if ! { wait_for 120 no_pods_in allot-system && nodes_clean; }; then fail "$name" "kubectl delete -k of the overlay left allot on a node"; return; fi
+  kubectl create namespace allot-system >/dev/null 2>&1
+  helm install allot deploy/helm/allot --namespace allot-system >/dev/null || { fail "$name" "helm install -n allot-system failed"; return; }
+  own_namespace_works allot-system s21b || { fail "$name" "helm's install in allot-system (see notes)"; return; }
+  helm uninstall allot --namespace allot-system --wait >/dev/null || { fail "$name" "helm uninstall failed"; return; }
+  if ! { wait_for 120 no_pods_in allot-system && nodes_clean; }; then fail "$name" "helm uninstall left allot on a node"; return; fi
+  kubectl delete namespace allot-system --wait=false >/dev/null 2>&1
+  if ! kubectl apply -k deploy/ >/dev/null || ! in_ns_ready kube-system; then
+    fail "$name" "the harness's install did not come back"; return
+  fi
+  pass "$name ($(awk '{print $2}' "$work/s21a.ips" | xargs); $(awk '{print $2}' "$work/s21b.ips" | xargs))"
+}
+
 # s13: a rolling upgrade from an earlier revision to this one, and back, while pods come and go.
 # The earlier revision ($upgrade_from, pinned: its relay predates the frame this plugin sends,
 # so a new plugin beside an old allot-gc goes direct) is installed as it was then (its own
@@ -914,6 +1005,22 @@ images_are() { [[ "$(ds_images)" == "$1" ]]; }
 rolled() {
   kubectl -n kube-system rollout status ds/allot --timeout=300s >/dev/null || { note "rollout not done"; return 1; }
   wait_for 60 images_are "$1" || { note "allot pods run '$(ds_images)', want $1"; return 1; }
+}
+# lease_watch STOPFILE: until STOPFILE exists, once a second, "NOW RENEWED DURATION" of the
+# Lease kube-system/allot-gc (epoch seconds; the old layout's DaemonSet and the new controller
+# both lead on it) into $work/lease.log.
+lease_watch() {
+  local l rt
+  while [[ ! -e "$1" ]]; do
+    l=$(kubectl -n kube-system get lease allot-gc -o jsonpath='{.spec.renewTime} {.spec.leaseDurationSeconds}' 2>/dev/null)
+    rt=$(date -d "${l%% *}" +%s 2>/dev/null) && echo "$(date +%s) $rt ${l##* }" >>"$work/lease.log"
+    sleep 1
+  done
+}
+# leaderless: the longest time the Lease stood expired (seconds since its last renewal beyond
+# its duration), and that duration: "GAP DURATION".
+leaderless() {
+  awk '{ d = $1 - $2 - $3; if (d > m) m = d; dur = $3 } END { printf "%d %d\n", m, dur }' "$work/lease.log"
 }
 # churn LABEL STOPFILE: rounds until STOPFILE exists: three pods LABEL-R-1..3 (label LABEL-R)
 # must reach Running within 120 s, then the previous round is deleted. One line per round in
@@ -945,9 +1052,11 @@ s13() {
   make_pods s13 6
   if ! { wait_running s13 6 && check_pods s13; }; then fail "$name" "pods under $upgrade_from"; return; fi
   cp "$work/s13.ips" "$work/s13-before.ips"
-  : >"$work/churn.log"
+  : >"$work/churn.log"; : >"$work/lease.log"
   churn s13c "$stop" &
   local churner=$! t0=$SECONDS ok=true
+  lease_watch "$stop" &
+  local watcher=$!
   sleep 10
   if ! { kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then note "upgrade did not roll out"; ok=false; fi
   local up=$(( SECONDS - t0 ))
@@ -957,8 +1066,13 @@ s13() {
     note "rollback did not roll out"; ok=false
   fi
   sleep 15
-  touch "$stop"; wait "$churner"
+  touch "$stop"; wait "$churner" "$watcher"
   $ok || { fail "$name" "see notes"; return; }
+  local gap
+  gap=$(leaderless)
+  note "Lease allot-gc over the upgrade and the rollback: $(wc -l <"$work/lease.log") samples, longest leaderless ${gap% *} s (duration ${gap#* } s)"
+  (( $(wc -l <"$work/lease.log") > 10 )) || { fail "$name" "the Lease was not read during the upgrade"; return; }
+  (( ${gap% *} <= ${gap#* } )) || { fail "$name" "no leader for ${gap% *} s, longer than the Lease duration (${gap#* } s)"; return; }
   same_addresses || { fail "$name" "after the rollback"; return; }
   local rounds bad last dup events
   rounds=$(wc -l <"$work/churn.log"); bad=$(grep -c '^fail' "$work/churn.log")
@@ -972,7 +1086,7 @@ s13() {
   kubectl -n "$ns" delete pods -l 'scenario' --wait=true --timeout=180s >/dev/null 2>&1
   wait_pool_count 0 120 || { fail "$name" "the pool kept entries after every pod was deleted"; return; }
   if ! { kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then fail "$name" "the harness's DaemonSet did not come back"; return; fi
-  pass "$name ($rounds rounds of 3 pods over the upgrade (${up} s) and the rollback; $events failed sandbox attempts retried; 6 pods kept $(awk '{print $2}' "$work/s13-before.ips" | xargs))"
+  pass "$name ($rounds rounds of 3 pods over the upgrade (${up} s) and the rollback; longest leaderless ${gap% *} s (Lease ${gap#* } s); $events failed sandbox attempts retried; 6 pods kept $(awk '{print $2}' "$work/s13-before.ips" | xargs))"
 }
 
 # s14: docs/migrate-from-whereabouts.md, as written, on a cluster that runs Whereabouts v0.9.4
@@ -1164,7 +1278,7 @@ trap 'rm -rf "$work"' EXIT
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 apply_nad allot
 scenarios=("$@")
-(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 15 16 17 18 19 12 13 14 5)
+(( ${#scenarios[@]} )) || scenarios=(1 2 3 4 8 9 10 6 7 11 15 16 17 18 19 20 12 21 13 14 5)
 t0=$SECONDS
 for s in "${scenarios[@]}"; do
   t=$SECONDS
