@@ -9,7 +9,7 @@
 # on stdout. ALLOT_NODE=0 always skips. The long form is `e2e/node/cluster up && e2e/node/cluster
 # test && e2e/node/cluster down` (every scenario, 40 pods).
 #
-# Environment: ALLOT_NODE_SCENARIOS (default "1 2 3 4 8 9 10 11 15 16 17 18 12 13 5"; 5 removes a
+# Environment: ALLOT_NODE_SCENARIOS (default "1 2 3 4 8 9 10 11 15 16 17 18 20 12 21 13 5"; 5 removes a
 # node, so it runs last; 6, 7, 14 and 19 are the long form's), ALLOT_NODE_PODS (default 10).
 set -uo pipefail
 
@@ -31,4 +31,4 @@ fi
 echo "ok - e2e/node/cluster up ($((SECONDS - t0))s)"
 rm -f "$state.up.log"
 # shellcheck disable=SC2086 # a list of scenario numbers
-ALLOT_NODE_PODS=${ALLOT_NODE_PODS:-10} "$root/test/node/node_test.sh" ${ALLOT_NODE_SCENARIOS:-1 2 3 4 8 9 10 11 15 16 17 18 12 13 5}
+ALLOT_NODE_PODS=${ALLOT_NODE_PODS:-10} "$root/test/node/node_test.sh" ${ALLOT_NODE_SCENARIOS:-1 2 3 4 8 9 10 11 15 16 17 18 20 12 21 13 5}
