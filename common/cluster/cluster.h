@@ -31,6 +31,7 @@ struct PodInfo {
     std::string nodeName;  // spec.nodeName; empty while unscheduled
     // A pod in a terminal phase never runs again: its addresses are no longer in use.
     bool terminal() const { return phase == "Succeeded" || phase == "Failed"; }
+    friend bool operator==(const PodInfo&, const PodInfo&) = default;
 };
 
 // The pod as core's rules see it (core::PodState): the one place a pod becomes one. With
@@ -42,6 +43,7 @@ core::PodState podState(const PodInfo& pod, const core::NodeIndex* nodes = nullp
 struct NadInfo {
     std::string ns, name, uid;
     std::string config;  // spec.config; empty when it has none
+    friend bool operator==(const NadInfo&, const NadInfo&) = default;
 };
 
 // A Node as the repair loop needs it: Ready, or since when it is not; fenced; its OS.
@@ -50,6 +52,7 @@ struct NodeInfo {
     std::chrono::system_clock::time_point notReadySince{};  // Ready condition's last transition
     bool outOfService = false;  // tainted node.kubernetes.io/out-of-service (core::NodeState)
     bool linux = true;          // kubernetes.io/os is linux or unset
+    friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
 };
 
 class Cluster {

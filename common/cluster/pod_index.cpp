@@ -87,9 +87,10 @@ void PodIndex::beginList() {
     mirrorOf_.clear();
 }
 
-void PodIndex::set(const Key& key, const PodInfo& pod) {
+bool PodIndex::set(const Key& key, const PodInfo& pod) {
     const uint64_t h = hashOf(key.first, key.second);
     std::lock_guard l(mu_);
+    if (auto it = pods_.find(h); it != pods_.end() && unpack(h, it->second) == pod) return false;
     dropAside(h);
     Packed p;
     if (auto uid = packUuid(pod.uid)) {
@@ -105,13 +106,14 @@ void PodIndex::set(const Key& key, const PodInfo& pod) {
     p.node = nodeId(pod.nodeName);
     p.phase = phaseCode(pod.phase);
     pods_[h] = p;
+    return true;
 }
 
-void PodIndex::erase(const Key& key) {
+bool PodIndex::erase(const Key& key) {
     const uint64_t h = hashOf(key.first, key.second);
     std::lock_guard l(mu_);
-    pods_.erase(h);
     dropAside(h);
+    return pods_.erase(h) != 0;
 }
 
 void PodIndex::listed() {

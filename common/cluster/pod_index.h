@@ -31,9 +31,10 @@ class PodIndex {
     using Key = std::pair<std::string, std::string>;  // namespace, name
 
     // A list starts from nothing: lookups are Transient until listed() (and after lost()).
+    // set and erase say whether what a pass reads of the pod changed.
     void beginList();
-    void set(const Key& key, const PodInfo& pod);
-    void erase(const Key& key);
+    bool set(const Key& key, const PodInfo& pod);
+    bool erase(const Key& key);
     void listed();
     void lost();
     bool synced() const;

@@ -6,6 +6,7 @@
 // first list, and from a lost watch until the next list, a set is not synced and a read of it is
 // Transient: a pass never works from a partial picture.
 
+#include <concepts>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -41,13 +42,19 @@ class WatchedSet {
         items_ = std::move(items);
         synced_ = true;
     }
-    void set(Key key, T item) {
+    // Each says whether what a pass reads changed (a type without == always has).
+    bool set(Key key, T item) {
         std::lock_guard l(mu_);
-        items_[std::move(key)] = std::move(item);
+        auto [it, added] = items_.try_emplace(std::move(key), item);
+        if (added) return true;
+        if constexpr (std::equality_comparable<T>)
+            if (it->second == item) return false;
+        it->second = std::move(item);
+        return true;
     }
-    void erase(const Key& key) {
+    bool erase(const Key& key) {
         std::lock_guard l(mu_);
-        items_.erase(key);
+        return items_.erase(key) != 0;
     }
     void lost() {
         std::lock_guard l(mu_);

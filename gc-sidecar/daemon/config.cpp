@@ -290,7 +290,10 @@ std::vector<Flag> repairFlags() {
     using std::chrono::milliseconds;
     using std::chrono::seconds;
     return {
-        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION", "time between repair passes",
+        {"repair-interval", "ALLOT_GC_REPAIR_INTERVAL", "DURATION",
+         "least time between repair passes; one follows a change of a pod, Node, NAD or "
+         "NodeSlicePool, and they come this often while a leak candidate or an anomaly waits "
+         "for its next sighting",
          durationSetter(&Config::repairInterval, milliseconds(100), hours(24))},
         {"leak-grace", "ALLOT_GC_LEAK_GRACE", "DURATION",
          "a leaked allocation is released only when first seen at least this long ago",
@@ -305,8 +308,12 @@ std::vector<Flag> repairFlags() {
          "NetworkAttachmentDefinition sets node_slice_size, a slice for every Node",
          boolSetter(&Config::nodeSlices)},
         {"slice-interval", "ALLOT_GC_SLICE_INTERVAL", "DURATION",
-         "time between node-slice passes (NADs, Nodes and NodeSlicePools listed again)",
+         "least time between node-slice passes; one follows a change of a Node, NAD or "
+         "NodeSlicePool",
          durationSetter(&Config::sliceInterval, milliseconds(100), hours(1))},
+        {"resync-interval", "ALLOT_GC_RESYNC_INTERVAL", "DURATION",
+         "a repair pass and a node-slice pass at least this often, whatever changed",
+         durationSetter(&Config::resyncInterval, milliseconds(100), hours(24))},
     };
 }
 

@@ -44,6 +44,7 @@ struct Config {
     int repairBatch = 500;   // releases per pass at most
     bool nodeSlices = true;  // the leader runs the slice controller
     Millis sliceInterval{std::chrono::seconds(5)};
+    Millis resyncInterval{std::chrono::minutes(5)};
     std::string listenHost = "127.0.0.1";               // metrics and health
     int listenPort = 9847;                              // 0: no HTTP server
     std::string journalDir = "/var/lib/allot/journal";  // empty: no journal replay

@@ -131,38 +131,40 @@ NodeKubeconfig::TokenSource pluginTokenSource(k8s::Client client, const std::str
 
 // A watch-fed set of one kind (cluster/watched.h, cluster/pod_index.h), filled by an
 // ObjectWatch: each object decoded once, as it arrives, into what the controller's passes read
-// of it; a list goes straight in, an object at a time.
+// of it; a list goes straight in, an object at a time. `changed` runs after a list and after an
+// event that changed what a pass reads (a Node's heartbeat does not).
 template <typename Set, typename T>
 class SetCopy : public WatchedCopy {
   public:
-    SetCopy(Set& set, T (*decode)(const json::Value&)) : set_(set), decode_(decode) {}
+    SetCopy(Set& set, T (*decode)(const json::Value&), std::function<void()> changed)
+        : set_(set), decode_(decode), changed_(std::move(changed)) {}
     void listBegin() override { set_.beginList(); }
     void listAdd(const json::Value& obj) override { set_.set(objectKey(obj), decode_(obj)); }
-    void listCommit() override { set_.listed(); }
+    void listCommit() override {
+        set_.listed();
+        changed_();
+    }
     void apply(const k8s::WatchEvent& ev) override {
         using Type = k8s::WatchEvent::Type;
+        bool changed = false;
         if (ev.type == Type::Added || ev.type == Type::Modified)
-            set_.set(objectKey(ev.object), decode_(ev.object));
+            changed = set_.set(objectKey(ev.object), decode_(ev.object));
         else if (ev.type == Type::Deleted)
-            set_.erase(objectKey(ev.object));
+            changed = set_.erase(objectKey(ev.object));
+        if (changed) changed_();
     }
     void lost() override { set_.lost(); }
     // A kind the cluster does not serve (no NAD CRD) has no objects: known, and empty.
     void notServed() override {
         set_.beginList();
-        set_.listed();
+        listCommit();
     }
 
   private:
     Set& set_;
     T (*decode_)(const json::Value&);
+    std::function<void()> changed_;
 };
-
-template <typename T>
-std::unique_ptr<WatchedCopy> copyInto(cluster::WatchedSet<T>& set,
-                                      T (*decode)(const json::Value&)) {
-    return std::make_unique<SetCopy<cluster::WatchedSet<T>, T>>(set, decode);
-}
 
 // Two allot-gc on one node (a rolling update) must not share a Lease identity: each would
 // take the other's renewals for its own and both would lead.
@@ -401,6 +403,7 @@ bool Daemon::startRepair() {
     RepairOptions popts;
     popts.poolNamespace = cfg_.poolNamespace;
     popts.interval = cfg_.repairInterval;
+    popts.resync = cfg_.resyncInterval;
     popts.leakPasses = cfg_.leakPasses;
     popts.leakGrace = cfg_.leakGrace;
     popts.batch = cfg_.repairBatch;
@@ -444,15 +447,28 @@ bool Daemon::watchClusterObjects() {
         copyWatches_.push_back(std::make_unique<ObjectWatch>(
             std::move(client), k8s::collectionPath(r, ""), what, *watchedCopies_.back(), stop_));
     };
+    // A change a pass reads starts one (both loops' least interval apart); a pod's only the
+    // repair loop's.
+    auto both = [this] {
+        if (repair_) repair_->nudge();
+        if (slices_) slices_->nudge();
+    };
+    auto repairOnly = [this] {
+        if (repair_) repair_->nudge();
+    };
     watch(std::move(*nodeClient), k8s::kNode, "Nodes",
-          copyInto(watched_.nodes, cluster::nodeInfoOf));
+          std::make_unique<SetCopy<cluster::WatchedSet<cluster::NodeInfo>, cluster::NodeInfo>>(
+              watched_.nodes, cluster::nodeInfoOf, both));
     watch(std::move(*nadClient), k8s::kNetworkAttachmentDefinition, "NetworkAttachmentDefinitions",
-          copyInto(watched_.nads, cluster::nadInfoOf));
-    watch(std::move(*sliceClient), k8s::kNodeSlicePool, "NodeSlicePools",
-          copyInto(watched_.slicePools, cluster::nodeSlicePoolOf));
+          std::make_unique<SetCopy<cluster::WatchedSet<cluster::NadInfo>, cluster::NadInfo>>(
+              watched_.nads, cluster::nadInfoOf, both));
+    watch(
+        std::move(*sliceClient), k8s::kNodeSlicePool, "NodeSlicePools",
+        std::make_unique<SetCopy<cluster::WatchedSet<store::NodeSlicePool>, store::NodeSlicePool>>(
+            watched_.slicePools, cluster::nodeSlicePoolOf, both));
     watch(std::move(*podClient), k8s::kPod, "Pods",
-          std::make_unique<SetCopy<cluster::PodIndex, cluster::PodInfo>>(watched_.pods,
-                                                                         cluster::podInfoOf));
+          std::make_unique<SetCopy<cluster::PodIndex, cluster::PodInfo>>(
+              watched_.pods, cluster::podInfoOf, repairOnly));
     return true;
 }
 
@@ -491,6 +507,7 @@ bool Daemon::startSlices() {
     so.ipamTypes = cfg_.ipamTypes;
     so.flatFiles = cni::flatFiles(std::getenv("ALLOT_FLAT_FILES"));
     so.interval = cfg_.sliceInterval;
+    so.resync = cfg_.resyncInterval;
     slices_ = std::make_unique<SliceController>(so, *sliceCluster_, *recorder_, metrics_, stop_);
     return true;
 }
@@ -501,7 +518,8 @@ bool Daemon::bindHttp() {
         return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render()};
     });
     http_.route("/healthz", [this] {
-        auto why = metrics_.unhealthyReason(cfg_.healthThreshold, cfg_.repairInterval);
+        auto why = metrics_.unhealthyReason(cfg_.healthThreshold,
+                                            std::max(cfg_.repairInterval, cfg_.resyncInterval));
         return why.empty() ? HttpReply{200, "text/plain; charset=utf-8", "ok\n"}
                            : HttpReply{503, "text/plain; charset=utf-8", why + "\n"};
     });

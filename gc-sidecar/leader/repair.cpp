@@ -69,7 +69,14 @@ void RepairLoop::setLeading(bool leading) {
     loop_.setLeading(leading);
 }
 
+bool RepairLoop::pending() const {
+    return std::any_of(byNamespace_.begin(), byNamespace_.end(), [](const auto& kv) {
+        return kv.second.tracker.size() > 0 || !kv.second.anomaliesSeen.empty();
+    });
+}
+
 void RepairLoop::run() {
+    loop_.setMinGap(opts_.interval);
     loop_.run(
         [this] {
             // A new term starts from scratch: candidates seen under an earlier term may have
@@ -79,7 +86,8 @@ void RepairLoop::run() {
         [this]() -> LeaderLoop::Clock::duration {
             auto report = pass();
             if (!report.ok) logging::logWarn("repair pass failed: " + report.error);
-            return opts_.interval;
+            return !report.ok || pending() ? opts_.interval
+                                           : std::max(opts_.interval, opts_.resync);
         });
 }
 

@@ -54,7 +54,11 @@ namespace allot::gc {
 
 struct RepairOptions {
     std::string poolNamespace = "kube-system";
+    // The least time between passes. A pass follows a change of what the watches keep (a pod,
+    // a Node, a NAD, a NodeSlicePool), and comes every interval while a candidate or an anomaly
+    // waits for its next sighting; otherwise every `resync`.
     std::chrono::milliseconds interval{std::chrono::seconds(60)};
+    std::chrono::milliseconds resync{std::chrono::minutes(5)};
     int leakPasses = 3;
     std::chrono::milliseconds leakGrace{std::chrono::minutes(5)};
     int batch = 500;
@@ -90,7 +94,9 @@ class RepairLoop {
 
     // From the leader elector.
     void setLeading(bool leading);
-    // Passes every interval while leading, until stopped.
+    // What a pass reads changed (a watch event): a pass once the interval allows.
+    void nudge() { loop_.nudge(); }
+    // Passes while leading (RepairOptions::interval, resync), until stopped.
     void run();
     // One pass now, on the calling thread.
     PassReport pass();
@@ -118,6 +124,8 @@ class RepairLoop {
 
     // A pass: the Nodes once, then each pool namespace in turn.
     std::vector<std::string> namespacesToScan();
+    // A candidate or an anomaly waits for its next sighting.
+    bool pending() const;
     PoolNamespace& stateOf(const std::string& ns);
     core::Result<void> passNamespace(PoolNamespace& pns, const core::NodeIndex& nodes,
                                      PassReport& rep, std::vector<PoolGauge>& gauges);

@@ -93,6 +93,7 @@ SliceController::SliceController(SliceOptions opts, SliceCluster& cluster, Event
       loop_(stop) {}
 
 void SliceController::run() {
+    loop_.setMinGap(opts_.interval);
     loop_.run(
         [this] {
             exhaustedSeen_.clear();  // a new term reports again
@@ -108,7 +109,8 @@ void SliceController::run() {
             // A lost race is settled on a fresh read soon, not a whole interval later.
             if (rep.conflicts > 0)
                 return std::min<Clock::duration>(opts_.interval, std::chrono::milliseconds(200));
-            return opts_.interval;
+            // A failed pass (a write refused, a read failed) is tried again soon.
+            return rep.ok ? std::max(opts_.interval, opts_.resync) : opts_.interval;
         });
 }
 

@@ -114,7 +114,10 @@ struct SliceOptions {
     std::string poolNamespace = "kube-system";  // for an IPAM section that names none
     std::vector<std::string> ipamTypes{"allot", "whereabouts"};
     std::vector<std::string> flatFiles;  // as cni::parseNetConf reads them
+    // The least time between passes: one follows a change of the Nodes, NADs or
+    // NodeSlicePools the watches keep, and one comes every `resync` whatever changed.
     std::chrono::milliseconds interval{std::chrono::seconds(5)};
+    std::chrono::milliseconds resync{std::chrono::minutes(5)};
 };
 
 struct SliceReport {
@@ -132,7 +135,9 @@ class SliceController {
                     StopSignal& stop);
 
     void setLeading(bool leading) { loop_.setLeading(leading); }  // from the leader elector
-    void run();  // passes every interval while leading, until stopped
+    // What a pass reads changed (a watch event): a pass once the interval allows.
+    void nudge() { loop_.nudge(); }
+    void run();  // passes while leading (SliceOptions::interval, resync), until stopped
     // One pass now, on the calling thread; it writes only while leading (checked before each
     // NodeSlicePool: a leader that lost its Lease writes nothing more).
     SliceReport pass();

@@ -513,7 +513,7 @@ class Chaos:
         if name in self.controllers:
             node = self.nodes[self.controllers.index(name) % len(self.nodes)]
             args = common + ["--role=controller", "--node-name=" + node,
-                             "--lease-name=%s-lease" % a.run, "--repair-interval=1s",
+                             "--lease-name=%s-lease" % a.run, "--repair-interval=1s", "--resync-interval=1s",
                              "--leak-passes=3", "--leak-grace=%ds" % a.leak_grace_s,
                              "--lease-duration=3s", "--lease-renew-interval=1s"]
         else:

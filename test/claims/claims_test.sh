@@ -259,7 +259,7 @@ t_claim_deleted_frees() {
   mk_claim vm-g "$n" && mk_pod launcher-g "$(sel "$n" vm-g)" || return 1
   ccni ADD g1 "$n" "$ipam" launcher-g; cni_ok "ADD" || return 1
   kubectl delete pod -n "$RUN_NS" launcher-g --grace-period=0 --force >/dev/null 2>&1
-  start_claim_gc repair --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc repair --role=controller --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   port=$GC_PORT; log=$GC_LOG
   passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_pass_duration_seconds_count" { print $2 }'; }
   passes_reach() { local p; p=$(passes); (( ${p:-0} >= $1 )); }
@@ -286,7 +286,7 @@ t_claim_deleted_target_runs() {
   ccni ADD t1 "$n" "$ipam" launcher-t; cni_ok "ADD target" || return 1
   kubectl delete pod -n "$RUN_NS" launcher-s --grace-period=0 --force >/dev/null 2>&1
   kubectl delete ipamclaim -n "$RUN_NS" vm-m >/dev/null || return 1
-  start_claim_gc mig --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc mig --role=controller --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   repair_passes 3 || return 1
   expect_eq "kept while the migration target runs" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-m" || return 1
   kubectl delete pod -n "$RUN_NS" launcher-t --grace-period=0 --force >/dev/null 2>&1
@@ -420,7 +420,7 @@ t_sticky_statefulset() {
   u0=$(mk_member web-0 web "$set") && u1=$(mk_member web-1 web "$set") || return 1
   # node-a's agent (its relay, its pod watch), then the controller (the passes; GC_PORT).
   start_claim_gc sts-agent --role=agent --relay-socket="$sock" || return 1
-  start_claim_gc sts --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc sts --role=controller --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   ipam="{\"network_name\":\"$n\",\"range\":\"$r\",\"sticky_statefulsets\":true,\"relay_socket\":\"$sock\"}"
   mark=$(audit_mark)
   a0=$(sadd s0 "$ipam" web-0 "$u0") || { echo "$a0"; return 1; }
@@ -472,7 +472,7 @@ t_sticky_recreated_and_default() {
   gone_pod db-0
   expect_eq "kept after its DEL" "$(pool_holder "$pool" 1)" d0 || return 1
   kubectl delete statefulset -n "$RUN_NS" db >/dev/null && mk_sts db 1 >/dev/null || return 1
-  start_claim_gc sts2 --role=controller --repair-interval=1s --leak-passes=1 --leak-grace=0s || return 1
+  start_claim_gc sts2 --role=controller --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   freed() { [[ -z "$(pool_holder "$pool" 1)" ]]; }
   wait_for 30 freed || { echo "not freed after the set was re-created"; tail -n 20 "$GC_LOG"; return 1; }
   grep -q "StatefulSet $RUN_NS/db was re-created" "$GC_LOG" || { echo "no release logged"; return 1; }

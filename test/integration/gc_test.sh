@@ -390,7 +390,7 @@ t_hostnet() {
 
 # ---------------------------------------------------------- leader + repair --
 
-REPAIR_FLAGS=(--role=controller --repair-interval=1s --leak-passes=3 --leak-grace=2s --lease-duration=3s --lease-renew-interval=1s
+REPAIR_FLAGS=(--role=controller --repair-interval=1s --resync-interval=1s --leak-passes=3 --leak-grace=2s --lease-duration=3s --lease-renew-interval=1s
               --watch-timeout=5s)
 is_leader() { [[ "$(gc_metric "$1" allot_is_leader)" == 1 ]]; }
 leaders() { local n; for n in "$@"; do [[ "$(gc_metric "$n" allot_is_leader)" == 1 ]] && echo "$n"; done; }
@@ -491,6 +491,32 @@ t_watched() {
   expect_eq "LISTs of Nodes, NADs, NodeSlicePools and pods by the leader" "$lists" 0
 }
 
+# Passes follow changes. A controller whose pool namespace holds nothing (and whose IPAM types
+# no NAD names) has nothing pending: with a resync of an hour it makes no pass while nothing
+# changes, and one within seconds of a pod's creation, a pod's deletion and a Node's change.
+t_change_driven() {
+  local p0 p1 quiet=$RUN-quiet node=allot-$RUN-cd
+  kubectl create namespace "$quiet" >/dev/null 2>&1
+  start_gc cd node-cd --role=controller --lease-name="$RUN-cd-lease" --namespace="$quiet" --ipam-types=quiet-test \
+    --repair-interval=1s --resync-interval=1h --node-slices=false || return 1
+  wait_for 20 is_leader cd || { echo "not leader"; return 1; }
+  wait_for 20 passes_reach cd 1 || { echo "no first pass"; return 1; }
+  sleep 2; p0=$(passes cd)
+  sleep 4; p1=$(passes cd)
+  note "passes while nothing changed (4 s; interval 1 s, resync 1 h): $(( p1 - p0 ))"
+  expect_eq "passes while nothing changed" "$(( p1 - p0 ))" 0 || return 1
+  make_pods node-cd cd-pod >/dev/null || return 1
+  wait_for 5 passes_reach cd $(( p1 + 1 )) || { echo "no pass after a pod was created"; return 1; }
+  sleep 1.5; p1=$(passes cd)
+  del_pods cd-pod >/dev/null || return 1
+  wait_for 5 passes_reach cd $(( p1 + 1 )) || { echo "no pass after a pod was deleted"; return 1; }
+  sleep 1.5; p1=$(passes cd)
+  mk_node "$node" True || return 1
+  wait_for 5 passes_reach cd $(( p1 + 1 )) || { echo "no pass after a Node was created"; return 1; }
+  kubectl delete node "$node" >/dev/null 2>&1
+  stop_gc cd >/dev/null
+}
+
 t_leak_kinds() {
   local pool conf udone ulive node=allot-$RUN-kinds p0
   pool=$(pool_name "$RANGE4")
@@ -530,7 +556,7 @@ t_notready() {
   set_phase nr-a Running || return 1
   conf=$(netconf net9 "{\"range\":\"$RANGE9\"}" "$node")
   ip=$(add "$node" ctr-nr-a nr-a "$u" "$conf") || return 1
-  start_gc nr node-nr-leader --role=controller --lease-name="$RUN-nr-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
+  start_gc nr node-nr-leader --role=controller --lease-name="$RUN-nr-lease" --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s \
     --lease-duration=3s --lease-renew-interval=1s || return 1
   wait_for 10 is_leader nr || { echo "not leader"; return 1; }
   p0=$(passes nr)
@@ -945,7 +971,7 @@ t_every_node() {
   { ip -n "$sbx" link set lo up && ip -n "$sbx" addr add "$ip/32" dev lo; } || { ip netns del "$sbx"; return 1; }
   # node-en's agent reports what its namespace probe sees; the controller decides.
   start_gc ena node-en --role=agent --node-sweep-interval=1s || { ip netns del "$sbx"; return 1; }
-  start_gc en node-en --role=controller --lease-name="$RUN-en-lease" --repair-interval=1s --leak-passes=1 \
+  start_gc en node-en --role=controller --lease-name="$RUN-en-lease" --repair-interval=1s --resync-interval=1s --leak-passes=1 \
     --leak-grace=0s --lease-duration=3s --lease-renew-interval=1s || { ip netns del "$sbx"; return 1; }
   if ! wait_for 10 is_leader en; then
     echo "not leader"; rc=1
@@ -1011,7 +1037,7 @@ pmap(res, range(n), 32)
 ' "$BIGNS" "$n" || return 1
   note "created $n pods, $n allocations, $n reservations in $(( SECONDS - t0 )) s"
   # A controller alone on its own Lease, so that it leads.
-  start_gc big node-big --role=controller --lease-name="$RUN-big-lease" --repair-interval=2s --lease-duration=3s \
+  start_gc big node-big --role=controller --lease-name="$RUN-big-lease" --repair-interval=2s --resync-interval=2s --lease-duration=3s \
     --lease-renew-interval=1s || return 1
   wait_for 20 is_leader big || { echo "not leader"; return 1; }
   wait_for 60 passes_reach big 3 || { echo "passes did not complete"; gc_log big | tail -5; return 1; }
@@ -1062,7 +1088,7 @@ t_mirror() {
   add node-m ctr-ghost7 ghost7 ghost7-uid "$conf" >/dev/null || return 1  # control: a real leak
   # node-m's agent frees the control (its sweep); the controller must keep the static pod's.
   start_gc ma node-m --role=agent --node-sweep-interval=1s || return 1
-  start_gc m node-m --role=controller --lease-name="$RUN-mirror-lease" --repair-interval=1s --leak-passes=1 --leak-grace=0s \
+  start_gc m node-m --role=controller --lease-name="$RUN-mirror-lease" --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s \
     --lease-duration=3s --lease-renew-interval=1s || return 1
   wait_for 10 is_leader m || { echo "not leader"; return 1; }
   p0=$(passes m)
@@ -1102,6 +1128,7 @@ check "two allot-gc on one node without POD_NAME never both lead" t_two_on_node
 check "a static pod's entry, owned through its mirror pod, survives 5 passes with --leak-grace=0s" t_mirror
 check "a leak on a Node that exists is held and reported; once the Node is deleted, after 3 passes and the grace; a racing ADD is untouched" t_leak
 check "the leader's passes list no Node, NAD, NodeSlicePool or pod: they read the watches' copies" t_watched
+check "passes follow changes: none while nothing changes (resync 1 h), one within seconds of a pod created, a pod deleted, a Node created" t_change_driven
 check "entries of terminated and re-created pods are held while their Node exists, freed once it is deleted; live ones kept" t_leak_kinds
 check "a Running pod on a Node NotReady for an hour keeps its address through 10 passes with --leak-grace=0s; freed after the Node's deletion" t_notready
 check "pool anomalies (duplicate IP, out-of-range offset, orphan or missing reservation) give Events and metrics; reservations repaired" t_anomalies

@@ -121,7 +121,7 @@ pool_used_is() { [[ "$(pool_gauge allot_pool_used)" == "$1" ]]; }
 t_live() {
   # node-1's agent (its relay counts the plugin's ADDs) and the controller (the pool gauges).
   start_gc ma node-1 --role=agent --relay-socket="$WORK/nodes/node-1/relay.sock" || return 1
-  start_gc m node-1 --role=controller --repair-interval=1s || return 1
+  start_gc m node-1 --role=controller --repair-interval=1s --resync-interval=1s || return 1
   fill_pool || return 1
   local used=$USED size=$SIZE
   wait_for 20 pool_used_is "$used" || { echo "allot_pool_used $(pool_gauge allot_pool_used), want $used"; return 1; }

@@ -228,10 +228,10 @@ not() { ! "$@"; }
 gc_mode() {
   local types="ALLOT_GC_IPAM_TYPES=allot,whereabouts,allot-slow-add,allot-slow-del"
   # The controller's passes, and the node agents' sweep and proofs.
-  local cenv=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- "$types")
+  local cenv=(ALLOT_GC_REPAIR_INTERVAL- ALLOT_GC_RESYNC_INTERVAL- ALLOT_GC_LEAK_PASSES- ALLOT_GC_LEAK_GRACE- "$types")
   local env=(ALLOT_GC_NODE_SWEEP_INTERVAL- "$types" ALLOT_GC_ADD_IN_FLIGHT_BOUND=30s)
   if [[ "$1" == fast ]]; then
-    cenv=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s "$types")
+    cenv=(ALLOT_GC_REPAIR_INTERVAL=2s ALLOT_GC_RESYNC_INTERVAL=2s ALLOT_GC_LEAK_PASSES=2 ALLOT_GC_LEAK_GRACE=0s "$types")
     env=(ALLOT_GC_NODE_SWEEP_INTERVAL=2s "$types" ALLOT_GC_ADD_IN_FLIGHT_BOUND=30s)
   fi
   if [[ "${2:-}" == no-cri ]]; then env+=(ALLOT_GC_CRI_SOCKET=none)

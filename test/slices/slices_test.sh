@@ -35,7 +35,7 @@ NC=$RUN-node-c
 
 t_start() {
   mk_node "$NA" && mk_node "$NB" || return 1
-  start_gc s "$NA" --role=controller --slice-interval=300ms --repair-interval=1h --log-level=debug || return 1
+  start_gc s "$NA" --role=controller --slice-interval=300ms --repair-interval=1h --resync-interval=300ms --log-level=debug || return 1
   wait_for 30 is_leader s || { echo "allot-gc never led"; gc_log s | tail; return 1; }
 }
 
@@ -337,7 +337,7 @@ t_repair() {
   pl=$(jq -r '.findings[] | select(.kind == "slice_node_gone" or .kind == "outside_node_slice") | "\(.kind) \(.pool)"' "$WORK/check.json" | sort | tr '\n' ' ')
   expect_eq "check's slice findings" "$pl" "outside_node_slice $pa slice_node_gone $pe " || { jq -c ".findings[] | select(.pool == \"$pa\")" "$WORK/check.json"; kubectl get pods -n "$PODNS" -o wide; return 1; }
   stop_gc s
-  start_gc r "$NA" --role=controller --slice-interval=300ms --repair-interval=500ms --leak-grace=2s --leak-passes=2 || return 1
+  start_gc r "$NA" --role=controller --slice-interval=300ms --repair-interval=500ms --resync-interval=300ms --leak-grace=2s --leak-passes=2 || return 1
   wait_for 30 is_leader r || { echo "allot-gc r never led"; return 1; }
   wait_for 15 has_event PoolAnomaly "slice_node_gone: IPPool $POOLNS/$pe (node $NE's slice pool" ||
     { echo "no slice_node_gone Event"; events PoolAnomaly; return 1; }
