@@ -231,8 +231,8 @@ rights controller "$CSA" allowed "get ippools.whereabouts.cni.cncf.io" "list ipp
          "delete overlappingrangeipreservations.whereabouts.cni.cncf.io" \
          "list nodeslicepools.whereabouts.cni.cncf.io" "create nodeslicepools.whereabouts.cni.cncf.io" \
          "update nodeslicepools.whereabouts.cni.cncf.io" "delete nodeslicepools.whereabouts.cni.cncf.io" \
-         "list network-attachment-definitions.k8s.cni.cncf.io" "list pods" "get pods" "list nodes" \
-         "get nodes" "watch nodes" "watch network-attachment-definitions.k8s.cni.cncf.io" \
+         "list network-attachment-definitions.k8s.cni.cncf.io" "list pods" "get pods" "watch pods" \
+         "list nodes" "get nodes" "watch nodes" "watch network-attachment-definitions.k8s.cni.cncf.io" \
          "watch nodeslicepools.whereabouts.cni.cncf.io" \
          "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
          "get leases.coordination.k8s.io/allot-gc" "update leases.coordination.k8s.io/allot-gc" \
@@ -242,7 +242,7 @@ rights controller "$CSA" denied "update leases.coordination.k8s.io/kube-controll
          "update leases.coordination.k8s.io/allot-node-worker-1" "delete leases.coordination.k8s.io" \
          "get secrets" "delete pods" "update pods" "patch ippools.whereabouts.cni.cncf.io" \
          "delete ippools.whereabouts.cni.cncf.io" "create serviceaccounts/token" \
-         "get daemonsets.apps/allot" "update ipamclaims.k8s.cni.cncf.io" "watch pods"
+         "get daemonsets.apps/allot" "update ipamclaims.k8s.cni.cncf.io"
 
 # Real requests with a node agent's token bound to its pod, as the DaemonSet's pods get them
 # (the token carries the pod's node): it writes its own node's report and nothing else.
