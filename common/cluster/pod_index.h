@@ -2,7 +2,7 @@
 // The controller's pods, as a watch keeps them (one LIST, then WATCH; gc-sidecar's ObjectWatch
 // fills it) and a repair pass looks them up by namespace/name: only what a pass reads of a pod
 // (cluster::PodInfo), packed. Per pod: a 64-bit hash of "ns/name", the UID as 16 bytes, the
-// Node as an index into the names seen, the phase as a byte (about 56 bytes with the table's
+// Node as an index into the names seen, the phase as a byte (about 60 bytes with the table's
 // own). A large cluster's pods then cost the controller megabytes, not the hundreds they
 // would as objects.
 //

@@ -1,7 +1,9 @@
 #include "cluster/watched.h"
 
 #include <doctest/doctest.h>
+#include <malloc.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -163,4 +165,40 @@ TEST_CASE("the controller's sets are synced only once every one of them is liste
     CHECK(w.synced());
     w.pods.lost();
     CHECK_FALSE(w.synced());
+}
+
+TEST_CASE("the pod index holds a pod in at most 80 bytes of heap") {
+#if defined(__SANITIZE_ADDRESS__)
+    MESSAGE("not measured under AddressSanitizer, whose allocator mallinfo2 does not see");
+    return;
+#endif
+    auto heapInUse = [] {
+        const struct mallinfo2 mi = ::mallinfo2();
+        return mi.uordblks + mi.hblkhd;
+    };
+    constexpr int kPods = 100000;
+    std::vector<std::pair<cluster::PodIndex::Key, cluster::PodInfo>> pods;
+    pods.reserve(kPods);
+    for (int i = 0; i < kPods; ++i) {
+        char uid[37];
+        std::snprintf(uid, sizeof uid, "%08x-4b5a-4978-8796-%012x", i * 2654435761u, i);
+        pods.push_back(
+            {{"team-" + std::to_string(i % 1500), "app-" + std::to_string(i) + "-7d9f8b6c5-x2k4q"},
+             {uid, i % 10 ? "Running" : "Succeeded", "", "node-" + std::to_string(i % 500)}});
+    }
+    const size_t before = heapInUse();
+    {
+        cluster::PodIndex idx;
+        idx.beginList();
+        for (const auto& [key, pod] : pods) idx.set(key, pod);
+        idx.listed();
+        const size_t bytes = heapInUse() - before;
+        MESSAGE("pod index: " << bytes / kPods << " bytes per pod (" << bytes / 1024 << " KiB for "
+                              << kPods << ")");
+        CHECK(bytes <= 80u * kPods);
+        auto back = idx.find(pods[4242].first.first, pods[4242].first.second);
+        REQUIRE(back.ok());
+        REQUIRE(back->has_value());
+        CHECK(**back == pods[4242].second);
+    }
 }
