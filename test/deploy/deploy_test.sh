@@ -222,6 +222,10 @@ check_dep "the controller is not root, adds no capability and mounts nothing of 
    ((.spec.template.spec.volumes // []) | length == 0)'
 check_dep "the controller's port is not the node agent's (both on the host network)" \
   '.spec.template.spec.containers[0].ports[0].containerPort != 9847'
+# A surge replica would need a node without one (its host port): on a cluster of as many nodes
+# as replicas a roll would never end (the real-node suite's gc_mode rolls it).
+check_dep "the controller rolls a replica at a time without surge (its host port)" \
+  '.spec.strategy.rollingUpdate.maxSurge == 0 and .spec.strategy.rollingUpdate.maxUnavailable == 1'
 
 CSA=system:serviceaccount:kube-system:allot-controller
 rights controller "$CSA" allowed "get ippools.whereabouts.cni.cncf.io" "list ippools.whereabouts.cni.cncf.io" \
