@@ -1,5 +1,7 @@
 #include "gc-sidecar/leader/lease.h"
 
+#include <algorithm>
+
 #include "k8s_api/resources.h"
 #include "k8s_api/timestamp.h"
 #include "log/log.h"
@@ -45,6 +47,19 @@ bool mayAcquire(const LeaseRecord& r, const std::string& me,
                 std::chrono::milliseconds sinceObserved) {
     if (r.holder.empty() || r.holder == me) return true;
     return sinceObserved >= std::chrono::seconds(std::max<int64_t>(r.durationSeconds, 1));
+}
+
+std::chrono::milliseconds firstSightAge(const LeaseRecord& r,
+                                        std::chrono::system_clock::time_point wallNow,
+                                        std::chrono::milliseconds renewInterval) {
+    using std::chrono::milliseconds;
+    const auto renewed = k8s::parseTime(r.renewTime);
+    if (!renewed || *renewed >= wallNow) return milliseconds(0);
+    const auto most = std::chrono::duration_cast<milliseconds>(
+        std::chrono::seconds(std::max<int64_t>(r.durationSeconds, 1)) - renewInterval -
+        std::chrono::seconds(1));
+    const auto age = std::chrono::duration_cast<milliseconds>(wallNow - *renewed);
+    return std::clamp(age, milliseconds(0), std::max(most, milliseconds(0)));
 }
 
 void LeaderElector::setLeading(bool v) {
@@ -99,7 +114,9 @@ bool LeaderElector::tryAcquireOrRenew() {
     if (!observed_ || !(*observed_ == cur)) {
         observed_ = cur;
         // The change happened after the previous poll: date it there (see lease.h).
-        observedAt_ = lastGet_ ? std::max(*lastGet_, now - opts_.renewInterval) : now;
+        observedAt_ = lastGet_ ? std::max(*lastGet_, now - opts_.renewInterval)
+                               : now - firstSightAge(cur, std::chrono::system_clock::now(),
+                                                     opts_.renewInterval);
     }
     lastGet_ = now;
     if (!mayAcquire(cur, opts_.identity,

@@ -12,6 +12,14 @@
 // The renewal cannot be older than that, and the old leader stops acting renewInterval
 // before the Lease runs out, so this stays safe; and a killed leader is replaced within the
 // Lease duration of its last renewal instead of up to a poll interval later.
+//
+// A second: a candidate's first sight of a Lease (it has no earlier poll, as when it has just
+// started) is dated to the Lease's own renewTime, as a candidate polling since then would have
+// dated it, but never more than (duration - renewInterval - 1 s) back: it still waits a
+// renewal interval and a second from its first sight, long enough to see a live holder's next
+// renewal whatever the two clocks say. So a controller started after the old leader stopped
+// renewing (an upgrade that fences the old layout's leader) takes over when the Lease runs
+// out, not a whole duration after it first looked.
 
 #include <atomic>
 #include <chrono>
@@ -42,6 +50,12 @@ void setLeaseRecord(json::Value& lease, const LeaseRecord& r);
 // candidate first saw it unchanged?
 bool mayAcquire(const LeaseRecord& r, const std::string& me,
                 std::chrono::milliseconds sinceObserved);
+
+// Pure: how long before this first sight (`wallNow` on this candidate's wall clock) to date
+// it, from the record's renewTime: 0 when that is missing, unreadable or not in the past.
+std::chrono::milliseconds firstSightAge(const LeaseRecord& r,
+                                        std::chrono::system_clock::time_point wallNow,
+                                        std::chrono::milliseconds renewInterval);
 
 struct LeaseOptions {
     std::string name, ns, identity;

@@ -75,6 +75,31 @@ TEST_CASE("lease decisions: free, released, ours, or observed unrenewed for its 
     CHECK(lease.find("spec")->find("holderIdentity") == nullptr);
 }
 
+TEST_CASE("a first sight of a Lease is dated by its renewTime, but leaves a renewal to be seen") {
+    using namespace std::chrono;
+    const auto wall = k8s::parseTime("2026-12-05T10:00:30.000000Z");
+    REQUIRE(wall);
+    auto age = [&](const char* renewed, int64_t duration) {
+        return gc::firstSightAge({"other", duration, "", renewed, 0}, *wall, 5s);
+    };
+    // Renewed 2 s ago: dated 2 s back, as a candidate polling since then would have.
+    CHECK(age("2026-12-05T10:00:28.000000Z", 15) == 2s);
+    // Renewed 20 s ago (a holder that stopped renewing): at most 15 - 5 - 1 = 9 s back, so the
+    // candidate still waits 6 s, past the next renewal a live holder would make.
+    CHECK(age("2026-12-05T10:00:10.000000Z", 15) == 9s);
+    // In the future (this clock is behind), missing, unreadable: its first sight is now.
+    CHECK(age("2026-12-05T10:00:40.000000Z", 15) == 0s);
+    CHECK(age("", 15) == 0s);
+    CHECK(age("yesterday", 15) == 0s);
+    // A duration too short to leave a renewal interval: never back-dated.
+    CHECK(age("2026-12-05T10:00:10.000000Z", 5) == 0s);
+    // With the Lease's duration: 15 s unrenewed for 9 s of back-dating and 6 s of waiting.
+    CHECK_FALSE(gc::mayAcquire({"other", 15, "", "", 0}, "me",
+                               age("2026-12-05T10:00:10.000000Z", 15) + 5s));
+    CHECK(gc::mayAcquire({"other", 15, "", "", 0}, "me",
+                         age("2026-12-05T10:00:10.000000Z", 15) + 6s));
+}
+
 TEST_CASE("pod records keep only namespace, name, uid and the network-status annotation") {
     auto pod = json::parse(R"({"metadata":{"namespace":"a","name":"p","uid":"u","labels":{"x":"y"},
         "annotations":{"k8s.v1.cni.cncf.io/network-status":"[]","other":"z"}},"spec":{"nodeName":"n"}})");
