@@ -1069,17 +1069,6 @@ s13() {
   sleep 15
   touch "$stop"; wait "$churner" "$watcher"
   $ok || { fail "$name" "see notes"; return; }
-  local gap
-  gap=$(leaderless)
-  note "Lease allot-gc over the upgrade and the rollback: $(wc -l <"$work/lease.log") samples, longest leaderless ${gap% *} s (duration ${gap#* } s)"
-  (( $(wc -l <"$work/lease.log") > 10 )) || { fail "$name" "the Lease was not read during the upgrade"; return; }
-  if (( ${gap% *} > ${gap#* } )); then
-    note "the Lease's holders as sampled (epoch s: holder since), and the controller's start:"
-    awk '$4 != h { print "#   " $1 ": " $4 " (renewed " $2 ")"; h = $4 }' "$work/lease.log"
-    kubectl -n kube-system get pods -l app.kubernetes.io/name=allot-controller -o json |
-      jq -r '.items[] | "#   \(.metadata.name): created \(.metadata.creationTimestamp), started \(.status.containerStatuses[0].state.running.startedAt // "-")"'
-    fail "$name" "no leader for ${gap% *} s, longer than the Lease duration (${gap#* } s)"; return
-  fi
   same_addresses || { fail "$name" "after the rollback"; return; }
   local rounds bad last dup events
   rounds=$(wc -l <"$work/churn.log"); bad=$(grep -c '^fail' "$work/churn.log")
@@ -1093,6 +1082,19 @@ s13() {
   kubectl -n "$ns" delete pods -l 'scenario' --wait=true --timeout=180s >/dev/null 2>&1
   wait_pool_count 0 120 || { fail "$name" "the pool kept entries after every pod was deleted"; return; }
   if ! { kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then fail "$name" "the harness's DaemonSet did not come back"; return; fi
+  # Judged last, once the pods are gone and the harness's install is back: a failure here
+  # leaves the next scenarios a clean cluster.
+  local gap
+  gap=$(leaderless)
+  note "Lease allot-gc over the upgrade and the rollback: $(wc -l <"$work/lease.log") samples, longest leaderless ${gap% *} s (duration ${gap#* } s)"
+  (( $(wc -l <"$work/lease.log") > 10 )) || { fail "$name" "the Lease was not read during the upgrade"; return; }
+  if (( ${gap% *} > ${gap#* } )); then
+    note "the Lease's holders as sampled (epoch s: holder since), and the controller's start:"
+    awk '$4 != h { print "#   " $1 ": " $4 " (renewed " $2 ")"; h = $4 }' "$work/lease.log"
+    kubectl -n kube-system get pods -l app.kubernetes.io/name=allot-controller -o json |
+      jq -r '.items[] | "#   \(.metadata.name): created \(.metadata.creationTimestamp), started \(.status.containerStatuses[0].state.running.startedAt // "-")"'
+    fail "$name" "no leader for ${gap% *} s, longer than the Lease duration (${gap#* } s)"; return
+  fi
   pass "$name ($rounds rounds of 3 pods over the upgrade (${up} s) and the rollback; longest leaderless ${gap% *} s (Lease ${gap#* } s); $events failed sandbox attempts retried; 6 pods kept $(awk '{print $2}' "$work/s13-before.ips" | xargs))"
 }
 
