@@ -1081,7 +1081,12 @@ s13() {
            jq '[.items[] | select(.involvedObject.name | startswith("s13")) | .count // 1] | add // 0')
   kubectl -n "$ns" delete pods -l 'scenario' --wait=true --timeout=180s >/dev/null 2>&1
   wait_pool_count 0 120 || { fail "$name" "the pool kept entries after every pod was deleted"; return; }
-  if ! { kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then fail "$name" "the harness's DaemonSet did not come back"; return; fi
+  # Forward again as docs/operations.md says after a rollout undo: undo the undo (kubectl apply
+  # alone would merge POOL_NAMESPACE's value into the old revision's fieldRef, which the API
+  # server refuses), then apply, which now agrees with what runs.
+  if ! { kubectl -n kube-system rollout undo ds/allot >/dev/null && kubectl apply -k deploy/ >/dev/null && rolled "$new"; }; then
+    fail "$name" "the harness's DaemonSet did not come back"; return
+  fi
   # Judged last, once the pods are gone and the harness's install is back: a failure here
   # leaves the next scenarios a clean cluster.
   local gap
