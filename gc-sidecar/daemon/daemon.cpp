@@ -154,10 +154,15 @@ class SetCopy : public WatchedCopy {
         if (changed) changed_();
     }
     void lost() override { set_.lost(); }
-    // A kind the cluster does not serve (no NAD CRD) has no objects: known, and empty.
+    // A kind the cluster does not serve (no NAD CRD) has no objects: known, and empty; unless
+    // the set tells the two apart (IPAMClaims: none served decides nothing).
     void notServed() override {
-        set_.beginList();
-        listCommit();
+        if constexpr (requires(Set & s) { s.notServed(); }) {
+            set_.notServed();
+        } else {
+            set_.beginList();
+            listCommit();
+        }
     }
 
   private:
@@ -232,6 +237,7 @@ class Daemon {
     std::unique_ptr<PodWatch> watch_;
     std::unique_ptr<RepairLoop> repair_;
     std::unique_ptr<ClaimSource> claimSource_;
+    ClaimNames claimNames_;  // the controller's IPAMClaim watch's
     std::unique_ptr<SliceCluster> sliceCluster_;
     std::unique_ptr<SliceController> slices_;
     std::unique_ptr<LeaderElector> elector_;
@@ -433,13 +439,15 @@ bool Daemon::startRepair() {
 }
 
 // The controller reads Nodes, NADs, NodeSlicePools and Pods from sets its watches keep (one
-// LIST, then WATCH), never by a LIST per pass: every cluster it made reads through them.
+// LIST, then WATCH), never by a LIST per pass: every cluster it made reads through them. Its
+// claim pass reads the IPAMClaims' names the same way.
 bool Daemon::watchClusterObjects() {
     auto nodeClient = newClient();
     auto nadClient = newClient();
     auto sliceClient = newClient();
     auto podClient = newClient();
-    if (!nodeClient || !nadClient || !sliceClient || !podClient) return false;
+    auto claimClient = newClient();
+    if (!nodeClient || !nadClient || !sliceClient || !podClient || !claimClient) return false;
     for (auto& c : owned_) c->readThrough(&watched_);
     auto watch = [this](k8s::Client client, const k8s::Resource& r, const char* what,
                         std::unique_ptr<WatchedCopy> copy) {
@@ -469,6 +477,10 @@ bool Daemon::watchClusterObjects() {
     watch(std::move(*podClient), k8s::kPod, "Pods",
           std::make_unique<SetCopy<cluster::PodIndex, cluster::PodInfo>>(
               watched_.pods, cluster::podInfoOf, repairOnly));
+    // A deleted IPAMClaim frees its addresses in the pass that follows (claim_gc.h).
+    watch(std::move(*claimClient), k8s::kIPAMClaim, "IPAMClaims",
+          std::make_unique<SetCopy<ClaimNames, ClaimNames::Claim>>(claimNames_, ClaimNames::decode,
+                                                                   repairOnly));
     return true;
 }
 
@@ -477,7 +489,7 @@ bool Daemon::watchClusterObjects() {
 bool Daemon::startClaims(RepairOptions& popts) {
     auto cl = clusters(1);
     if (!cl) return false;
-    claimSource_ = makeK8sClaimSource(*owned_.back());
+    claimSource_ = makeK8sClaimSource(*owned_.back(), &claimNames_);
     popts.afterPass = [this, c = (*cl)[0]] {
         const std::set<std::string> namespaces =
             poolNamespaces_ ? poolNamespaces_->all() : std::set<std::string>{cfg_.poolNamespace};

@@ -11,15 +11,18 @@
 // when the entry changed since the scan (a re-created member took it over).
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "cluster/cluster.h"
 #include "cluster/k8s_cluster.h"
 #include "core/sticky.h"
 #include "gc-sidecar/base/events.h"
 #include "gc-sidecar/base/metrics.h"
+#include "json/json.h"
 
 namespace allot::gc {
 
@@ -39,8 +42,38 @@ class ClaimSource {
         const std::string& ns, const std::string& name) = 0;
 };
 
-// Over `cluster`'s client, which must outlive it (one request at a time: one thread).
-std::unique_ptr<ClaimSource> makeK8sClaimSource(cluster::K8sCluster& cluster);
+// The IPAMClaims' names as the controller's watch keeps them (the daemon's ObjectWatch fills
+// it: one LIST, then WATCH), so a claim pass lists none. What a pass decides from changes only
+// when a claim goes: set() of a new or updated claim says nothing changed, erase() says it did.
+class ClaimNames {
+  public:
+    struct Claim {
+        bool operator==(const Claim&) const = default;
+    };
+    using Key = std::pair<std::string, std::string>;
+    static Claim decode(const json::Value&) { return {}; }
+
+    void beginList();
+    bool set(const Key& key, Claim);
+    bool erase(const Key& key);
+    void listed();
+    void lost();
+    void notServed();
+    // Every claim, as "namespace/name": NotFound when the cluster does not serve the resource,
+    // Transient before the first list and after a lost watch.
+    core::Result<std::set<std::string>> names() const;
+
+  private:
+    enum class State { Unlisted, Listing, Listed, NotServed };
+    mutable std::mutex mu_;
+    State state_ = State::Unlisted;
+    std::set<std::string> names_;
+};
+
+// Over `cluster`'s client, which must outlive it (one request at a time: one thread). With
+// `names`, the claims are read from it instead of listed.
+std::unique_ptr<ClaimSource> makeK8sClaimSource(cluster::K8sCluster& cluster,
+                                                const ClaimNames* names = nullptr);
 
 struct ClaimPassReport {
     size_t owned = 0;     // pool entries an IPAMClaim or a StatefulSet owns

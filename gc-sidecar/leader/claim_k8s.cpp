@@ -13,9 +13,11 @@ namespace {
 
 class K8sClaimSource : public ClaimSource {
   public:
-    explicit K8sClaimSource(cluster::K8sCluster& c) : client_(c.client()) {}
+    K8sClaimSource(cluster::K8sCluster& c, const ClaimNames* names)
+        : client_(c.client()), names_(names) {}
 
     Result<std::set<std::string>> listClaims() override {
+        if (names_) return names_->names();
         std::set<std::string> out;
         k8s::ListOptions opts;
         opts.limit = 500;
@@ -81,12 +83,62 @@ class K8sClaimSource : public ClaimSource {
     }
 
     k8s::Client& client_;
+    const ClaimNames* names_;
 };
 
 }  // namespace
 
-std::unique_ptr<ClaimSource> makeK8sClaimSource(cluster::K8sCluster& cluster) {
-    return std::make_unique<K8sClaimSource>(cluster);
+std::unique_ptr<ClaimSource> makeK8sClaimSource(cluster::K8sCluster& cluster,
+                                                const ClaimNames* names) {
+    return std::make_unique<K8sClaimSource>(cluster, names);
+}
+
+void ClaimNames::beginList() {
+    std::lock_guard l(mu_);
+    state_ = State::Listing;
+    names_.clear();
+}
+
+bool ClaimNames::set(const Key& key, Claim) {
+    std::lock_guard l(mu_);
+    names_.insert(key.first + "/" + key.second);
+    return false;  // a claim that exists frees nothing
+}
+
+bool ClaimNames::erase(const Key& key) {
+    std::lock_guard l(mu_);
+    return names_.erase(key.first + "/" + key.second) != 0;
+}
+
+void ClaimNames::listed() {
+    std::lock_guard l(mu_);
+    state_ = State::Listed;
+}
+
+void ClaimNames::lost() {
+    std::lock_guard l(mu_);
+    state_ = State::Unlisted;
+    names_.clear();
+}
+
+void ClaimNames::notServed() {
+    std::lock_guard l(mu_);
+    state_ = State::NotServed;
+    names_.clear();
+}
+
+Result<std::set<std::string>> ClaimNames::names() const {
+    std::lock_guard l(mu_);
+    switch (state_) {
+        case State::Listed:
+            return names_;
+        case State::NotServed:
+            return core::makeError(core::Errc::NotFound,
+                                   "the cluster does not serve IPAMClaims (k8s.cni.cncf.io)");
+        default:
+            return core::makeError(core::Errc::Transient,
+                                   "IPAMClaims are not listed yet (their watch is starting)");
+    }
 }
 
 }  // namespace allot::gc

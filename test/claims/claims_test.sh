@@ -275,6 +275,31 @@ t_claim_deleted_frees() {
   grep -q "its IPAMClaim $RUN_NS/vm-g was deleted" "$log" || { echo "no release logged"; return 1; }
 }
 
+# With no periodic pass (a one-hour resync), the claim's deletion itself starts the pass that
+# frees its address: the controller watches IPAMClaims and lists none.
+t_claim_deleted_watched() {
+  local n r=10.197.0.0/24 pool ipam mark
+  n=$(net watched); pool=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_claim vm-w "$n" && mk_pod launcher-w "$(sel "$n" vm-w)" || return 1
+  ccni ADD w1 "$n" "$ipam" launcher-w; cni_ok "ADD" || return 1
+  kubectl delete pod -n "$RUN_NS" launcher-w --grace-period=0 --force >/dev/null 2>&1
+  start_claim_gc watched --role=controller --repair-interval=1s --resync-interval=1h --leak-passes=1 --leak-grace=0s || return 1
+  listed() { grep -q "listed [0-9]* IPAMClaims" "$GC_LOG"; }
+  wait_for 30 listed || { echo "the controller never listed the IPAMClaims"; tail -n 20 "$GC_LOG"; return 1; }
+  claim_pass() { grep -Eq "owned-address pass: [0-9]+ addresses owned" "$GC_LOG"; }
+  wait_for 30 claim_pass || { echo "no claim pass logged"; tail -n 20 "$GC_LOG"; return 1; }
+  expect_eq "kept while its claim exists" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-w" || return 1
+  mark=$(audit_mark)
+  kubectl delete ipamclaim -n "$RUN_NS" vm-w >/dev/null || return 1
+  freed() { [[ -z "$(pool_claim_at "$pool" 1)" ]]; }
+  wait_for 30 freed || { echo "not freed after the claim was deleted"; tail -n 20 "$GC_LOG"; return 1; }
+  grep -q "its IPAMClaim $RUN_NS/vm-w was deleted" "$GC_LOG" || { echo "no release logged"; return 1; }
+  audit_settle
+  expect_eq "IPAMClaim LISTs by the controller" \
+    "$(audit_since "$mark" ".verb == \"list\" and (.objectRef.resource == \"ipamclaims\") and (.userAgent | startswith(\"allot-gc/\"))")" 0
+}
+
 # Live-migrated, then the VM deleted: the entry names the source pod (gone), the target still
 # runs and shares the address. The claim deleted frees nothing until the target is gone too.
 t_claim_deleted_target_runs() {
@@ -514,6 +539,7 @@ with_gc() {
   return $rc
 }
 check "IPAMClaim: allot-gc keeps it without pods over repair passes, frees it when the claim is deleted" with_gc t_claim_deleted_frees
+check "IPAMClaim: its deletion, seen by the controller's watch, starts the pass that frees it (no IPAMClaim list)" with_gc t_claim_deleted_watched
 check "IPAMClaim: a deleted claim's address waits while a migration target that names it runs" with_gc t_claim_deleted_target_runs
 check "IPAMClaim: missing is code 11 (then works once created); another network's claim is used with a warning" t_claim_missing_or_other_network
 check "IPAMClaim: malformed annotation, bad name, status outside the range are code 7 and release nothing" t_claim_bad_input

@@ -238,7 +238,8 @@ rights controller "$CSA" allowed "get ippools.whereabouts.cni.cncf.io" "list ipp
          "list network-attachment-definitions.k8s.cni.cncf.io" "list pods" "get pods" "watch pods" \
          "list nodes" "get nodes" "watch nodes" "watch network-attachment-definitions.k8s.cni.cncf.io" \
          "watch nodeslicepools.whereabouts.cni.cncf.io" \
-         "create events" "list ipamclaims.k8s.cni.cncf.io" "get statefulsets.apps" \
+         "create events" "list ipamclaims.k8s.cni.cncf.io" "watch ipamclaims.k8s.cni.cncf.io" \
+         "get statefulsets.apps" \
          "get leases.coordination.k8s.io/allot-gc" "update leases.coordination.k8s.io/allot-gc" \
          "create leases.coordination.k8s.io" "list leases.coordination.k8s.io"
 rights controller "$CSA" denied "update leases.coordination.k8s.io/kube-controller-manager" \

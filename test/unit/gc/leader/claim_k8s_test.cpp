@@ -60,3 +60,52 @@ TEST_CASE(
         R"([{"name":"blue","ipam-claim-reference":"vm-a","cni-args":{"ipam-claim-reference":"vm-b"}}])"));
     CHECK_FALSE(referencesVmA(R"([{"name":"blue","cni-args":{"other":1}}])"));
 }
+
+TEST_CASE(
+    "the controller's IPAMClaim names: nothing before a list, none served decides nothing, and "
+    "only a deletion starts a pass") {
+    gc::ClaimNames names;
+    auto unlisted = names.names();
+    REQUIRE_FALSE(unlisted.ok());
+    CHECK(unlisted.code() == core::Errc::Transient);
+
+    names.beginList();
+    CHECK_FALSE(names.set({"vms", "vm-a"}, {}));
+    CHECK(names.names().code() == core::Errc::Transient);  // a list midway answers nothing
+    names.listed();
+    REQUIRE(names.names().ok());
+    CHECK(*names.names() == std::set<std::string>{"vms/vm-a"});
+
+    // A claim created or updated frees nothing: no pass. Its deletion may: a pass.
+    CHECK_FALSE(names.set({"vms", "vm-b"}, {}));
+    CHECK_FALSE(names.set({"vms", "vm-b"}, {}));
+    CHECK(names.erase({"vms", "vm-a"}));
+    CHECK_FALSE(names.erase({"vms", "vm-a"}));
+    CHECK(*names.names() == std::set<std::string>{"vms/vm-b"});
+
+    names.lost();
+    CHECK(names.names().code() == core::Errc::Transient);
+
+    // Not served: NotFound, never an empty list (which would make every claim look deleted).
+    names.notServed();
+    CHECK(names.names().code() == core::Errc::NotFound);
+}
+
+TEST_CASE("a claim source over the watched names lists no IPAMClaim") {
+    FakeServer server({});  // any request would fail
+    k8s::ClusterConfig cfg;
+    cfg.server = server.url();
+    cfg.token = "t";
+    auto client = k8s::Client::fromConfig(cfg);
+    REQUIRE(client.ok());
+    cluster::K8sCluster cluster(std::move(*client), [](const core::Error&) {});
+    gc::ClaimNames names;
+    names.beginList();
+    names.set({"vms", "vm-a"}, {});
+    names.listed();
+    auto source = gc::makeK8sClaimSource(cluster, &names);
+    auto listed = source->listClaims();
+    REQUIRE(listed.ok());
+    CHECK(*listed == std::set<std::string>{"vms/vm-a"});
+    CHECK(server.requests().empty());
+}
