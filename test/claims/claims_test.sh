@@ -250,15 +250,23 @@ t_claim_via_relay() {
   expect_eq "its status.ips" "$(claim_json vm-s | jq -c '.status.ips')" '["10.193.0.2/24"]'
 }
 
+# orphaned_claim NET RANGE X: the claim vm-X on network NET holds the first address of RANGE,
+# and its pod launcher-X is gone; sets ORPHAN_POOL.
+orphaned_claim() {
+  local n r=$2 ipam
+  n=$(net "$1"); ORPHAN_POOL=$(pool_name "$r" "$n")
+  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
+  mk_claim "vm-$3" "$n" && mk_pod "launcher-$3" "$(sel "$n" "vm-$3")" || return 1
+  ccni ADD "${3}1" "$n" "$ipam" "launcher-$3"; cni_ok "ADD" || return 1
+  kubectl delete pod -n "$RUN_NS" "launcher-$3" --grace-period=0 --force >/dev/null 2>&1
+}
+
 # allot-gc (leader, repair every second, no leak grace) keeps the address of a claim whose pods
 # are gone, and frees it once the claim is deleted.
 t_claim_deleted_frees() {
-  local n r=10.188.0.0/24 pool ipam port log
-  n=$(net gone); pool=$(pool_name "$r" "$n")
-  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
-  mk_claim vm-g "$n" && mk_pod launcher-g "$(sel "$n" vm-g)" || return 1
-  ccni ADD g1 "$n" "$ipam" launcher-g; cni_ok "ADD" || return 1
-  kubectl delete pod -n "$RUN_NS" launcher-g --grace-period=0 --force >/dev/null 2>&1
+  local pool port log
+  orphaned_claim gone 10.188.0.0/24 g || return 1
+  pool=$ORPHAN_POOL
   start_claim_gc repair --role=controller --repair-interval=1s --resync-interval=1s --leak-passes=1 --leak-grace=0s || return 1
   port=$GC_PORT; log=$GC_LOG
   passes() { curl -s --max-time 5 "http://127.0.0.1:$port/metrics" | awk '$1 == "allot_repair_pass_duration_seconds_count" { print $2 }'; }
@@ -278,12 +286,9 @@ t_claim_deleted_frees() {
 # With no periodic pass (a one-hour resync), the claim's deletion itself starts the pass that
 # frees its address: the controller watches IPAMClaims and lists none.
 t_claim_deleted_watched() {
-  local n r=10.197.0.0/24 pool ipam mark
-  n=$(net watched); pool=$(pool_name "$r" "$n")
-  ipam="{\"network_name\":\"$n\",\"range\":\"$r\"}"
-  mk_claim vm-w "$n" && mk_pod launcher-w "$(sel "$n" vm-w)" || return 1
-  ccni ADD w1 "$n" "$ipam" launcher-w; cni_ok "ADD" || return 1
-  kubectl delete pod -n "$RUN_NS" launcher-w --grace-period=0 --force >/dev/null 2>&1
+  local pool mark
+  orphaned_claim watched 10.197.0.0/24 w || return 1
+  pool=$ORPHAN_POOL
   start_claim_gc watched --role=controller --repair-interval=1s --resync-interval=1h --leak-passes=1 --leak-grace=0s || return 1
   listed() { grep -q "listed [0-9]* IPAMClaims" "$GC_LOG"; }
   wait_for 30 listed || { echo "the controller never listed the IPAMClaims"; tail -n 20 "$GC_LOG"; return 1; }

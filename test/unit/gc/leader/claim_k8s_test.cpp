@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include "../../k8s/fake_server.h"
 #include "cluster/k8s_cluster.h"
 #include "gc-sidecar/leader/claim_gc.h"
@@ -29,17 +31,22 @@ std::string podList(const std::string& networks) {
     return list.dump();
 }
 
-// Whether the claim source, over an API server that lists `networks`' pod, finds vms/vm-a
-// referenced by a live pod.
-bool referencesVmA(const std::string& networks) {
-    FakeServer server({{response(200, podList(networks))}});
+// A cluster over `server`.
+std::unique_ptr<cluster::K8sCluster> clusterOf(FakeServer& server) {
     k8s::ClusterConfig cfg;
     cfg.server = server.url();
     cfg.token = "t";
     auto client = k8s::Client::fromConfig(cfg);
     REQUIRE(client.ok());
-    cluster::K8sCluster cluster(std::move(*client), [](const core::Error&) {});
-    auto source = gc::makeK8sClaimSource(cluster);
+    return std::make_unique<cluster::K8sCluster>(std::move(*client), [](const core::Error&) {});
+}
+
+// Whether the claim source, over an API server that lists `networks`' pod, finds vms/vm-a
+// referenced by a live pod.
+bool referencesVmA(const std::string& networks) {
+    FakeServer server({{response(200, podList(networks))}});
+    auto cluster = clusterOf(server);
+    auto source = gc::makeK8sClaimSource(*cluster);
     auto r = source->referencedByLivePod("vms", "vm-a");
     REQUIRE(r.ok());
     return *r;
@@ -93,17 +100,12 @@ TEST_CASE(
 
 TEST_CASE("a claim source over the watched names lists no IPAMClaim") {
     FakeServer server({});  // any request would fail
-    k8s::ClusterConfig cfg;
-    cfg.server = server.url();
-    cfg.token = "t";
-    auto client = k8s::Client::fromConfig(cfg);
-    REQUIRE(client.ok());
-    cluster::K8sCluster cluster(std::move(*client), [](const core::Error&) {});
+    auto cluster = clusterOf(server);
     gc::ClaimNames names;
     names.beginList();
     names.set({"vms", "vm-a"}, {});
     names.listed();
-    auto source = gc::makeK8sClaimSource(cluster, &names);
+    auto source = gc::makeK8sClaimSource(*cluster, &names);
     auto listed = source->listClaims();
     REQUIRE(listed.ok());
     CHECK(*listed == std::set<std::string>{"vms/vm-a"});
