@@ -481,6 +481,9 @@ bool Daemon::watchClusterObjects() {
     watch(std::move(*claimClient), k8s::kIPAMClaim, "IPAMClaims",
           std::make_unique<SetCopy<ClaimNames, ClaimNames::Claim>>(claimNames_, ClaimNames::decode,
                                                                    repairOnly));
+    // The claim pass lists them while the watch says they are not served: a CRD it finds
+    // installed since is watched from then on (not at the watch's next recheck).
+    claimNames_.onServed([w = copyWatches_.back().get()] { w->recheck(); });
     return true;
 }
 

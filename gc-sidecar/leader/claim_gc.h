@@ -10,6 +10,7 @@
 // deleted claim (a migration target sharing the address): their sandboxes may hold it; nor
 // when the entry changed since the scan (a re-created member took it over).
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,16 +63,22 @@ class ClaimNames {
     // Every claim, as "namespace/name": NotFound when the cluster does not serve the resource,
     // Transient before the first list and after a lost watch.
     core::Result<std::set<std::string>> names() const;
+    // A list found the resource served while these say it is not (its CRD was installed since
+    // the watch asked): runs `fn` (the watch asks again), once per such finding.
+    void onServed(std::function<void()> fn) { onServed_ = std::move(fn); }
+    void servedAfterAll() const;
 
   private:
     enum class State { Unlisted, Listing, Listed, NotServed };
     mutable std::mutex mu_;
     State state_ = State::Unlisted;
     std::set<std::string> names_;
+    std::function<void()> onServed_;
 };
 
 // Over `cluster`'s client, which must outlive it (one request at a time: one thread). With
-// `names`, the claims are read from it instead of listed.
+// `names`, the claims are read from it instead of listed, but while it says the resource is
+// not served (a CRD installed after the watch asked is listed, as without `names`).
 std::unique_ptr<ClaimSource> makeK8sClaimSource(cluster::K8sCluster& cluster,
                                                 const ClaimNames* names = nullptr);
 

@@ -17,7 +17,18 @@ class K8sClaimSource : public ClaimSource {
         : client_(c.client()), names_(names) {}
 
     Result<std::set<std::string>> listClaims() override {
-        if (names_) return names_->names();
+        if (names_) {
+            auto watched = names_->names();
+            // Not served when the watch last asked (it asks again every few minutes): a CRD
+            // installed since is read here, by a list per pass, until the watch has it.
+            if (watched || watched.code() != core::Errc::NotFound) return watched;
+        }
+        auto listed = list();
+        if (listed && names_) names_->servedAfterAll();
+        return listed;
+    }
+
+    Result<std::set<std::string>> list() {
         std::set<std::string> out;
         k8s::ListOptions opts;
         opts.limit = 500;
@@ -125,6 +136,10 @@ void ClaimNames::notServed() {
     std::lock_guard l(mu_);
     state_ = State::NotServed;
     names_.clear();
+}
+
+void ClaimNames::servedAfterAll() const {
+    if (onServed_) onServed_();
 }
 
 Result<std::set<std::string>> ClaimNames::names() const {

@@ -69,12 +69,32 @@ KeyedCopy::Lookup KeyedCopy::lookup(const std::string& ns, const std::string& na
     return {true, it == kept_.end() ? std::nullopt : std::optional<std::string>(it->second)};
 }
 
+ObjectWatch::ObjectWatch(k8s::Client client, std::string collection, std::string what,
+                         WatchedCopy& copy, StopSignal& stop)
+    : client_(std::move(client)),
+      collection_(std::move(collection)),
+      what_(std::move(what)),
+      copy_(copy),
+      stop_(stop) {
+    stop_.onStop([this] { recheck(); });
+}
+
+void ObjectWatch::recheck() {
+    {
+        std::lock_guard l(wakeMu_);
+        wake_ = true;
+    }
+    wakeCv_.notify_all();
+}
+
 // The engine's one backoff schedule, waited on the stop signal. A resource the cluster does not
-// serve is asked for again only every few minutes: every node lists it, and an optional CRD
-// may never be installed.
+// serve is asked for again only every few minutes (every node lists it, and an optional CRD
+// may never be installed), or at once on recheck().
 void ObjectWatch::pause() {
     if (notServed_) {
-        stop_.waitFor(kNotServedRecheck);
+        std::unique_lock l(wakeMu_);
+        wakeCv_.wait_for(l, kNotServedRecheck, [this] { return wake_; });
+        wake_ = false;
         return;
     }
     stop_.waitFor(engine::Backoff{std::chrono::milliseconds(500), std::chrono::seconds(30)}.delay(

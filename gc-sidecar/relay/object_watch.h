@@ -7,6 +7,7 @@
 // that failed answers nothing until the next list: the plugin then asks the API server.
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -85,14 +86,12 @@ class ObjectWatch {
   public:
     // `collection`: the resource's path in all namespaces; `what` names it in logs.
     ObjectWatch(k8s::Client client, std::string collection, std::string what, WatchedCopy& copy,
-                StopSignal& stop)
-        : client_(std::move(client)),
-          collection_(std::move(collection)),
-          what_(std::move(what)),
-          copy_(copy),
-          stop_(stop) {}
+                StopSignal& stop);
     // Runs until stopped.
     void run();
+    // The resource may be served now (its CRD was seen): a watch that found it not served
+    // lists it again at once rather than at its next recheck.
+    void recheck();
 
   private:
     bool relist(std::string& rv);
@@ -106,6 +105,9 @@ class ObjectWatch {
     StopSignal& stop_;
     int failures_ = 0;
     bool saidNotServed_ = false;
+    std::mutex wakeMu_;
+    std::condition_variable wakeCv_;
+    bool wake_ = false;  // recheck() or stop: end a not-served wait
 };
 
 }  // namespace allot::gc

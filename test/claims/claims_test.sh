@@ -305,6 +305,26 @@ t_claim_deleted_watched() {
     "$(audit_since "$mark" ".verb == \"list\" and (.objectRef.resource == \"ipamclaims\") and (.userAgent | startswith(\"allot-gc/\"))")" 0
 }
 
+# The CRD installed after the controller started (its watch found IPAMClaims not served, and asks
+# again only every 5 minutes): the claim pass lists them, finds them served, and the watch lists
+# them at once; a deleted claim's address is then freed within seconds, with a one-hour resync.
+t_claim_crd_late() {
+  local pool
+  kubectl delete crd ipamclaims.k8s.cni.cncf.io --ignore-not-found --wait=true >/dev/null 2>&1
+  start_claim_gc late --role=controller --repair-interval=1s --resync-interval=1h --leak-passes=1 --leak-grace=0s || return 1
+  not_served() { grep -q "IPAMClaims are not served" "$GC_LOG"; }
+  wait_for 30 not_served || { echo "the controller did not find IPAMClaims not served"; tail -n 20 "$GC_LOG"; return 1; }
+  claims_init || { echo "the IPAMClaim CRD did not install"; return 1; }
+  orphaned_claim late 10.198.0.0/24 l || return 1
+  pool=$ORPHAN_POOL
+  listed() { grep -q "listed [0-9]* IPAMClaims" "$GC_LOG"; }
+  wait_for 30 listed || { echo "the watch never listed the IPAMClaims once served"; tail -n 20 "$GC_LOG"; return 1; }
+  expect_eq "kept while its claim exists" "$(pool_claim_at "$pool" 1)" "$RUN_NS/vm-l" || return 1
+  kubectl delete ipamclaim -n "$RUN_NS" vm-l >/dev/null || return 1
+  freed() { [[ -z "$(pool_claim_at "$pool" 1)" ]]; }
+  wait_for 30 freed || { echo "not freed after the claim was deleted"; tail -n 20 "$GC_LOG"; return 1; }
+}
+
 # Live-migrated, then the VM deleted: the entry names the source pod (gone), the target still
 # runs and shares the address. The claim deleted frees nothing until the target is gone too.
 t_claim_deleted_target_runs() {
@@ -529,10 +549,8 @@ t_persistent_ips_not_bool() {
   cni_msg allowPersistentIPs
 }
 
-claims_init || suite_die "the IPAMClaim CRD installs"
 GC_BIN=$WORK/allot-gc
 cp "$root/build/gc-sidecar/allot-gc" "$GC_BIN" || suite_die "allot-gc binary present"
-check "IPAMClaim: an address for the claim, in its status; shared by a migration target; kept after both pods" t_claim_add_and_migrate
 # Each allot-gc stops with its check: the later checks' pods and pools are not its business.
 GC_PIDS=()
 with_gc() {
@@ -543,6 +561,9 @@ with_gc() {
   GC_PIDS=()
   return $rc
 }
+check "IPAMClaim: the CRD installed after the controller started is watched once a claim pass finds it; a deleted claim is freed" with_gc t_claim_crd_late
+claims_init || suite_die "the IPAMClaim CRD installs"
+check "IPAMClaim: an address for the claim, in its status; shared by a migration target; kept after both pods" t_claim_add_and_migrate
 check "IPAMClaim: allot-gc keeps it without pods over repair passes, frees it when the claim is deleted" with_gc t_claim_deleted_frees
 check "IPAMClaim: its deletion, seen by the controller's watch, starts the pass that frees it (no IPAMClaim list)" with_gc t_claim_deleted_watched
 check "IPAMClaim: a deleted claim's address waits while a migration target that names it runs" with_gc t_claim_deleted_target_runs

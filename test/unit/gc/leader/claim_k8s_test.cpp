@@ -111,3 +111,23 @@ TEST_CASE("a claim source over the watched names lists no IPAMClaim") {
     CHECK(*listed == std::set<std::string>{"vms/vm-a"});
     CHECK(server.requests().empty());
 }
+
+TEST_CASE(
+    "while the watch says IPAMClaims are not served, the claim source lists them, and a list "
+    "that finds them served asks the watch to list again") {
+    // The CRD was installed after the controller's watch asked (real nodes: the claims were
+    // never listed again, and a deleted claim's address stayed).
+    FakeServer server({{response(200, R"({"kind":"IPAMClaimList","metadata":{},"items":[
+        {"metadata":{"namespace":"vms","name":"vm-a"}}]})")}});
+    auto cluster = clusterOf(server);
+    gc::ClaimNames names;
+    int rechecks = 0;
+    names.onServed([&] { ++rechecks; });
+    names.notServed();
+    auto source = gc::makeK8sClaimSource(*cluster, &names);
+    auto listed = source->listClaims();
+    REQUIRE(listed.ok());
+    CHECK(*listed == std::set<std::string>{"vms/vm-a"});
+    CHECK(server.requests().size() == 1);
+    CHECK(rechecks == 1);
+}
